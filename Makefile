@@ -1,0 +1,60 @@
+# ExoMonad: `make demo` runs the main job, `make test` passes the whole suite.
+# Every target installs what it needs (venv, npm peers, system tools) on a fresh machine.
+
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+NODE_DIRS := tests/interop
+APT_TOOLS := tmux node npm
+
+.PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
+
+all: test
+
+sysdeps:
+	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system tools:$$missing"; \
+	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/'); \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; \
+	fi
+
+$(BIN)/.stamp: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+venv: $(BIN)/.stamp
+
+node: sysdeps
+	@for d in $(NODE_DIRS); do \
+	  if [ ! -f $$d/node_modules/.stamp ] || [ $$d/package-lock.json -nt $$d/node_modules/.stamp ]; then \
+	    (cd $$d && npm ci --no-audit --no-fund --loglevel=error) && touch $$d/node_modules/.stamp || exit 1; \
+	  fi; \
+	done
+
+setup: sysdeps venv node
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/pytest -q
+
+test: setup lint
+	$(BIN)/pytest -q
+
+demo: setup
+	$(BIN)/python -m exomonad.demo
+
+bench: setup
+	$(BIN)/python -m benchmarks
+
+soak: setup
+	$(BIN)/pytest -q -m soak --override-ini="addopts=-ra"
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(addsuffix /node_modules,$(NODE_DIRS))

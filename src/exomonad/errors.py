@@ -1,0 +1,78 @@
+"""The ExoMonad exception tree.
+
+Every error ExoMonad raises on purpose derives from :class:`ExomonadError`, so a caller
+can catch one type. The tree::
+
+    ExomonadError
+    ├── InvalidNameError        a team/member name that is empty or could escape its dir
+    ├── TeamNotFoundError       no team directory / config.json for that team
+    ├── UnknownRecipientError   a message to someone who is not a member of the team
+    ├── CorruptFileError        a JSON file we must not overwrite (bad JSON, wrong shape)
+    ├── LockError               a proper-lockfile lock we could not take in time
+    │   └── LockCompromisedError  our lock's mtime changed under us
+    ├── DeliveryError           a message that could not be verified in its inbox
+    ├── TaskError               task rule violated (not found, claim refused, ...)
+    └── PaneError               a terminal pane that is missing, dead or refuses input
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "CorruptFileError",
+    "DeliveryError",
+    "ExomonadError",
+    "InvalidNameError",
+    "LockCompromisedError",
+    "LockError",
+    "PaneError",
+    "TaskError",
+    "TeamNotFoundError",
+    "UnknownRecipientError",
+]
+
+
+class ExomonadError(Exception):
+    """Root of every error ExoMonad raises on purpose."""
+
+
+class InvalidNameError(ExomonadError, ValueError):
+    """A team or member name is empty, reserved where not allowed, or could escape its dir."""
+
+
+class TeamNotFoundError(ExomonadError):
+    """The team's directory or ``config.json`` does not exist."""
+
+
+class UnknownRecipientError(ExomonadError):
+    """A message was addressed to someone who is not a member of the team."""
+
+
+class CorruptFileError(ExomonadError):
+    """A JSON file is unreadable or has the wrong shape; it is left untouched."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason} (file left untouched)")
+        self.path = path
+        self.reason = reason
+
+
+class LockError(ExomonadError):
+    """A proper-lockfile compatible lock could not be acquired within the retry budget."""
+
+
+class LockCompromisedError(LockError):
+    """The lock directory was changed or removed by someone else while we held it."""
+
+
+class DeliveryError(ExomonadError):
+    """A message could not be written and verified in its inbox."""
+
+
+class TaskError(ExomonadError):
+    """A task operation broke a rule (missing task, refused claim, bad dependency)."""
+
+
+class PaneError(ExomonadError):
+    """A terminal pane is missing, dead, or did not accept the text."""
