@@ -1,0 +1,92 @@
+"""Atomic JSON files: temp file in the same dir, fsync, rename, fsync the dir.
+
+Output is byte-compatible with Node's ``JSON.stringify(value, null, 2)`` (orjson's
+``OPT_INDENT_2``), the format Claude Code writes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from exomonad.errors import CorruptFileError
+
+__all__ = ["dump_json", "read_json", "read_json_array", "write_json_atomic"]
+
+
+def dump_json(value: Any) -> bytes:
+    """Serialise like ``JSON.stringify(value, null, 2)``.
+
+    >>> dump_json({"a": [1]}).decode()
+    '{\\n  "a": [\\n    1\\n  ]\\n}'
+    """
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
+def read_json(path: Path) -> Any:
+    """Parse ``path``; raise :class:`CorruptFileError` (naming the file) on bad JSON."""
+    data = path.read_bytes()
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise CorruptFileError(path, f"not valid JSON ({exc})") from exc
+
+
+def read_json_array(path: Path) -> list[dict[str, Any]]:
+    """Read an inbox-style file: a JSON array of objects.
+
+    A missing or whitespace-only file is an empty list (nothing in it to lose). Anything
+    else that is not an array of objects raises :class:`CorruptFileError`, so the caller
+    never overwrites bytes it could not understand.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    if not data.strip():
+        return []
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise CorruptFileError(path, f"not valid JSON ({exc})") from exc
+    if not isinstance(value, list):
+        raise CorruptFileError(path, f"top level is {type(value).__name__}, not an array")
+    for i, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise CorruptFileError(path, f"entry {i} is {type(entry).__name__}, not an object")
+    return value
+
+
+def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
+    """Write ``value`` to ``path`` atomically (``<path>.tmp.<8 hex>`` then rename).
+
+    With ``durable`` the temp file is fsynced before the rename and the directory after,
+    so the new content survives a power cut; without it the write is still atomic for
+    readers, just not crash-durable.
+    """
+    tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
+    payload = dump_json(value)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    if durable:
+        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)

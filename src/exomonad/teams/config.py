@@ -1,0 +1,210 @@
+"""Read and edit a team's ``config.json`` without disturbing what Claude Code owns.
+
+Edits happen on the raw JSON under Claude Code's lock (``config.json.lock``): fields and
+members we do not own are written back byte-for-byte equivalent. Synthetic members are
+those with ``backendType == "exomonad"``; we only ever add, change or remove those.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from exomonad.errors import CorruptFileError, ExomonadError, InvalidNameError, TeamNotFoundError
+from exomonad.teams.atomic import read_json, write_json_atomic
+from exomonad.teams.lock import DEFAULT_LOCK, FileLock
+from exomonad.teams.models import (
+    MEMBER_COLORS,
+    SYNTHETIC_BACKEND,
+    Member,
+    TeamConfig,
+    now_ms,
+)
+from exomonad.teams.paths import RESERVED_NAMES, TeamPaths, validate_name
+
+__all__ = [
+    "create_team",
+    "list_teams",
+    "load_config",
+    "register_synthetic",
+    "remove_all_synthetic",
+    "remove_synthetic",
+]
+
+
+
+def _read_raw(paths: TeamPaths) -> dict[str, Any]:
+    if not paths.config_file.exists():
+        raise TeamNotFoundError(
+            f"team {paths.team!r} not found: no {paths.config_file} "
+            f"(config root {paths.root}; set CLAUDE_CONFIG_DIR or --config-dir)"
+        )
+    data = read_json(paths.config_file)
+    if not isinstance(data, dict) or not isinstance(data.get("members", []), list):
+        raise CorruptFileError(paths.config_file, "not a team config object")
+    return data
+
+
+def load_config(paths: TeamPaths) -> TeamConfig:
+    """Load and validate a team's config (no lock: the file is replaced atomically)."""
+    return TeamConfig.from_json(_read_raw(paths))
+
+
+def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:
+    """Names of all teams under the config root (from each ``config.json``'s ``name``)."""
+    teams_dir = TeamPaths("x", root).teams_dir
+    names = []
+    for cfg in sorted(teams_dir.glob("*/config.json")):
+        try:
+            data = read_json(cfg)
+        except (CorruptFileError, OSError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            names.append(data["name"])
+    return names
+
+
+def _edit(paths: TeamPaths, change: Callable[[dict[str, Any]], bool]) -> None:
+    """Apply ``change`` to the raw config under lock; write only if it returns True."""
+    with FileLock(paths.config_file, DEFAULT_LOCK):
+        data = _read_raw(paths)
+        if change(data):
+            write_json_atomic(paths.config_file, data)
+
+
+def create_team(
+    paths: TeamPaths, *, description: str | None = None, lead_session_id: str = ""
+) -> TeamConfig:
+    """Create a team the way 2.1.112's TeamCreate does (for tests, demos and headless use).
+
+    Refuses to touch an existing team.
+    """
+    paths.config_dir.mkdir(parents=True, exist_ok=True)
+    lead = f"team-lead@{paths.team}"
+    data: dict[str, Any] = {
+        "name": paths.team,
+        "createdAt": now_ms(),
+        "leadAgentId": lead,
+        "leadSessionId": lead_session_id,
+        "members": [
+            {
+                "agentId": lead,
+                "name": "team-lead",
+                "agentType": "team-lead",
+                "joinedAt": now_ms(),
+                "tmuxPaneId": "",
+                "cwd": os.getcwd(),
+                "subscriptions": [],
+            }
+        ],
+    }
+    if description is not None:
+        data["description"] = description
+    try:
+        fd = os.open(paths.config_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        raise ExomonadError(f"team {paths.team!r} already exists at {paths.config_file}") from None
+    os.close(fd)
+    write_json_atomic(paths.config_file, data)
+    paths.inboxes_dir.mkdir(parents=True, exist_ok=True)
+    return TeamConfig.from_json(data)
+
+
+def register_synthetic(
+    paths: TeamPaths,
+    name: str,
+    *,
+    agent_type: str = "exomonad-worker",
+    pane: str | None = None,
+    cwd: str | Path | None = None,
+    color: str | None = None,
+    model: str | None = None,
+    prompt: str | None = None,
+) -> Member:
+    """Add (or update) synthetic member ``name``; idempotent by name.
+
+    Refuses reserved names and names that belong to Claude Code's own members.
+    ``pane`` is stored under our own key ``exomonadPane``; ``tmuxPaneId`` is
+    ``"synthetic"`` so Claude Code never tries to drive the pane itself.
+    """
+    validate_name(name, "member name")
+    if name in RESERVED_NAMES:
+        raise InvalidNameError(f"member name {name!r} is reserved by Claude Code")
+    result: dict[str, Any] = {}
+
+    def change(data: dict[str, Any]) -> bool:
+        members: list[Any] = data.setdefault("members", [])
+        existing = next((m for m in members if isinstance(m, dict) and m.get("name") == name), None)
+        if existing is not None and existing.get("backendType") != SYNTHETIC_BACKEND:
+            raise InvalidNameError(
+                f"{name!r} is already a Claude Code member of team {paths.team!r}"
+            )
+        used = {m.get("color") for m in members if isinstance(m, dict)}
+        entry: dict[str, Any] = existing if existing is not None else {
+            "agentId": f"{name}@{paths.team}",
+            "name": name,
+            "joinedAt": now_ms(),
+            "subscriptions": [],
+            "color": color or next((c for c in MEMBER_COLORS if c not in used), "blue"),
+        }
+        before = dict(entry)
+        entry.update(
+            agentType=agent_type,
+            tmuxPaneId="synthetic",
+            cwd=str(cwd) if cwd is not None else entry.get("cwd", os.getcwd()),
+            backendType=SYNTHETIC_BACKEND,
+            isActive=True,
+        )
+        for key, value in (("exomonadPane", pane), ("color", color), ("model", model),
+                           ("prompt", prompt)):
+            if value is not None:
+                entry[key] = value
+        if existing is None:
+            members.append(entry)
+        result.update(entry)
+        return existing is None or entry != before
+
+    _edit(paths, change)
+    return Member.from_json(result)
+
+
+def remove_synthetic(paths: TeamPaths, name: str) -> bool:
+    """Remove synthetic member ``name``; False if absent. Claude Code's members are refused."""
+    removed = False
+
+    def change(data: dict[str, Any]) -> bool:
+        nonlocal removed
+        members = data.get("members", [])
+        for i, m in enumerate(members):
+            if isinstance(m, dict) and m.get("name") == name:
+                if m.get("backendType") != SYNTHETIC_BACKEND:
+                    raise InvalidNameError(
+                        f"{name!r} is a Claude Code member, not an ExoMonad one; not removed"
+                    )
+                del members[i]
+                removed = True
+                return True
+        return False
+
+    _edit(paths, change)
+    return removed
+
+
+def remove_all_synthetic(paths: TeamPaths) -> list[str]:
+    """Remove every synthetic member at once (e.g. before TeamDelete); returns their names."""
+    names: list[str] = []
+
+    def change(data: dict[str, Any]) -> bool:
+        keep = []
+        for m in data.get("members", []):
+            if isinstance(m, dict) and m.get("backendType") == SYNTHETIC_BACKEND:
+                names.append(str(m.get("name")))
+            else:
+                keep.append(m)
+        data["members"] = keep
+        return bool(names)
+
+    _edit(paths, change)
+    return names

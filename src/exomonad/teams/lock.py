@@ -1,0 +1,243 @@
+"""A lock that interoperates with Node's ``proper-lockfile`` (what Claude Code uses).
+
+The lock on ``<file>`` is the *directory* ``<file>.lock``; ``mkdir`` is the atomic step.
+A lock whose mtime is older than ``stale`` seconds may be removed by a waiter, who then
+retries at once. The holder refreshes the mtime every ``update`` seconds and counts the
+lock as compromised if the mtime changed under it. Release is ``rmdir``.
+
+Claude Code gives up on a lock after 10 retries (about 655 ms) and then *drops* its
+message, so whoever else holds the lock must hold it only briefly. Our own writers hold
+it for a read-modify-write of one JSON file (well under a millisecond for small files).
+
+We never remove a fresh lock we do not own: before ``rmdir`` on release we check that
+the directory's mtime is still the one we set; if not, we leave it and raise
+:class:`~exomonad.errors.LockCompromisedError`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from exomonad.errors import LockCompromisedError, LockError
+
+__all__ = [
+    "CLAUDE_INBOX_LOCK",
+    "CLAUDE_TASK_LOCK",
+    "DEFAULT_LOCK",
+    "FileLock",
+    "LockSettings",
+    "lock_dir_for",
+]
+
+
+@dataclass(frozen=True)
+class LockSettings:
+    """Retry and staleness settings, named as in proper-lockfile (times in seconds).
+
+    ``retries`` waits follow ``min(max_timeout, min_timeout * factor**n)`` with no jitter.
+    """
+
+    retries: int = 10
+    min_timeout: float = 0.005
+    max_timeout: float = 0.1
+    factor: float = 2.0
+    stale: float = 10.0
+    update: float = 5.0
+
+    def waits(self) -> list[float]:
+        """The sleep before each retry.
+
+        >>> round(sum(CLAUDE_INBOX_LOCK.waits()), 3)
+        0.655
+        """
+        return [
+            min(self.max_timeout, self.min_timeout * self.factor**n) for n in range(self.retries)
+        ]
+
+
+#: Claude Code's inbox and config.json settings (retries 10, 5..100 ms, factor 2).
+CLAUDE_INBOX_LOCK = LockSettings()
+#: Claude Code's task-list settings (retries 30, 5..100 ms).
+CLAUDE_TASK_LOCK = LockSettings(retries=30)
+#: Our own writers: finer first steps, a longer total budget (about 3.6 s). We never
+#: drop a message on timeout: the caller gets a LockError and retries or reports it.
+DEFAULT_LOCK = LockSettings(retries=40, min_timeout=0.001, max_timeout=0.1)
+
+
+def lock_dir_for(target: Path) -> Path:
+    """The lock directory for ``target``: ``<target>.lock``."""
+    return target.with_name(target.name + ".lock")
+
+
+class _Refresher:
+    """One daemon thread that refreshes the mtime of every lock held longer than ``update``."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held: dict[int, FileLock] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, lock: FileLock) -> None:
+        with self._cond:
+            self._held[id(lock)] = lock
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="exomonad-lock-refresh", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def discard(self, lock: FileLock) -> None:
+        with self._cond:
+            self._held.pop(id(lock), None)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                if not self._held:
+                    self._cond.wait()
+                    continue
+                now = time.monotonic()
+                nxt = min(lk._next_refresh for lk in self._held.values())
+                if nxt > now:
+                    self._cond.wait(nxt - now)
+                    continue
+                for lk in list(self._held.values()):
+                    if lk._next_refresh <= now:
+                        lk._refresh()
+
+
+_REFRESHER = _Refresher()
+
+
+class FileLock:
+    """A proper-lockfile compatible lock on ``target`` (a context manager).
+
+    >>> import tempfile
+    >>> d = Path(tempfile.mkdtemp())
+    >>> with FileLock(d / "inbox.json") as lk:
+    ...     (d / "inbox.json.lock").is_dir()
+    True
+    >>> (d / "inbox.json.lock").exists()
+    False
+    """
+
+    def __init__(self, target: Path, settings: LockSettings = DEFAULT_LOCK) -> None:
+        self.target = target
+        self.path = lock_dir_for(target)
+        self.settings = settings
+        self._mtime_ns: int | None = None
+        self._next_refresh = 0.0
+        self.compromised = False
+
+    @property
+    def held(self) -> bool:
+        """True while we hold the lock."""
+        return self._mtime_ns is not None
+
+    def _try_mkdir(self) -> bool:
+        try:
+            os.mkdir(self.path)
+        except FileExistsError:
+            return False
+        self._mtime_ns = os.stat(self.path).st_mtime_ns
+        return True
+
+    def _remove_if_stale(self) -> bool:
+        """Remove the lock dir if it is stale; True if a retry should follow at once."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        if time.time() - st.st_mtime < self.settings.stale:
+            return False
+        try:
+            os.rmdir(self.path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:  # not empty, permissions: not ours to fix
+            raise LockError(f"stale lock {self.path} could not be removed: {exc}") from exc
+        return True
+
+    def acquire(self) -> None:
+        """Take the lock, retrying per the settings; raise :class:`LockError` when out."""
+        if self.held:
+            raise LockError(f"{self.path} is already held by this FileLock")
+        waits = self.settings.waits()
+        attempt = 0
+        while True:
+            try:
+                if self._try_mkdir():
+                    break
+            except FileNotFoundError as exc:
+                raise LockError(f"cannot lock {self.target}: its directory is missing") from exc
+            if self._remove_if_stale() and self._try_mkdir():
+                break
+            if attempt >= len(waits):
+                raise LockError(
+                    f"{self.path} still held after {len(waits)} retries "
+                    f"({sum(waits) * 1000:.0f} ms)"
+                )
+            time.sleep(waits[attempt])
+            attempt += 1
+        self.compromised = False
+        if self.settings.update > 0:
+            self._next_refresh = time.monotonic() + self.settings.update
+            _REFRESHER.add(self)
+
+    def _refresh(self) -> None:
+        """Called by the refresher thread: bump the mtime, or mark the lock compromised."""
+        self._next_refresh = time.monotonic() + self.settings.update
+        if self._mtime_ns is None:
+            return
+        try:
+            if os.stat(self.path).st_mtime_ns != self._mtime_ns:
+                raise FileNotFoundError
+            os.utime(self.path)
+            self._mtime_ns = os.stat(self.path).st_mtime_ns
+        except FileNotFoundError:
+            self.compromised = True
+            _REFRESHER.discard(self)
+
+    def check(self) -> None:
+        """Raise :class:`LockCompromisedError` if the lock is no longer ours."""
+        if self._mtime_ns is None:
+            raise LockCompromisedError(f"{self.path} is not held")
+        try:
+            ours = os.stat(self.path).st_mtime_ns == self._mtime_ns
+        except FileNotFoundError:
+            ours = False
+        if self.compromised or not ours:
+            self.compromised = True
+            raise LockCompromisedError(f"{self.path} was changed or removed while we held it")
+
+    def release(self) -> None:
+        """Release the lock; never remove a lock dir that is no longer ours."""
+        _REFRESHER.discard(self)
+        try:
+            self.check()
+        finally:
+            self._mtime_ns = None
+        try:
+            os.rmdir(self.path)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise LockError(f"could not release {self.path}: {exc}") from exc
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

@@ -1,0 +1,272 @@
+"""Inboxes: append, read, mark read (both dialects) and compact, under Claude Code's lock.
+
+Writing follows Claude Code: ``mkdir -p inboxes/``, create the file as ``[]`` with
+``O_EXCL`` if absent, lock, re-read, change, write (temp + rename), unlock. The critical
+section is one read, one parse, one serialise and one rename; fsync is optional
+(``durable``). After writing, still under the lock, the entry is read back: a message
+reported as sent is on disk. Failures retry with backoff and end in
+:class:`~exomonad.errors.DeliveryError`: a message is never dropped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
+from exomonad.teams.atomic import read_json_array, write_json_atomic
+from exomonad.teams.config import load_config
+from exomonad.teams.dialects import Dialect, get_dialect
+from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
+from exomonad.teams.models import InboxMessage, message_identity, now_iso
+from exomonad.teams.paths import TeamPaths, validate_name
+
+__all__ = ["CompactionResult", "Mailbox"]
+
+#: Recipients that are never members but always valid.
+_ALWAYS_VALID = frozenset({"user"})
+
+
+def _contains(data: bytes, message_id: str) -> bool:
+    """True if the inbox bytes hold an entry whose identity is ``message_id``."""
+    if message_id.encode() not in data:
+        return False
+    return any(message_identity(e) == message_id for e in orjson.loads(data))
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What :meth:`Mailbox.compact` did."""
+
+    kept: int
+    archived: int
+    archive: Path | None
+
+
+class Mailbox:
+    """The inboxes of one team.
+
+    Parameters
+    ----------
+    paths:
+        The team's paths (:class:`TeamPaths`).
+    dialect:
+        Which Claude Code version's conventions to write and mark read with.
+    durable:
+        fsync each write (default). Off, writes are still atomic, just not crash-durable.
+    lock:
+        Lock retry settings for our side (we never drop a message on lock exhaustion).
+    attempts:
+        How many times :meth:`append` tries before raising :class:`DeliveryError`.
+    """
+
+    def __init__(
+        self,
+        paths: TeamPaths,
+        *,
+        dialect: Dialect | None = None,
+        durable: bool = True,
+        lock: LockSettings = DEFAULT_LOCK,
+        attempts: int = 5,
+    ) -> None:
+        self.paths = paths
+        self.dialect = dialect or get_dialect()
+        self.durable = durable
+        self.lock = lock
+        self.attempts = attempts
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _ensure_file(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return
+        try:
+            os.write(fd, b"[]")
+        finally:
+            os.close(fd)
+
+    def _mutate(
+        self,
+        member: str,
+        change: Callable[[list[dict[str, Any]]], bool],
+        verify_id: str | None = None,
+    ) -> bool:
+        """Run ``change`` on ``member``'s entries under lock; write if it returns True.
+
+        With ``verify_id``, the file is read back before the lock is released and the
+        result says whether that entry is there. Checking under the lock matters: once
+        released, Claude Code 2.1.330 may deliver and prune the entry at once.
+        """
+        path = self.paths.inbox(member)
+        self._ensure_file(path)
+        with FileLock(path, self.lock):
+            entries = read_json_array(path)
+            if change(entries):
+                write_json_atomic(path, entries, durable=self.durable)
+            return verify_id is None or _contains(path.read_bytes(), verify_id)
+
+    def check_recipient(self, to: str) -> None:
+        """Refuse a recipient that is not a member of the team (``user`` is always valid)."""
+        validate_name(to, "recipient")
+        if to in _ALWAYS_VALID:
+            return
+        names = load_config(self.paths).member_names()
+        if to not in names:
+            raise UnknownRecipientError(
+                f"{to!r} is not a member of team {self.paths.team!r} "
+                f"(members: {', '.join(sorted(names))}); refusing to write a phantom inbox"
+            )
+
+    # -- writing -----------------------------------------------------------------------
+
+    def send(
+        self,
+        to: str,
+        *,
+        sender: str,
+        text: str,
+        summary: str | None = None,
+        color: str | None = None,
+        check_member: bool = True,
+        **extra: Any,
+    ) -> str:
+        """Append a new message to ``to``'s inbox and return its message id."""
+        entry: dict[str, Any] = {"from": sender, "text": text, "timestamp": now_iso()}
+        if summary is not None:
+            entry["summary"] = summary
+        if color is not None:
+            entry["color"] = color
+        entry.update(extra)
+        return self.append(to, entry, check_member=check_member)
+
+    def append(
+        self, to: str, entry: dict[str, Any] | InboxMessage, *, check_member: bool = True
+    ) -> str:
+        """Append ``entry`` (stamped with a ``messageId``), verify it landed, return the id.
+
+        Raises :class:`UnknownRecipientError` for non-members, :class:`CorruptFileError`
+        if the inbox cannot be parsed (its bytes are left alone), and
+        :class:`DeliveryError` once every attempt failed.
+        """
+        raw = entry.to_json() if isinstance(entry, InboxMessage) else dict(entry)
+        for key in ("from", "text", "timestamp"):
+            if not isinstance(raw.get(key), str):
+                raise DeliveryError(f"entry needs a string {key!r}; Claude Code would delete it")
+        if check_member:
+            self.check_recipient(to)
+        existing = raw.get("messageId") or raw.get("msg_id")
+        message_id = existing if isinstance(existing, str) else self.dialect.new_message_id()
+        raw = self.dialect.stamp(raw, message_id)
+
+        def change(entries: list[dict[str, Any]]) -> bool:
+            entries.append(raw)
+            return True
+
+        last: Exception | None = None
+        delay = 0.01
+        for _ in range(self.attempts):
+            try:
+                if self._mutate(to, change, verify_id=message_id):
+                    return message_id
+                last = DeliveryError(f"message {message_id} not found after writing")
+            except CorruptFileError:
+                raise
+            except (LockError, OSError) as exc:
+                last = exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+        raise DeliveryError(
+            f"could not deliver to {self.paths.inbox(to)} after {self.attempts} attempts: {last}"
+        ) from last
+
+    # -- reading -----------------------------------------------------------------------
+
+    def read_raw(self, member: str) -> list[dict[str, Any]]:
+        """All entries as raw dicts (no lock: writers replace the file atomically)."""
+        return read_json_array(self.paths.inbox(member))
+
+    def read(self, member: str, *, unread_only: bool = False) -> list[InboxMessage]:
+        """All (or only unread) entries, as models; malformed entries are skipped."""
+        out = []
+        for e in self.read_raw(member):
+            if not all(isinstance(e.get(k), str) for k in ("from", "text", "timestamp")):
+                continue
+            msg = InboxMessage.from_json(e)
+            if not (unread_only and msg.is_read):
+                out.append(msg)
+        return out
+
+    def mark_read(self, member: str, ids: Iterable[str]) -> int:
+        """Mark entries delivered, the way the dialect does; returns how many matched.
+
+        ``flag`` sets ``read: true`` and keeps them; ``prune`` deletes them.
+        """
+        wanted = set(ids)
+        count = 0
+
+        def change(entries: list[dict[str, Any]]) -> bool:
+            nonlocal count
+            keep = []
+            for e in entries:
+                if message_identity(e) in wanted:
+                    count += 1
+                    if self.dialect.mark_read == "flag":
+                        e["read"] = True
+                        keep.append(e)
+                else:
+                    keep.append(e)
+            entries[:] = keep
+            return count > 0
+
+        self._mutate(member, change)
+        return count
+
+    # -- compaction --------------------------------------------------------------------
+
+    def compact(
+        self, member: str, *, max_entries: int = 200, max_bytes: int = 256 * 1024
+    ) -> CompactionResult:
+        """Bound the inbox: archive the oldest *read* entries beyond the limits.
+
+        Unread entries are never removed. Removed entries are appended (and fsynced) to
+        ``<member>.archive.jsonl`` before the inbox is rewritten, so a crash in between
+        can only duplicate an archived line, never lose an entry.
+        """
+        archive = self.paths.archive(member)
+        moved: list[dict[str, Any]] = []
+        kept = 0
+
+        def change(entries: list[dict[str, Any]]) -> bool:
+            nonlocal kept
+            size = len(orjson.dumps(entries, option=orjson.OPT_INDENT_2))
+            excess = len(entries) - max_entries
+            keep: list[dict[str, Any]] = []
+            for e in entries:
+                over = excess > 0 or size > max_bytes
+                if over and e.get("read") is True:
+                    moved.append(e)
+                    excess -= 1
+                    size -= len(orjson.dumps(e, option=orjson.OPT_INDENT_2)) + 4
+                else:
+                    keep.append(e)
+            kept = len(keep)
+            if not moved:
+                return False
+            with archive.open("ab") as fh:
+                fh.write(b"".join(orjson.dumps(e) + b"\n" for e in moved))
+                fh.flush()
+                os.fsync(fh.fileno())
+            entries[:] = keep
+            return True
+
+        self._mutate(member, change)
+        return CompactionResult(kept=kept, archived=len(moved), archive=archive if moved else None)

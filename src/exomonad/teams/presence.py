@@ -1,0 +1,95 @@
+"""Who is active, idle or gone, read off the team's inbox files.
+
+A member's state comes from the latest entry it sent to anyone:
+
+* ``shutdown_approved`` → TERMINATED (the only way to be terminated);
+* ``idle_notification`` → IDLE;
+* anything else → ACTIVE, decaying to IDLE after ``idle_after`` seconds without events.
+
+A member that sent nothing counts from its ``joinedAt``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from exomonad.errors import CorruptFileError
+from exomonad.teams.atomic import read_json_array
+from exomonad.teams.config import load_config
+from exomonad.teams.paths import TeamPaths
+from exomonad.teams.protocol import decode
+
+__all__ = ["IDLE_AFTER", "MemberPresence", "Presence", "team_presence"]
+
+#: Seconds without events after which an active member counts as idle.
+IDLE_AFTER = 300.0
+
+
+class Presence(StrEnum):
+    """A member's liveness."""
+
+    ACTIVE = "active"
+    IDLE = "idle"
+    TERMINATED = "terminated"
+
+
+@dataclass(frozen=True)
+class MemberPresence:
+    """A member's presence and the time of the event it was derived from."""
+
+    name: str
+    state: Presence
+    last_event: datetime | None
+
+
+def _parse_ts(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
+
+
+def team_presence(
+    paths: TeamPaths, *, now: datetime | None = None, idle_after: float = IDLE_AFTER
+) -> dict[str, MemberPresence]:
+    """Presence of every member of the team (corrupt inboxes are skipped, not fatal)."""
+    now = now or datetime.now(UTC)
+    config = load_config(paths)
+    latest: dict[str, tuple[datetime, str]] = {}
+    if paths.inboxes_dir.is_dir():
+        for inbox in paths.inboxes_dir.glob("*.json"):
+            try:
+                entries = read_json_array(inbox)
+            except (CorruptFileError, OSError):
+                continue
+            for e in entries:
+                sender, ts = e.get("from"), _parse_ts(e.get("timestamp"))
+                if not isinstance(sender, str) or ts is None:
+                    continue
+                text = e.get("text")
+                msg = decode(text) if isinstance(text, str) else None
+                kind: str = msg.type if msg is not None else "message"
+                if sender not in latest or ts >= latest[sender][0]:
+                    latest[sender] = (ts, kind)
+    out: dict[str, MemberPresence] = {}
+    for m in config.members:
+        joined = (
+            datetime.fromtimestamp(m.joined_at / 1000, UTC) if m.joined_at is not None else None
+        )
+        ts: datetime | None
+        ts, kind = latest[m.name] if m.name in latest else (joined, "joined")
+        if kind == "shutdown_approved":
+            state = Presence.TERMINATED
+        elif kind == "idle_notification":
+            state = Presence.IDLE
+        elif ts is not None and (now - ts).total_seconds() <= idle_after:
+            state = Presence.ACTIVE
+        else:
+            state = Presence.IDLE
+        out[m.name] = MemberPresence(m.name, state, ts)
+    return out
