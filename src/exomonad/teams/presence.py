@@ -68,21 +68,21 @@ def team_presence(
             except (CorruptFileError, OSError):
                 continue
             for e in entries:
-                sender, ts = e.get("from"), _parse_ts(e.get("timestamp"))
-                if not isinstance(sender, str) or ts is None:
+                sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
+                if not isinstance(sender, str) or when is None:
                     continue
                 text = e.get("text")
                 msg = decode(text) if isinstance(text, str) else None
                 kind: str = msg.type if msg is not None else "message"
-                if sender not in latest or ts >= latest[sender][0]:
-                    latest[sender] = (ts, kind)
+                if sender not in latest or when >= latest[sender][0]:
+                    latest[sender] = (when, kind)
     out: dict[str, MemberPresence] = {}
     for m in config.members:
         joined = (
             datetime.fromtimestamp(m.joined_at / 1000, UTC) if m.joined_at is not None else None
         )
-        ts: datetime | None
-        ts, kind = latest[m.name] if m.name in latest else (joined, "joined")
+        event = latest.get(m.name)
+        ts, kind = event if event is not None else (joined, "joined")
         if kind == "shutdown_approved":
             state = Presence.TERMINATED
         elif kind == "idle_notification":
