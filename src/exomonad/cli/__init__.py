@@ -1,0 +1,1 @@
+"""The ``exomonad`` command line: one command per user task."""

@@ -1,0 +1,30 @@
+"""Entry point: ``exomonad <group> <command>``."""
+
+from __future__ import annotations
+
+import typer
+
+from exomonad import __version__
+from exomonad.cli import inbox, team
+
+app = typer.Typer(
+    name="exomonad",
+    help="Make Gemini CLI and other terminal agents first-class Claude Code teammates.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(team.app, name="team")
+app.add_typer(inbox.app, name="inbox")
+
+
+@app.command()
+def version() -> None:
+    """Print the ExoMonad version."""
+    typer.echo(__version__)
+
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
