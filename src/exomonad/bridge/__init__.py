@@ -1,0 +1,1 @@
+"""Runtime services over the team files and the panes: ledger, delivery, watcher."""

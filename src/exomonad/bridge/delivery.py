@@ -1,0 +1,114 @@
+"""One delivery pass: type a member's new inbox entries into its pane, in order, once.
+
+A pass reads the inbox, asks the ledger which entries are already delivered, and types
+the rest in inbox order. It stops at the first entry it cannot deliver (no pane, dead
+pane): later entries wait behind it so order is kept, and all of them stay pending until
+a later pass succeeds. Delivered entries are then marked read the way the team's Claude
+Code dialect does (``read: true`` or pruned), which keeps the file small; the ledger, not
+the file, is what decides what is new.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from exomonad.bridge.ledger import Ledger
+from exomonad.bridge.render import render
+from exomonad.errors import CorruptFileError, ExomonadError, PaneError
+from exomonad.teams.mailbox import Mailbox
+from exomonad.teams.models import message_identity
+
+__all__ = ["Deliverer", "PassResult", "TextSink"]
+
+log = logging.getLogger("exomonad.bridge")
+
+
+class TextSink(Protocol):
+    """The part of a pane backend delivery needs: type ``text`` into ``pane`` and submit."""
+
+    def deliver(self, pane: str, text: str) -> Any:
+        """Type and submit ``text``; raise :class:`PaneError` if the pane cannot take it."""
+        ...
+
+
+@dataclass
+class PassResult:
+    """What one pass did."""
+
+    delivered: list[str] = field(default_factory=list)
+    pending: int = 0
+    possible_duplicates: int = 0
+    error: str | None = None
+
+
+def _well_formed(entry: dict[str, Any]) -> bool:
+    return all(isinstance(entry.get(k), str) for k in ("from", "text", "timestamp"))
+
+
+class Deliverer:
+    """Runs delivery passes for the members of one team."""
+
+    def __init__(
+        self, mailbox: Mailbox, ledger: Ledger, sink: TextSink, *, mark_read: bool = True
+    ) -> None:
+        self.mailbox = mailbox
+        self.ledger = ledger
+        self.sink = sink
+        self.mark_read = mark_read
+
+    @property
+    def team(self) -> str:
+        """The team this deliverer serves."""
+        return self.mailbox.paths.team
+
+    def run_pass(self, member: str, pane: str | None) -> PassResult:
+        """Deliver ``member``'s pending entries to ``pane``; never raises for bad input."""
+        result = PassResult()
+        try:
+            entries = self.mailbox.read_raw(member)
+        except CorruptFileError as exc:
+            log.error("inbox of %s/%s unreadable, will retry: %s", self.team, member, exc)
+            result.error = str(exc)
+            return result
+        except OSError as exc:
+            result.error = f"cannot read inbox: {exc}"
+            return result
+        fresh = [e for e in entries if _well_formed(e)]
+        ids = [message_identity(e) for e in fresh]
+        done = self.ledger.delivered(self.team, member, ids)
+        todo = [(i, e) for i, e in zip(ids, fresh, strict=True) if i not in done]
+        seen: set[str] = set()
+        for position, (message_id, entry) in enumerate(todo):
+            if message_id in seen:  # the same identity twice in one file: deliver once
+                continue
+            seen.add(message_id)
+            if pane is None:
+                reason = f"member {member!r} has no pane bound"
+                self._undeliverable(member, todo[position:], reason)
+                result.pending, result.error = len(todo) - position, reason
+                break
+            if self.ledger.begin(self.team, member, message_id):
+                result.possible_duplicates += 1
+            try:
+                self.sink.deliver(pane, render(entry))
+            except PaneError as exc:
+                self._undeliverable(member, todo[position:], str(exc))
+                result.pending, result.error = len(todo) - position, str(exc)
+                break
+            self.ledger.mark_delivered(self.team, member, message_id)
+            result.delivered.append(message_id)
+        if self.mark_read and result.delivered:
+            try:
+                self.mailbox.mark_read(member, result.delivered)
+            except ExomonadError as exc:  # delivery stands; the ledger remembers it
+                log.warning("could not mark %s/%s read: %s", self.team, member, exc)
+        return result
+
+    def _undeliverable(
+        self, member: str, rest: list[tuple[str, dict[str, Any]]], reason: str
+    ) -> None:
+        log.error("cannot deliver to %s/%s (%d pending): %s", self.team, member, len(rest), reason)
+        for message_id, _ in rest:
+            self.ledger.mark_undeliverable(self.team, member, message_id, reason)

@@ -1,0 +1,292 @@
+"""The inbox watcher: inotify on the teams' ``inboxes/`` directories → delivery passes.
+
+Claude Code writes an inbox either in place (2.1.112: ``IN_CLOSE_WRITE``) or through a
+temp file and a rename (2.1.330 and ExoMonad: ``IN_MOVED_TO``); both are watched. New
+teams (a directory under ``teams/``), a lazily created ``inboxes/``, and changes to a
+team's ``config.json`` (members added, panes bound) are watched too. There is no polling
+loop on the primary path: the only timer retries members whose messages are pending
+behind an unbound or dead pane.
+
+Each synthetic member (``backendType == "exomonad"``) has one worker task; events mark it
+dirty, and the worker runs :meth:`Deliverer.run_pass` in a thread, so a slow pane never
+holds up the others and events arriving during a pass coalesce into one more pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asyncinotify import Event, Inotify, Mask
+
+from exomonad.bridge.delivery import Deliverer, PassResult, TextSink
+from exomonad.bridge.ledger import Ledger
+from exomonad.errors import ExomonadError
+from exomonad.teams.atomic import read_json
+from exomonad.teams.config import load_config
+from exomonad.teams.dialects import Dialect
+from exomonad.teams.mailbox import Mailbox
+from exomonad.teams.paths import TeamPaths, config_root, sanitize_path_name
+
+__all__ = ["InboxWatcher", "WatcherStats"]
+
+log = logging.getLogger("exomonad.bridge")
+
+_FILE_EVENTS = Mask.CLOSE_WRITE | Mask.MOVED_TO
+_DIR_EVENTS = Mask.CREATE | Mask.MOVED_TO | Mask.ONLYDIR
+_Key = tuple[str, str]
+
+
+@dataclass
+class WatcherStats:
+    """Counters for ``/health`` and benchmarks."""
+
+    passes: int = 0
+    delivered: int = 0
+    failed_passes: int = 0
+    possible_duplicates: int = 0
+    pending: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Team:
+    paths: TeamPaths
+    deliverer: Deliverer
+    #: inbox file stem → (member name, pane or None)
+    members: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+
+class InboxWatcher:
+    """Watch team inboxes and deliver new entries to synthetic members' panes.
+
+    Parameters
+    ----------
+    ledger, sink:
+        Where deliveries are recorded and how text reaches a pane.
+    root:
+        Claude config root (default ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``).
+    teams:
+        Only these teams (default: every team under the root, including new ones).
+    debounce:
+        Seconds to wait after an event before a pass, to coalesce bursts (default 2 ms).
+    retry_interval:
+        Seconds between retries of members whose messages are pending.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        sink: TextSink,
+        *,
+        root: Path | None = None,
+        teams: Iterable[str] | None = None,
+        dialect: Dialect | None = None,
+        durable: bool = True,
+        mark_read: bool = True,
+        debounce: float = 0.002,
+        retry_interval: float = 5.0,
+    ) -> None:
+        self.ledger = ledger
+        self.sink = sink
+        self.root = config_root(root)
+        self.only = set(teams) if teams is not None else None
+        self.dialect = dialect
+        self.durable = durable
+        self.mark_read = mark_read
+        self.debounce = debounce
+        self.retry_interval = retry_interval
+        self.stats = WatcherStats()
+        self._teams: dict[str, _Team] = {}  # by inbox dir name
+        self._dirty: dict[_Key, asyncio.Event] = {}
+        self._workers: dict[_Key, asyncio.Task[None]] = {}
+        self._pending: set[_Key] = set()
+        self._ino: Inotify | None = None
+        self._stop = asyncio.Event()
+
+    @property
+    def teams_dir(self) -> Path:
+        """``<root>/teams``."""
+        return self.root / "teams"
+
+    def watched(self) -> dict[str, list[str]]:
+        """Team name → synthetic member names currently served."""
+        return {t.paths.team: sorted(n for n, _ in t.members.values()) for t in self._teams.values()
+                }
+
+    def request_stop(self) -> None:
+        """Ask :meth:`run` to return (safe to call from a signal handler)."""
+        self._stop.set()
+
+    async def run(self, ready: asyncio.Event | None = None) -> None:
+        """Watch until :meth:`request_stop`; sets ``ready`` once the initial scan is queued."""
+        self.teams_dir.mkdir(parents=True, exist_ok=True)
+        with Inotify() as ino:
+            self._ino = ino
+            ino.add_watch(self.teams_dir, _DIR_EVENTS)
+            for d in sorted(self.teams_dir.iterdir()):
+                if d.is_dir():
+                    self._watch_team_dir(d)
+            reader = asyncio.create_task(self._read_events(ino))
+            retry = asyncio.create_task(self._retry_loop())
+            if ready is not None:
+                ready.set()
+            try:
+                await self._stop.wait()
+            finally:
+                tasks = [reader, retry, *self._workers.values()]
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                self._workers.clear()
+                self._ino = None
+
+    # -- inotify -----------------------------------------------------------------------
+
+    async def _read_events(self, ino: Inotify) -> None:
+        async for event in ino:
+            try:
+                self._on_event(event)
+            except Exception:  # one bad event must never stop the watcher
+                log.exception("error handling %s", event)
+
+    def _on_event(self, event: Event) -> None:
+        if event.mask & Mask.Q_OVERFLOW:
+            log.warning("inotify queue overflow: rescanning every team")
+            for d in self.teams_dir.iterdir():
+                if d.is_dir():
+                    self._watch_team_dir(d)
+            return
+        if event.watch is None or event.path is None:
+            return
+        parent, path = event.watch.path, event.path
+        if parent == self.teams_dir:
+            self._watch_team_dir(path)
+        elif parent.name == "inboxes":
+            name = path.name
+            team = self._teams.get(parent.parent.name)
+            if team is not None and name.endswith(".json") and ".tmp." not in name:
+                member = team.members.get(name[: -len(".json")])
+                if member is not None:
+                    self._schedule((team.paths.team, member[0]))
+        elif path.name == "config.json":
+            self._load_team(parent)
+        elif path.name == "inboxes" and path.is_dir():
+            self._watch_inboxes(path)
+
+    def _watch_team_dir(self, d: Path) -> None:
+        if self._ino is None:
+            return
+        try:
+            self._ino.add_watch(d, _FILE_EVENTS | Mask.CREATE)
+        except OSError:  # removed meanwhile
+            return
+        self._watch_inboxes(d / "inboxes")
+        if (d / "config.json").exists():
+            self._load_team(d)
+
+    def _watch_inboxes(self, d: Path) -> None:
+        if self._ino is None or not d.is_dir():
+            return
+        with contextlib.suppress(OSError):
+            self._ino.add_watch(d, _FILE_EVENTS)
+        team = self._teams.get(d.parent.name)
+        if team is not None:
+            for name, _ in team.members.values():
+                self._schedule((team.paths.team, name))
+
+    def _load_team(self, config_dir: Path) -> None:
+        """(Re)read a team's config.json: its synthetic members and their panes."""
+        try:
+            data = read_json(config_dir / "config.json")
+            name = data.get("name") if isinstance(data, dict) else None
+            if not isinstance(name, str) or (self.only is not None and name not in self.only):
+                return
+            paths = TeamPaths(name, self.root)
+            config = load_config(paths)
+        except (ExomonadError, OSError) as exc:
+            log.warning("skipping %s: %s", config_dir, exc)
+            return
+        key = sanitize_path_name(name)
+        team = self._teams.get(key)
+        if team is None:
+            mailbox = Mailbox(paths, dialect=self.dialect, durable=self.durable)
+            deliverer = Deliverer(mailbox, self.ledger, self.sink, mark_read=self.mark_read)
+            team = self._teams[key] = _Team(paths, deliverer)
+            if paths.team_dir != config_dir:
+                self._watch_team_dir(paths.team_dir)
+        before = team.members
+        team.members = {
+            sanitize_path_name(m.name): (m.name, _pane_of(m.model_extra))
+            for m in config.members
+            if m.synthetic
+        }
+        for stem, member in team.members.items():
+            if before.get(stem) != member:
+                self._schedule((name, member[0]))
+        for stem, (gone, _) in before.items():
+            if stem not in team.members:
+                self._drop((name, gone))
+
+    # -- workers -----------------------------------------------------------------------
+
+    def _schedule(self, key: _Key) -> None:
+        event = self._dirty.get(key)
+        if event is None:
+            event = self._dirty[key] = asyncio.Event()
+            self._workers[key] = asyncio.create_task(self._worker(key, event))
+        event.set()
+
+    def _drop(self, key: _Key) -> None:
+        task = self._workers.pop(key, None)
+        if task is not None:
+            task.cancel()
+        self._dirty.pop(key, None)
+        self._pending.discard(key)
+        self.stats.pending.pop("/".join(key), None)
+
+    async def _worker(self, key: _Key, dirty: asyncio.Event) -> None:
+        team_name, member = key
+        while True:
+            await dirty.wait()
+            if self.debounce:
+                await asyncio.sleep(self.debounce)
+            dirty.clear()
+            team = self._teams.get(sanitize_path_name(team_name))
+            binding = team.members.get(sanitize_path_name(member)) if team else None
+            if team is None or binding is None:
+                return
+            try:
+                result = await asyncio.to_thread(team.deliverer.run_pass, member, binding[1])
+            except Exception as exc:
+                log.exception("delivery pass for %s/%s failed", team_name, member)
+                result = PassResult(error=str(exc), pending=1)
+            self._account(key, result)
+
+    def _account(self, key: _Key, result: PassResult) -> None:
+        s = self.stats
+        s.passes += 1
+        s.delivered += len(result.delivered)
+        s.possible_duplicates += result.possible_duplicates
+        if result.error:
+            s.failed_passes += 1
+        if result.pending or result.error:
+            self._pending.add(key)
+            s.pending["/".join(key)] = result.pending
+        else:
+            self._pending.discard(key)
+            s.pending.pop("/".join(key), None)
+
+    async def _retry_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.retry_interval)
+            for key in list(self._pending):
+                self._schedule(key)
+
+
+def _pane_of(extra: dict[str, object] | None) -> str | None:
+    pane = (extra or {}).get("exomonadPane")
+    return pane if isinstance(pane, str) and pane else None
