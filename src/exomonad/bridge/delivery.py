@@ -28,7 +28,7 @@ log = logging.getLogger("exomonad.bridge")
 class TextSink(Protocol):
     """The part of a pane backend delivery needs: type ``text`` into ``pane`` and submit."""
 
-    def deliver(self, pane: str, text: str) -> Any:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> Any:
         """Type and submit ``text``; raise :class:`PaneError` if the pane cannot take it."""
         ...
 
@@ -92,7 +92,7 @@ class Deliverer:
             if self.ledger.begin(self.team, member, message_id):
                 result.possible_duplicates += 1
             try:
-                self.sink.deliver(pane, render(entry))
+                self.sink.deliver(pane, render(entry), sender=str(entry["from"]))
             except PaneError as exc:
                 self._undeliverable(member, todo[position:], str(exc))
                 result.pending, result.error = len(todo) - position, str(exc)
