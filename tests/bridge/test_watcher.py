@@ -12,7 +12,14 @@ import pytest
 
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
-from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
+from exomonad.teams import (
+    CLAUDE_INBOX_LOCK,
+    FileLock,
+    Mailbox,
+    TeamPaths,
+    create_team,
+    register_synthetic,
+)
 
 from .conftest import RecordingSink
 
@@ -99,7 +106,8 @@ async def test_in_place_writes_like_2_1_112(
     for i in range(5):
         ts = f"2026-01-01T00:00:0{i}Z"
         entries.append({"from": "team-lead", "text": f"p{i}", "timestamp": ts})
-        path.write_text(json.dumps(entries, indent=2))  # truncate + write, no rename
+        with FileLock(path, CLAUDE_INBOX_LOCK):  # as 2.1.112: locked, truncate + write
+            path.write_text(json.dumps(entries, indent=2))
         await until(count_is(sink, len(entries)))
     assert sink.texts() == [f"[from team-lead] p{i}" for i in range(5)]
 
