@@ -11,7 +11,8 @@ can catch one type. The tree::
     ├── LockError               a proper-lockfile lock we could not take in time
     │   └── LockCompromisedError  our lock's mtime changed under us
     ├── DeliveryError           a message that could not be verified in its inbox
-    ├── TaskError               task rule violated (not found, claim refused, ...)
+    ├── TaskError               task rule violated (not found, bad dependency, ...)
+    │   └── ClaimRefusedError     (exomonad.teams.tasks) claim refused: owned, resolved, blocked
     └── PaneError               a terminal pane that is missing, dead or refuses input
 """
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from exomonad.errors import ExomonadError, InvalidNameError
 from exomonad.teams.paths import TeamPaths
@@ -69,10 +70,10 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except InvalidNameError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         except ExomonadError as exc:
-            err_console.print(f"[red]error:[/red] {exc}")
+            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(1) from exc
 
     return wrapper

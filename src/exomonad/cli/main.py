@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from exomonad import __version__
-from exomonad.cli import inbox, team
+from exomonad.cli import inbox, task, team, watch
 
 app = typer.Typer(
     name="exomonad",
@@ -16,6 +16,8 @@ app = typer.Typer(
 )
 app.add_typer(team.app, name="team")
 app.add_typer(inbox.app, name="inbox")
+app.add_typer(task.app, name="task")
+watch.register(app)
 
 
 @app.command()

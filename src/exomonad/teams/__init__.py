@@ -35,6 +35,7 @@ from exomonad.teams.models import (
 )
 from exomonad.teams.paths import TeamPaths, config_root, sanitize_config_name, sanitize_path_name
 from exomonad.teams.presence import MemberPresence, Presence, team_presence
+from exomonad.teams.tasks import TASK_STATUSES, ClaimRefusedError, TaskStore
 
 __all__ = [
     "CLAUDE_INBOX_LOCK",
@@ -43,6 +44,8 @@ __all__ = [
     "DEFAULT_LOCK",
     "DIALECTS",
     "SYNTHETIC_BACKEND",
+    "TASK_STATUSES",
+    "ClaimRefusedError",
     "CompactionResult",
     "Dialect",
     "FileLock",
@@ -53,6 +56,7 @@ __all__ = [
     "MemberPresence",
     "Presence",
     "Task",
+    "TaskStore",
     "TeamConfig",
     "TeamPaths",
     "config_root",

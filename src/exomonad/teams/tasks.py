@@ -1,0 +1,398 @@
+"""Claude Code's shared task list, ``tasks/<list>/<id>.json``, kept exactly as Claude Code keeps it.
+
+Layout of ``tasks/<list>/`` (``<list>`` = ``$CLAUDE_CODE_TASK_LIST_ID`` or the team name):
+
+* ``<id>.json``: one task, written like ``JSON.stringify(task, null, 2)``; ids are the
+  strings ``"1"``, ``"2"``, ...
+* ``.lock``: an empty file, the *target* of the list lock; the lock itself is the
+  proper-lockfile directory ``.lock.lock``. Create (and here delete) run under it.
+* ``.highwatermark``: a bare integer, the largest id ever handed out, so ids are never
+  reused after deletes or after Claude Code resets the list.
+
+Create: mkdir -p, touch ``.lock``, lock it, id = max(largest numeric ``*.json`` stem,
+``.highwatermark``) + 1 (numbers parsed like JavaScript's ``parseInt``), write
+``<id>.json`` atomically, write ``.highwatermark``. Update (the 2.1.330 way): lock
+``<id>.json.lock``, re-read, merge, temp + rename. Claim refuses a task owned by someone
+else, a completed task, or one blocked by a task that is not completed; a blocker whose
+file is missing or unreadable counts as resolved, because Claude Code's own listing
+skips such files.
+
+Differences from Claude Code, on purpose: unknown top-level keys of a task survive our
+rewrites (Claude Code strips them, so keep custom data in ``metadata``); a corrupt task
+file is never overwritten (:class:`~exomonad.errors.CorruptFileError`), and
+:meth:`TaskStore.list` skips it and records it in :attr:`TaskStore.problems`.
+
+The task list does not need a team ``config.json``: Claude Code keys it by name only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import ValidationError
+
+from exomonad.errors import CorruptFileError, TaskError
+from exomonad.teams.atomic import read_json, write_json_atomic
+from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
+from exomonad.teams.models import Task, TaskStatus
+from exomonad.teams.paths import TeamPaths, validate_name
+
+__all__ = ["HIGHWATERMARK", "LIST_LOCK", "TASK_STATUSES", "ClaimRefusedError", "TaskStore"]
+
+#: File holding the largest id ever handed out (a bare integer).
+HIGHWATERMARK = ".highwatermark"
+#: The list lock's target file; the lock directory is ``.lock.lock``.
+LIST_LOCK = ".lock"
+#: Valid task statuses, in workflow order.
+TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
+
+_PARSE_INT = re.compile(r"\s*([+-]?\d+)")
+_STANDARD = ("id", "subject", "description", "activeForm", "owner", "status", "blocks",
+             "blockedBy", "metadata")
+
+
+class _Unset(enum.Enum):
+    UNSET = enum.auto()
+
+
+_UNSET = _Unset.UNSET
+_Problems = list[CorruptFileError]
+_Tasks = list[Task]  # the alias keeps ``TaskStore.list`` from shadowing the builtin
+_Change = Callable[[dict[str, Any], Task], bool]
+
+
+def _parse_int(text: str) -> int | None:
+    """JavaScript ``parseInt(text, 10)``: the leading integer, or None (NaN)."""
+    m = _PARSE_INT.match(text)
+    return int(m.group(1)) if m else None
+
+
+def _id_key(task: Task) -> tuple[int, int, str]:
+    n = _parse_int(task.id)
+    return (0, n, task.id) if n is not None else (1, 0, task.id)
+
+
+def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
+    """Standard fields first in Claude Code's order (all of them), unknown keys after."""
+    out: dict[str, Any] = {"id": raw["id"], "subject": raw["subject"],
+                           "description": raw.get("description", "")}
+    for key in ("activeForm", "owner"):
+        if raw.get(key) is not None:
+            out[key] = raw[key]
+    out["status"] = raw.get("status", "pending")
+    out["blocks"] = list(raw.get("blocks", []))
+    out["blockedBy"] = list(raw.get("blockedBy", []))
+    if raw.get("metadata") is not None:
+        out["metadata"] = raw["metadata"]
+    out.update((k, v) for k, v in raw.items() if k not in _STANDARD)
+    return out
+
+
+class ClaimRefusedError(TaskError):
+    """A claim was refused; ``reason`` is Claude Code's code for why.
+
+    ``reason`` is one of ``already_claimed``, ``already_resolved`` or ``blocked``;
+    ``blocked_by`` lists the open blockers when blocked.
+    """
+
+    def __init__(self, task_id: str, reason: str, message: str,
+                 blocked_by: Iterable[str] = ()) -> None:
+        super().__init__(f"cannot claim task {task_id}: {message}")
+        self.task_id = task_id
+        self.reason = reason
+        self.blocked_by = list(blocked_by)
+
+
+class TaskStore:
+    """The task list of one team (or of ``$CLAUDE_CODE_TASK_LIST_ID``).
+
+    Parameters
+    ----------
+    paths:
+        The team's paths; the directory is ``paths.tasks_dir``, read once here.
+    lock:
+        Retry settings for our side of the proper-lockfile locks.
+    durable:
+        fsync each write (default); off, writes are still atomic for readers.
+
+    Attributes
+    ----------
+    problems:
+        The :class:`~exomonad.errors.CorruptFileError` of every task file the last
+        :meth:`list` call had to skip (empty when all files were readable).
+
+    >>> import tempfile
+    >>> store = TaskStore(TeamPaths("demo", root=tempfile.mkdtemp()))
+    >>> store.create("write the parser").id, store.create("test it", blocked_by=["1"]).id
+    ('1', '2')
+    >>> store.get("1").blocks
+    ['2']
+    """
+
+    def __init__(self, paths: TeamPaths, *, lock: LockSettings = DEFAULT_LOCK,
+                 durable: bool = True) -> None:
+        self.paths = paths
+        self.dir: Path = paths.tasks_dir
+        self.lock = lock
+        self.durable = durable
+        self.problems: list[CorruptFileError] = []
+
+    # -- files ---------------------------------------------------------------------------
+
+    def path(self, task_id: str) -> Path:
+        """The file of task ``task_id`` (the id is checked so it cannot escape the dir)."""
+        return self.dir / f"{validate_name(task_id, 'task id')}.json"
+
+    def _load(self, path: Path) -> tuple[dict[str, Any], Task]:
+        """Read and validate one task file; FileNotFoundError if it is gone."""
+        raw = read_json(path)
+        if not isinstance(raw, dict):
+            raise CorruptFileError(path, f"top level is {type(raw).__name__}, not an object")
+        try:
+            return raw, Task.from_json(raw)
+        except ValidationError as exc:
+            errs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            raise CorruptFileError(path, f"not a valid task ({errs})") from exc
+
+    def _read(self, task_id: str) -> tuple[dict[str, Any], Task]:
+        try:
+            return self._load(self.path(task_id))
+        except FileNotFoundError:
+            raise TaskError(f"task {task_id} not found in {self.dir}") from None
+
+    def _write(self, raw: dict[str, Any]) -> Task:
+        raw = _normalise(raw)
+        task = Task.from_json(raw)  # never write what we could not read back
+        write_json_atomic(self.path(task.id), raw, durable=self.durable)
+        return task
+
+    def _highwatermark(self) -> int:
+        try:
+            n = _parse_int((self.dir / HIGHWATERMARK).read_text(errors="replace"))
+        except FileNotFoundError:
+            return 0
+        return n or 0
+
+    def _set_highwatermark(self, value: int) -> None:
+        write_json_atomic(self.dir / HIGHWATERMARK, value, durable=self.durable)
+
+    def _list_lock(self) -> FileLock:
+        """mkdir -p the list dir, touch ``.lock`` and return the (unacquired) list lock."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        target = self.dir / LIST_LOCK
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        return FileLock(target, self.lock)
+
+    def _mutate(self, task_id: str, change: _Change) -> Task:
+        """Run ``change`` on the raw task under ``<id>.json.lock``; write if it returns True."""
+        path = self.path(task_id)
+        if not path.is_file():
+            raise TaskError(f"task {task_id} not found in {self.dir}")
+        with FileLock(path, self.lock):
+            raw, task = self._read(task_id)
+            if not change(raw, task):
+                return task
+            raw["id"] = task_id
+            return self._write(raw)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def list(self) -> _Tasks:
+        """All readable tasks sorted by numeric id; unreadable files go to :attr:`problems`."""
+        tasks, self.problems = self._scan()
+        return tasks
+
+    def _scan(self) -> tuple[_Tasks, _Problems]:
+        problems: list[CorruptFileError] = []
+        tasks: list[Task] = []
+        try:
+            files = [p for p in self.dir.iterdir() if p.name.endswith(".json")]
+        except FileNotFoundError:
+            files = []
+        for path in files:
+            try:
+                tasks.append(self._load(path)[1])
+            except (FileNotFoundError, IsADirectoryError):
+                continue
+            except CorruptFileError as exc:
+                problems.append(exc)
+        return sorted(tasks, key=_id_key), problems
+
+    def get(self, task_id: str) -> Task:
+        """Task ``task_id``; :class:`TaskError` if missing, CorruptFileError if unreadable."""
+        return self._read(task_id)[1]
+
+    def next_id(self) -> str:
+        """The id the next :meth:`create` would take (a snapshot; take the list lock to use it)."""
+        top = 0
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if name.endswith(".json"):
+                n = _parse_int(name[: -len(".json")])
+                if n is not None and n > top:
+                    top = n
+        return str(max(top, self._highwatermark()) + 1)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create(self, subject: str, description: str = "", *, active_form: str | None = None,
+               owner: str | None = None, blocked_by: Iterable[str] = (),
+               metadata: Mapping[str, Any] | None = None) -> Task:
+        """Create a pending task with the next id and return it.
+
+        Each of ``blocked_by`` must exist; it gets the new id added to its ``blocks``.
+        """
+        if not isinstance(subject, str) or not subject.strip():
+            raise TaskError("a task needs a non-empty subject")
+        blockers = list(dict.fromkeys(blocked_by))
+        for b in blockers:
+            self.get(b)
+        raw: dict[str, Any] = {"subject": subject, "description": description,
+                               "activeForm": active_form, "owner": owner, "status": "pending",
+                               "blocks": [], "blockedBy": blockers,
+                               "metadata": dict(metadata) if metadata is not None else None}
+        with self._list_lock():
+            new_id = self.next_id()
+            task = self._write({"id": new_id, **raw})
+            self._set_highwatermark(int(new_id))
+        for b in blockers:
+            self._mutate(b, _adder("blocks", [new_id]))
+        return task
+
+    def update(self, task_id: str, *, subject: str | _Unset = _UNSET,
+               description: str | _Unset = _UNSET, active_form: str | _Unset | None = _UNSET,
+               status: TaskStatus | _Unset = _UNSET, owner: str | _Unset | None = _UNSET,
+               metadata: Mapping[str, Any] | _Unset | None = _UNSET,
+               add_blocks: Iterable[str] = (), add_blocked_by: Iterable[str] = ()) -> Task:
+        """Merge changes into task ``task_id`` under its lock and return the result.
+
+        Only the arguments given change. ``owner=None`` / ``active_form=None`` remove the
+        field. ``metadata`` is merged into the existing dict (a ``None`` value deletes that
+        key; ``metadata=None`` deletes all of it). ``add_blocks`` / ``add_blocked_by``
+        link tasks both ways: ``A.blocks`` holds ``B`` exactly when ``B.blockedBy`` holds ``A``.
+        """
+        if status is not _UNSET and status not in TASK_STATUSES:
+            raise TaskError(f"status must be one of {', '.join(TASK_STATUSES)}, not {status!r}")
+        if isinstance(subject, str) and not subject.strip():
+            raise TaskError("a task needs a non-empty subject")
+        blocks, blocked_by = list(dict.fromkeys(add_blocks)), list(dict.fromkeys(add_blocked_by))
+        for other in (*blocks, *blocked_by):
+            if other == task_id:
+                raise TaskError(f"task {task_id} cannot block itself")
+            self.get(other)
+        fields: dict[str, Any] = {
+            k: v for k, v in (("subject", subject), ("description", description),
+                              ("activeForm", active_form), ("status", status), ("owner", owner))
+            if v is not _UNSET
+        }
+
+        def change(raw: dict[str, Any], task: Task) -> bool:
+            before = dict(raw)
+            for key, value in fields.items():
+                if value is None:
+                    raw.pop(key, None)
+                else:
+                    raw[key] = value
+            if metadata is None:
+                raw.pop("metadata", None)
+            elif not isinstance(metadata, _Unset):
+                merged = dict(raw.get("metadata") or {})
+                for key, value in metadata.items():
+                    if value is None:
+                        merged.pop(key, None)
+                    else:
+                        merged[key] = value
+                raw["metadata"] = merged
+            _adder("blocks", blocks)(raw, task)
+            _adder("blockedBy", blocked_by)(raw, task)
+            return raw != before
+
+        result = self._mutate(task_id, change)
+        for other in blocks:
+            self._mutate(other, _adder("blockedBy", [task_id]))
+        for other in blocked_by:
+            self._mutate(other, _adder("blocks", [task_id]))
+        return result
+
+    def claim(self, task_id: str, owner: str) -> Task:
+        """Make ``owner`` the owner of task ``task_id`` and set it ``in_progress``.
+
+        Raises :class:`ClaimRefusedError` if someone else owns it, it is completed, or a
+        task in its ``blockedBy`` is not completed. Claiming your own task is idempotent.
+        """
+        validate_name(owner, "owner")
+
+        def change(raw: dict[str, Any], task: Task) -> bool:
+            if task.owner and task.owner != owner:
+                raise ClaimRefusedError(task_id, "already_claimed",
+                                        f"already owned by {task.owner!r}")
+            if task.status == "completed":
+                raise ClaimRefusedError(task_id, "already_resolved", "it is already completed")
+            open_ids = {t.id for t in self._scan()[0] if t.status != "completed"}
+            blockers = [b for b in task.blocked_by if b in open_ids]
+            if blockers:
+                raise ClaimRefusedError(task_id, "blocked",
+                                        f"blocked by open task(s) {', '.join(blockers)}", blockers)
+            if task.owner == owner and task.status == "in_progress":
+                return False
+            raw.update(owner=owner, status="in_progress")
+            return True
+
+        return self._mutate(task_id, change)
+
+    def delete(self, task_id: str) -> None:
+        """Delete task ``task_id`` and remove its id from every other task's links.
+
+        Under the list lock the high-water mark is raised to the id first, so the id is
+        never handed out again. The file goes even if it is corrupt (that is the way to
+        remove one); :class:`TaskError` if it does not exist.
+        """
+        path = self.path(task_id)
+        with self._list_lock():
+            if not path.is_file():
+                raise TaskError(f"task {task_id} not found in {self.dir}")
+            n = _parse_int(task_id)
+            if n is not None and n > self._highwatermark():
+                self._set_highwatermark(n)
+            path.unlink()
+        for task in self._scan()[0]:
+            if task_id in task.blocks or task_id in task.blocked_by:
+                try:
+                    self._mutate(task.id, _remover(task_id))
+                except (TaskError, CorruptFileError):
+                    continue  # deleted meanwhile, or unreadable: nothing of ours to fix
+
+
+def _adder(key: str, ids: list[str]) -> _Change:
+    """A change that appends the missing ``ids`` to list field ``key``."""
+
+    def change(raw: dict[str, Any], task: Task) -> bool:
+        current = list(raw.get(key, []))
+        missing = [i for i in ids if i not in current]
+        if missing:
+            raw[key] = current + missing
+        return bool(missing)
+
+    return change
+
+
+def _remover(task_id: str) -> _Change:
+    """A change that removes ``task_id`` from ``blocks`` and ``blockedBy``."""
+
+    def change(raw: dict[str, Any], task: Task) -> bool:
+        before = (raw.get("blocks"), raw.get("blockedBy"))
+        for key in ("blocks", "blockedBy"):
+            raw[key] = [i for i in raw.get(key, []) if i != task_id]
+        return (raw["blocks"], raw["blockedBy"]) != before
+
+    return change
