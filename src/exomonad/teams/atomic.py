@@ -1,7 +1,9 @@
 """Atomic JSON files: temp file in the same dir, fsync, rename, fsync the dir.
 
-Output is byte-compatible with Node's ``JSON.stringify(value, null, 2)`` (orjson's
-``OPT_INDENT_2``), the format Claude Code writes.
+Output is byte-identical to Node's ``JSON.stringify(value, null, 2)`` (orjson's
+``OPT_INDENT_2``), the format Claude Code writes, for every value parsed from JSON that
+JavaScript wrote. One deviation: a Python float with an integral value is written ``1.0``
+where JavaScript writes ``1``; both parse to the same number.
 """
 
 from __future__ import annotations

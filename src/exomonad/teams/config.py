@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from exomonad.errors import CorruptFileError, ExomonadError, InvalidNameError, TeamNotFoundError
 from exomonad.teams.atomic import read_json, write_json_atomic
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock
@@ -49,7 +51,13 @@ def _read_raw(paths: TeamPaths) -> dict[str, Any]:
 
 def load_config(paths: TeamPaths) -> TeamConfig:
     """Load and validate a team's config (no lock: the file is replaced atomically)."""
-    return TeamConfig.from_json(_read_raw(paths))
+    try:
+        return TeamConfig.from_json(_read_raw(paths))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise CorruptFileError(paths.config_file, f"not a valid team config ({problems})") from exc
 
 
 def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:
@@ -68,6 +76,7 @@ def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:
 
 def _edit(paths: TeamPaths, change: Callable[[dict[str, Any]], bool]) -> None:
     """Apply ``change`` to the raw config under lock; write only if it returns True."""
+    _read_raw(paths)  # a missing team is TeamNotFoundError, not a failure to lock
     with FileLock(paths.config_file, DEFAULT_LOCK):
         data = _read_raw(paths)
         if change(data):

@@ -56,9 +56,11 @@ class LockSettings:
         >>> round(sum(CLAUDE_INBOX_LOCK.waits()), 3)
         0.655
         """
-        return [
-            min(self.max_timeout, self.min_timeout * self.factor**n) for n in range(self.retries)
-        ]
+        out, wait = [], self.min_timeout
+        for _ in range(self.retries):
+            out.append(min(self.max_timeout, wait))
+            wait = min(self.max_timeout, wait * self.factor)  # capped: no float overflow
+        return out
 
 
 #: Claude Code's inbox and config.json settings (retries 10, 5..100 ms, factor 2).

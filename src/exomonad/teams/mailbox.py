@@ -163,11 +163,14 @@ class Mailbox:
                 raise DeliveryError(f"entry needs a string {key!r}; Claude Code would delete it")
         if check_member:
             self.check_recipient(to)
-        existing = raw.get("messageId") or raw.get("msg_id")
-        message_id = existing if isinstance(existing, str) else self.dialect.new_message_id()
+        has_id = any(isinstance(raw.get(k), str) and raw[k] for k in ("msg_id", "messageId"))
+        message_id = message_identity(raw) if has_id else self.dialect.new_message_id()
         raw = self.dialect.stamp(raw, message_id)
 
         def change(entries: list[dict[str, Any]]) -> bool:
+            # Idempotent: a retry after a write that did land must not add a second copy.
+            if any(message_id in (e.get("msg_id"), e.get("messageId")) for e in entries):
+                return False
             entries.append(raw)
             return True
 

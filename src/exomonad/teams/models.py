@@ -15,7 +15,14 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationInfo,
+    model_validator,
+)
 
 __all__ = [
     "MEMBER_COLORS",
@@ -36,6 +43,8 @@ SYNTHETIC_BACKEND = "exomonad"
 #: The colours Claude Code assigns to teammates.
 MEMBER_COLORS = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
 
+_WIRE = {"wire": True}
+
 TaskStatus = Literal["pending", "in_progress", "completed"]
 
 
@@ -54,14 +63,36 @@ class WireModel(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True, validate_assignment=True)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _forget_name_collisions(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Self], info: ValidationInfo
+    ) -> Self:
+        """On-disk data: an unknown key equal to a field's Python name does not set it.
+
+        Pydantic records extra keys in ``model_fields_set``; a stray ``message_id`` would
+        otherwise make the unset ``messageId`` field appear in dumps as ``null``.
+        """
+        obj = handler(data)
+        if isinstance(data, dict) and (info.context or {}).get("wire"):
+            for name, f in type(obj).model_fields.items():
+                if f.alias and f.alias != name and name in data and f.alias not in data:
+                    obj.__pydantic_fields_set__.discard(name)
+        return obj
+
     def to_json(self) -> dict[str, Any]:
         """The on-disk dict: aliases, only fields that were present or set."""
         return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
-        """Validate an on-disk dict."""
-        return cls.model_validate(data)
+        """Validate an on-disk dict by on-disk names only.
+
+        A stray snake_case key (``agent_type`` next to ``agentType``) stays an unknown
+        extra key; it is never read as the field. Python code may still construct models
+        by field name (``InboxMessage(sender=...)``).
+        """
+        return cls.model_validate(data, by_alias=True, by_name=False, context=_WIRE)
 
 
 class Member(WireModel):
@@ -109,7 +140,9 @@ class TeamConfig(WireModel):
             and isinstance(m.get("agentId"), str)
             and isinstance(m.get("name"), str)
         ]
-        return cls.model_validate({**data, "members": members})
+        return cls.model_validate(
+            {**data, "members": members}, by_alias=True, by_name=False, context=_WIRE
+        )
 
     @property
     def lead_name(self) -> str:
