@@ -1,0 +1,521 @@
+"""Run the real Gemini CLI (pinned in tests/e2e/package.json) offline, in a tmux pane.
+
+Pieces, usable separately:
+
+* `require_gemini()`: the pinned binary, or `GeminiNotInstalled` saying to run setup.
+* `prepare_home(root, ...)`: an isolated HOME with `~/.gemini/settings.json` that selects
+  API-key auth and switches off everything that would phone home or open a dialog.
+* `gemini_env(home, base_url)`: a scrubbed environment (built from scratch, so the
+  caller's `CI`, `GOOGLE_*`, `TERM_PROGRAM`, proxies, ... cannot leak in).
+* `gemini_command(yolo=...)`: the argv.
+* `Tmux` (a private tmux server on its own `-L` socket) and `start_gemini_in_tmux(...)`,
+  which launches the CLI interactively in a new session and waits, by polling
+  `capture-pane` against a deadline, until the input prompt (`READY_MARKER`) shows.
+* `GeminiPane.type_message(text)`: `send-keys -l text`, ~150 ms pause, `send-keys Enter`.
+
+What it takes to reach the prompt offline (Gemini CLI 0.61.0):
+
+* `security.auth.selectedType = "gemini-api-key"` + `GEMINI_API_KEY`; without it the
+  "Get started / How would you like to authenticate" dialog blocks the UI.
+* `GEMINI_CLI_TRUST_WORKSPACE=true`; without it the "Do you trust the files in this
+  folder?" dialog blocks the UI (and user MCP servers / hooks would be skipped).
+* `general.enableAutoUpdateNotification=false` (+ `enableAutoUpdate=false`): otherwise it
+  queries registry.npmjs.org at start (reachable here, so an update banner/auto-update
+  is possible). `privacy.usageStatisticsEnabled=false`: otherwise Clearcut logging
+  resolves play.googleapis.com. `telemetry.enabled=false` for OpenTelemetry.
+* `CI` must not be `"true"` in the CLI's env: it makes Gemini CLI run headless.
+* An Enter processed within 30 ms of a typed character is taken as a newline (paste
+  heuristics). Right after the prompt appears the CLI is still busy, so text and a
+  150 ms later Enter can be read as one chunk: `type_message` waits for the typed text
+  to show in the pane before the pause and the Enter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+E2E_DIR = Path(__file__).resolve().parent
+GEMINI_VERSION = "0.61.0"
+GEMINI_PACKAGE_DIR = E2E_DIR / "node_modules" / "@google" / "gemini-cli"
+GEMINI_BIN = E2E_DIR / "node_modules" / ".bin" / "gemini"
+SETUP_HINT = (
+    "run `make setup` (it must `npm ci` in tests/e2e; "
+    "by hand: `cd tests/e2e && npm ci --no-audit --no-fund`)"
+)
+
+#: Placeholder of the empty input box; its presence means the prompt accepts input.
+READY_MARKER = "Type your message or @path/to/file"
+
+#: Screens that block the prompt; seeing one means the offline setup is incomplete.
+BLOCKING_DIALOGS: dict[str, str] = {
+    "Do you trust the files in this folder?": (
+        "folder-trust dialog: set GEMINI_CLI_TRUST_WORKSPACE=true in the CLI's env"
+    ),
+    "How would you like to authenticate": (
+        "auth dialog: settings.json needs security.auth.selectedType = 'gemini-api-key' "
+        "and the env GEMINI_API_KEY"
+    ),
+    "A new version of Gemini CLI is available": (
+        "update notice: set general.enableAutoUpdateNotification = false"
+    ),
+}
+
+#: Settings that keep Gemini CLI offline and free of first-run dialogs.
+OFFLINE_SETTINGS: dict[str, Any] = {
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    "general": {
+        "enableAutoUpdate": False,
+        "enableAutoUpdateNotification": False,
+    },
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False, "logPrompts": False},
+    "ide": {"enabled": False, "hasSeenNudge": True},
+    "ui": {"showCompatibilityWarnings": False, "hideTips": True},
+}
+
+#: Variables copied from the caller's environment; everything else is dropped.
+PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
+
+
+class GeminiNotInstalled(RuntimeError):
+    """The pinned Gemini CLI is missing from tests/e2e/node_modules."""
+
+
+def gemini_install_problem() -> str | None:
+    """None when the pinned CLI is installed, else what is wrong and how to fix it."""
+    pkg = GEMINI_PACKAGE_DIR / "package.json"
+    if not GEMINI_BIN.exists() or not pkg.exists():
+        return f"Gemini CLI {GEMINI_VERSION} is not installed under {E2E_DIR}: {SETUP_HINT}"
+    try:
+        version = json.loads(pkg.read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError) as e:
+        return f"cannot read {pkg} ({e}): {SETUP_HINT}"
+    if version != GEMINI_VERSION:
+        return f"{pkg} is version {version!r}, expected {GEMINI_VERSION!r}: {SETUP_HINT}"
+    if shutil.which("node") is None:
+        return f"`node` is not on PATH: {SETUP_HINT}"
+    return None
+
+
+def require_gemini() -> Path:
+    problem = gemini_install_problem()
+    if problem is not None:
+        raise GeminiNotInstalled(problem)
+    return GEMINI_BIN
+
+
+def require_tmux() -> str:
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        raise GeminiNotInstalled(f"`tmux` is not installed: {SETUP_HINT}")
+    return tmux
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def build_settings(
+    *,
+    mcp_servers: Mapping[str, Any] | None = None,
+    hooks: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`OFFLINE_SETTINGS` plus the caller's `mcpServers`, `hooks` and other overrides."""
+    settings: dict[str, Any] = json.loads(json.dumps(OFFLINE_SETTINGS))
+    if mcp_servers:
+        settings["mcpServers"] = dict(mcp_servers)
+    if hooks:
+        settings["hooks"] = dict(hooks)
+    if extra:
+        settings = _deep_merge(settings, extra)
+    return settings
+
+
+@dataclass(frozen=True)
+class GeminiHome:
+    root: Path  # scratch dir owning everything below
+    home: Path  # $HOME for the CLI
+    workspace: Path  # the CLI's cwd (kept apart from $HOME: no home-dir warning)
+    settings_path: Path  # $HOME/.gemini/settings.json
+
+    @property
+    def gemini_dir(self) -> Path:
+        return self.home / ".gemini"
+
+    def settings(self) -> dict[str, Any]:
+        data = json.loads(self.settings_path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+
+
+def prepare_home(
+    root: Path,
+    *,
+    mcp_servers: Mapping[str, Any] | None = None,
+    hooks: Mapping[str, Any] | None = None,
+    extra_settings: Mapping[str, Any] | None = None,
+) -> GeminiHome:
+    """Create `<root>/home/.gemini/settings.json` and `<root>/workspace`."""
+    root = root.resolve()
+    home = root / "home"
+    workspace = root / "workspace"
+    gemini_dir = home / ".gemini"
+    gemini_dir.mkdir(parents=True, exist_ok=True)
+    workspace.mkdir(parents=True, exist_ok=True)
+    settings_path = gemini_dir / "settings.json"
+    settings = build_settings(mcp_servers=mcp_servers, hooks=hooks, extra=extra_settings)
+    settings_path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return GeminiHome(root=root, home=home, workspace=workspace, settings_path=settings_path)
+
+
+def gemini_env(
+    home: GeminiHome | Path,
+    base_url: str,
+    *,
+    api_key: str = "exo-e2e-offline-key",
+    no_relaunch: bool = True,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The complete environment for the CLI (not merged with os.environ).
+
+    `no_relaunch` sets GEMINI_CLI_NO_RELAUNCH: by default the CLI re-executes itself in
+    a child node process (to raise the heap limit); skipping that saves ~3 s of start-up
+    and leaves a single process in the pane.
+    """
+    home_dir = home.home if isinstance(home, GeminiHome) else Path(home)
+    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(
+        {
+            "HOME": str(home_dir),
+            "GEMINI_API_KEY": api_key,
+            "GOOGLE_GEMINI_BASE_URL": base_url.rstrip("/"),
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+    )
+    if no_relaunch:
+        env["GEMINI_CLI_NO_RELAUNCH"] = "true"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def gemini_command(
+    *,
+    yolo: bool = False,
+    model: str | None = None,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    cmd = [str(require_gemini())]
+    if yolo:
+        cmd.append("--yolo")
+    if model:
+        cmd += ["--model", model]
+    cmd += list(extra_args)
+    return cmd
+
+
+# ---------------------------------------------------------------------------- tmux
+
+
+class Tmux:
+    """A private tmux server (`tmux -L <socket>`); `kill()` ends it and its panes."""
+
+    def __init__(self, socket: str | None = None) -> None:
+        # Resolved lazily (run() raises GeminiNotInstalled), so fixtures can build one
+        # without failing before the test body reports a setup problem.
+        self._tmux: str | None = None
+        self.socket = socket or f"exo-e2e-{secrets.token_hex(4)}"
+        self._pane_pids: list[int] = []
+
+    def run(self, *args: str, check: bool = True, timeout: float = 15.0) -> str:
+        if self._tmux is None:
+            self._tmux = require_tmux()
+        proc = subprocess.run(
+            [self._tmux, "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(
+                f"tmux {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}"
+            )
+        return proc.stdout
+
+    def new_session(
+        self,
+        name: str,
+        command: str,
+        *,
+        cwd: Path,
+        width: int = 160,
+        height: int = 50,
+    ) -> tuple[str, int]:
+        """Start `command` (a shell string) in a new detached session; (pane_id, pane_pid).
+
+        remain-on-exit is set globally in the same tmux invocation, so a pane whose
+        program dies stays readable for diagnostics.
+        """
+        out = self.run(
+            "-f", "/dev/null",
+            "start-server", ";",
+            "set-option", "-g", "remain-on-exit", "on", ";",
+            "set-option", "-g", "history-limit", "5000", ";",
+            "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+            "-c", str(cwd), "-P", "-F", "#{pane_id} #{pane_pid}", command,
+        )  # fmt: skip
+        pane_id, pid = out.split()
+        self._pane_pids.append(int(pid))
+        return pane_id, int(pid)
+
+    def kill(self) -> None:
+        if self._tmux is None and not self._pane_pids:
+            return  # never started a server
+        self.run("kill-server", check=False)
+        # The pane programs get SIGHUP from the dying server; make sure ours are gone.
+        deadline = time.monotonic() + 5
+        for pid in self._pane_pids:
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+        self._pane_pids.clear()
+
+    def __enter__(self) -> Tmux:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.kill()
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, which an init that never reaps may keep, is dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+class PaneError(AssertionError):
+    """The pane did not reach the expected state; the message carries its screen."""
+
+
+@dataclass
+class GeminiPane:
+    tmux: Tmux
+    pane_id: str
+    pane_pid: int
+    home: GeminiHome
+    started_at: float  # time.monotonic() at launch
+    ready_after: float | None = None  # seconds from launch to READY_MARKER
+
+    def capture(self, *, history: bool = False) -> str:
+        args = ["capture-pane", "-p", "-J", "-t", self.pane_id]
+        if history:
+            args += ["-S", "-"]
+        return self.tmux.run(*args, check=False)
+
+    def is_dead(self) -> bool:
+        out = self.tmux.run(
+            "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
+        )
+        return out.strip() in ("1", "")
+
+    def send_literal(self, text: str) -> None:
+        self.tmux.run("send-keys", "-t", self.pane_id, "-l", text)
+
+    def send_key(self, *keys: str) -> None:
+        self.tmux.run("send-keys", "-t", self.pane_id, *keys)
+
+    def type_message(
+        self,
+        text: str,
+        *,
+        enter_delay: float = 0.15,
+        confirm_echo: bool = True,
+        echo_timeout: float = 30.0,
+    ) -> float:
+        """Type `text` (`send-keys -l`) and submit it (`send-keys Enter` ~150 ms later);
+        returns time.monotonic() of the Enter.
+
+        Gemini CLI turns an Enter that it *processes* within 30 ms of a typed character
+        into a newline (no-bracketed-paste heuristic). Timing the keys 150 ms apart is
+        not enough while the CLI's event loop is busy (the first seconds after the
+        prompt appears): both writes then sit in the pty and are read as one chunk
+        (`"text\r"`), the Enter becomes a newline and the message is never sent. So by
+        default this waits until the typed text is rendered in the pane (the CLI has
+        consumed it) before the pause and the Enter.
+
+        Avoid a leading `/`, `!` or `@` unless you mean a command, shell mode or a file.
+        """
+        if "\n" in text or "\r" in text:
+            raise ValueError("type_message sends one line; newlines would press Enter")
+        self.send_literal(text)
+        if confirm_echo:
+            needle = _squash(text)[-40:]
+            self.wait_for(
+                lambda s: needle in _squash(s), echo_timeout, what=f"the typed text {text!r}"
+            )
+        time.sleep(enter_delay)
+        self.send_key("Enter")
+        return time.monotonic()
+
+    def wait_for(
+        self,
+        condition: Callable[[str], bool],
+        timeout: float,
+        *,
+        what: str,
+        poll: float = 0.2,
+    ) -> str:
+        """Poll capture-pane until `condition(screen)`; PaneError with the screen if not."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while True:
+            screen = self.capture()
+            if condition(screen):
+                return screen
+            for marker, hint in BLOCKING_DIALOGS.items():
+                if marker in screen:
+                    raise PaneError(f"Gemini CLI shows a blocking {hint}\n--- pane ---\n{screen}")
+            if self.is_dead():
+                raise PaneError(
+                    f"Gemini CLI exited while waiting for {what}\n"
+                    f"--- pane ---\n{self.capture(history=True)}"
+                )
+            if time.monotonic() >= deadline:
+                raise PaneError(
+                    f"timed out after {timeout:.0f}s waiting for {what}\n--- pane ---\n{screen}"
+                )
+            time.sleep(poll)
+
+    def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
+        return self.wait_for(lambda s: needle in s, timeout, what=repr(needle))
+
+    def wait_until_ready(self, timeout: float = 60.0) -> float:
+        """Wait for the input prompt; returns seconds since launch."""
+        self.wait_for(lambda s: READY_MARKER in s, timeout, what="the input prompt")
+        self.ready_after = time.monotonic() - self.started_at
+        return self.ready_after
+
+
+def _squash(text: str) -> str:
+    """`text` without whitespace or box-drawing borders (the input box wraps lines)."""
+    return "".join(ch for ch in text if not ch.isspace() and ch not in "│┃")
+
+
+def write_launcher(
+    home: GeminiHome,
+    env: Mapping[str, str],
+    argv: Sequence[str],
+    *,
+    name: str = "launch-gemini.sh",
+) -> Path:
+    """A /bin/sh script that runs `argv` in `home.workspace` with exactly `env`.
+
+    TERM is taken from the pane (tmux sets it); nothing else from outside gets in.
+    """
+    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if k != "TERM")
+    script = (
+        "#!/bin/sh\n"
+        f"cd {shlex.quote(str(home.workspace))} || exit 1\n"
+        f'exec env -i TERM="${{TERM:-tmux-256color}}" {assigns} '
+        f"{' '.join(shlex.quote(a) for a in argv)}\n"
+    )
+    path = home.root / name
+    path.write_text(script, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def start_gemini_in_tmux(
+    tmux: Tmux | str,
+    home: GeminiHome,
+    base_url: str,
+    *,
+    yolo: bool = False,
+    model: str | None = None,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    session: str = "gemini",
+    width: int = 160,
+    height: int = 50,
+    ready_timeout: float = 60.0,
+    wait_ready: bool = True,
+) -> GeminiPane:
+    """Launch the pinned Gemini CLI interactively in a new tmux session and wait for
+    its input prompt. `tmux` is a `Tmux` or a socket name (a server of that name is
+    used or started; the caller then owns killing it)."""
+    server = tmux if isinstance(tmux, Tmux) else Tmux(tmux)
+    argv = gemini_command(yolo=yolo, model=model, extra_args=extra_args)
+    env = gemini_env(home, base_url, extra=extra_env)
+    launcher = write_launcher(home, env, argv)
+    started = time.monotonic()
+    pane_id, pid = server.new_session(
+        session, shlex.quote(str(launcher)), cwd=home.workspace, width=width, height=height
+    )
+    pane = GeminiPane(tmux=server, pane_id=pane_id, pane_pid=pid, home=home, started_at=started)
+    if wait_ready:
+        pane.wait_until_ready(ready_timeout)
+    return pane
+
+
+__all__ = [
+    "BLOCKING_DIALOGS",
+    "GEMINI_BIN",
+    "GEMINI_VERSION",
+    "OFFLINE_SETTINGS",
+    "READY_MARKER",
+    "SETUP_HINT",
+    "GeminiHome",
+    "GeminiNotInstalled",
+    "GeminiPane",
+    "PaneError",
+    "Tmux",
+    "build_settings",
+    "gemini_command",
+    "gemini_env",
+    "gemini_install_problem",
+    "prepare_home",
+    "require_gemini",
+    "require_tmux",
+    "start_gemini_in_tmux",
+    "write_launcher",
+]
