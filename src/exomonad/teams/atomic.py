@@ -2,8 +2,9 @@
 
 Output is byte-identical to Node's ``JSON.stringify(value, null, 2)`` (orjson's
 ``OPT_INDENT_2``), the format Claude Code writes, for every value parsed from JSON that
-JavaScript wrote. One deviation: a Python float with an integral value is written ``1.0``
-where JavaScript writes ``1``; both parse to the same number.
+JavaScript wrote, with two deviations that change spelling, not value: integers between
+2**64 and 1e21 (JavaScript writes them in full; orjson reads them as floats and writes
+``1e+20``), and Python floats with integral values (``1.0`` where JavaScript writes ``1``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from exomonad.teams.models import (
     TeamConfig,
     now_ms,
 )
-from exomonad.teams.paths import RESERVED_NAMES, TeamPaths, validate_name
+from exomonad.teams.paths import RESERVED_NAMES, TeamPaths, sanitize_path_name, validate_name
 
 __all__ = [
     "create_team",
@@ -34,7 +34,6 @@ __all__ = [
     "remove_all_synthetic",
     "remove_synthetic",
 ]
-
 
 
 def _read_raw(paths: TeamPaths) -> dict[str, Any]:
@@ -150,14 +149,19 @@ def register_synthetic(
             raise InvalidNameError(
                 f"{name!r} is already a Claude Code member of team {paths.team!r}"
             )
+        _refuse_shared_inbox(name, members, paths.team)
         used = {m.get("color") for m in members if isinstance(m, dict)}
-        entry: dict[str, Any] = existing if existing is not None else {
-            "agentId": f"{name}@{paths.team}",
-            "name": name,
-            "joinedAt": now_ms(),
-            "subscriptions": [],
-            "color": color or next((c for c in MEMBER_COLORS if c not in used), "blue"),
-        }
+        entry: dict[str, Any] = (
+            existing
+            if existing is not None
+            else {
+                "agentId": f"{name}@{paths.team}",
+                "name": name,
+                "joinedAt": now_ms(),
+                "subscriptions": [],
+                "color": color or next((c for c in MEMBER_COLORS if c not in used), "blue"),
+            }
+        )
         before = dict(entry)
         entry.update(
             agentType=agent_type,
@@ -166,8 +170,12 @@ def register_synthetic(
             backendType=SYNTHETIC_BACKEND,
             isActive=True,
         )
-        for key, value in (("exomonadPane", pane), ("color", color), ("model", model),
-                           ("prompt", prompt)):
+        for key, value in (
+            ("exomonadPane", pane),
+            ("color", color),
+            ("model", model),
+            ("prompt", prompt),
+        ):
             if value is not None:
                 entry[key] = value
         if existing is None:
@@ -177,6 +185,22 @@ def register_synthetic(
 
     _edit(paths, change)
     return Member.from_json(result)
+
+
+def _refuse_shared_inbox(name: str, members: list[Any], team: str) -> None:
+    """Refuse a name whose inbox file would be someone else's (``team lead`` → team-lead)."""
+    stem = sanitize_path_name(name)
+    others = [
+        str(m.get("name"))
+        for m in members
+        if isinstance(m, dict) and isinstance(m.get("name"), str) and m.get("name") != name
+    ]
+    for other in [*sorted(RESERVED_NAMES - {name}), *others]:
+        if sanitize_path_name(other) == stem:
+            raise InvalidNameError(
+                f"member name {name!r} would share the inbox file {stem}.json with {other!r} "
+                f"in team {team!r}"
+            )
 
 
 def remove_synthetic(paths: TeamPaths, name: str) -> bool:

@@ -67,8 +67,9 @@ class LockSettings:
 CLAUDE_INBOX_LOCK = LockSettings()
 #: Claude Code's task-list settings (retries 30, 5..100 ms).
 CLAUDE_TASK_LOCK = LockSettings(retries=30)
-#: Our own writers: finer first steps, a longer total budget (about 3.6 s). We never
+#: Our own writers: finer first steps and a longer total budget. We never
 #: drop a message on timeout: the caller gets a LockError and retries or reports it.
+#: (Budget: 1+2+4+...+64 ms, then 100 ms waits: about 3.4 s in all.)
 DEFAULT_LOCK = LockSettings(retries=40, min_timeout=0.001, max_timeout=0.1)
 
 
@@ -81,6 +82,11 @@ class _Refresher:
     """One daemon thread that refreshes the mtime of every lock held longer than ``update``."""
 
     def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        """Fresh state; also run in a forked child, where the parent's thread is gone."""
         self._cond = threading.Condition()
         self._held: dict[int, FileLock] = {}
         self._thread: threading.Thread | None = None
@@ -203,9 +209,9 @@ class FileLock:
                 raise FileNotFoundError
             os.utime(self.path)
             self._mtime_ns = os.stat(self.path).st_mtime_ns
-        except FileNotFoundError:
+        except OSError:  # gone, replaced, or no longer ours to touch
             self.compromised = True
-            _REFRESHER.discard(self)
+            _REFRESHER.discard(self)  # the refresher's Condition wraps an RLock
 
     def check(self) -> None:
         """Raise :class:`LockCompromisedError` if the lock is no longer ours."""

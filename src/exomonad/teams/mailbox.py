@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
 from exomonad.teams.atomic import read_json_array, write_json_atomic
@@ -99,6 +100,8 @@ class Mailbox:
         member: str,
         change: Callable[[list[dict[str, Any]]], bool],
         verify_id: str | None = None,
+        *,
+        create: bool = True,
     ) -> bool:
         """Run ``change`` on ``member``'s entries under lock; write if it returns True.
 
@@ -107,7 +110,10 @@ class Mailbox:
         released, Claude Code 2.1.330 may deliver and prune the entry at once.
         """
         path = self.paths.inbox(member)
-        self._ensure_file(path)
+        if create:
+            self._ensure_file(path)
+        elif not path.exists():
+            return False
         with FileLock(path, self.lock):
             entries = read_json_array(path)
             if change(entries):
@@ -203,7 +209,10 @@ class Mailbox:
         for e in self.read_raw(member):
             if not all(isinstance(e.get(k), str) for k in ("from", "text", "timestamp")):
                 continue
-            msg = InboxMessage.from_json(e)
+            try:
+                msg = InboxMessage.from_json(e)
+            except ValidationError:  # e.g. "summary": 5; Claude Code would not show it either
+                continue
             if not (unread_only and msg.is_read):
                 out.append(msg)
         return out
@@ -230,7 +239,7 @@ class Mailbox:
             entries[:] = keep
             return count > 0
 
-        self._mutate(member, change)
+        self._mutate(member, change, create=False)
         return count
 
     # -- compaction --------------------------------------------------------------------
@@ -271,5 +280,5 @@ class Mailbox:
             entries[:] = keep
             return True
 
-        self._mutate(member, change)
+        self._mutate(member, change, create=False)
         return CompactionResult(kept=kept, archived=len(moved), archive=archive if moved else None)

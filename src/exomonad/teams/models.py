@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    ValidationError,
     ValidationInfo,
     model_validator,
 )
@@ -132,14 +133,25 @@ class TeamConfig(WireModel):
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
-        """Validate, dropping members without string ``agentId``/``name`` as Claude Code does."""
-        members = [
-            m
-            for m in data.get("members", [])
-            if isinstance(m, dict)
-            and isinstance(m.get("agentId"), str)
-            and isinstance(m.get("name"), str)
-        ]
+        """Validate, dropping members Claude Code would drop or we cannot read.
+
+        Claude Code drops members without string ``agentId``/``name``; a member with an
+        odd known field (``joinedAt: "soon"``) is left out of this typed view too, rather
+        than making the whole team unreadable. The file itself is never changed by this.
+        """
+        members = []
+        for m in data.get("members", []):
+            if not (
+                isinstance(m, dict)
+                and isinstance(m.get("agentId"), str)
+                and isinstance(m.get("name"), str)
+            ):
+                continue
+            try:
+                Member.from_json(m)
+            except ValidationError:
+                continue
+            members.append(m)
         return cls.model_validate(
             {**data, "members": members}, by_alias=True, by_name=False, context=_WIRE
         )

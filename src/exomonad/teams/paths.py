@@ -39,6 +39,11 @@ _PATH_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 _MAX_NAME = 200
 
 
+def _js_dashes(match: re.Match[str]) -> str:
+    """One dash per UTF-16 code unit, as JavaScript's non-``u`` regex replaces them."""
+    return "-" * (2 if ord(match.group()) > 0xFFFF else 1)
+
+
 def config_root(override: str | os.PathLike[str] | None = None) -> Path:
     """Return the Claude config root.
 
@@ -79,7 +84,7 @@ def sanitize_config_name(name: str) -> str:
     >>> sanitize_config_name("My Team")
     'my-team'
     """
-    return _CONFIG_UNSAFE.sub("-", validate_name(name, "team name")).lower()
+    return _CONFIG_UNSAFE.sub(_js_dashes, validate_name(name, "team name")).lower()
 
 
 def sanitize_path_name(name: str) -> str:
@@ -87,8 +92,10 @@ def sanitize_path_name(name: str) -> str:
 
     >>> sanitize_path_name("My Team")
     'My-Team'
+    >>> sanitize_path_name("a\U0001F600b")  # an astral char is two UTF-16 units in JS
+    'a--b'
     """
-    return _PATH_UNSAFE.sub("-", validate_name(name))
+    return _PATH_UNSAFE.sub(_js_dashes, validate_name(name))
 
 
 @dataclass(frozen=True)
