@@ -1,0 +1,373 @@
+"""The pane contract (:class:`PaneBackend`) and the delivery algorithm every backend shares.
+
+A *pane* is named by a backend-specific string: ``%3`` for tmux, ``terminal_3`` for
+Zellij. Every operation on a pane that is missing, dead or refuses input raises
+:class:`~exomonad.errors.PaneError`.
+
+:meth:`KeystrokeBackend.deliver` is the one place the typing protocol lives:
+
+1. resolve the pane (missing/dead/input-disabled -> ``PaneError``), take its lock,
+   leave any mode (copy mode) that would swallow keys;
+2. :class:`~exomonad.panes.spool.Spool` turns the text into one sanitised line, or a
+   pointer to a spool file for multi-line / long text;
+3. type the line; wait until the pane shows a change (the program has read the input:
+   a busy TUI may not read it for a second or more, and would then read text and Enter
+   in one chunk), at most ``echo_timeout``; then wait ``enter_delay`` (TUIs such as
+   Claude Code and Gemini CLI treat an Enter arriving within ~30 ms of typed text as a
+   newline, not a submit), snapshot the pane, press Enter;
+4. confirm the submission: the pane's content or cursor must change within
+   ``submit_timeout``; otherwise press Enter again, ``max_enter_attempts`` in all.
+
+Confirmation is best effort: a pane that redraws on its own (a spinner) looks "changed".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from exomonad.errors import PaneError
+from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT, default_lock_dir, pane_lock
+from exomonad.panes.sanitize import sanitize
+from exomonad.panes.spool import Spool
+from exomonad.util.waiting import WaitTimeout, retry_until
+
+__all__ = [
+    "DEFAULT_ECHO_TIMEOUT",
+    "DEFAULT_ENTER_DELAY",
+    "DEFAULT_MAX_ENTER_ATTEMPTS",
+    "DEFAULT_SUBMIT_TIMEOUT",
+    "ENTER_DELAY_ENV",
+    "Command",
+    "DeliveryReceipt",
+    "KeystrokeBackend",
+    "PaneBackend",
+    "resolve_enter_delay",
+]
+
+ENTER_DELAY_ENV = "EXOMONAD_ENTER_DELAY"
+"""Environment variable (seconds, float) overriding :data:`DEFAULT_ENTER_DELAY`."""
+
+DEFAULT_ENTER_DELAY = 0.12
+"""Seconds between typing a message and pressing Enter, unless ``$EXOMONAD_ENTER_DELAY``
+or the ``enter_delay`` argument says otherwise."""
+
+DEFAULT_ECHO_TIMEOUT = 3.0
+"""Seconds to wait, after typing, for the pane to show that the program read the text."""
+
+DEFAULT_SUBMIT_TIMEOUT = 1.0
+"""Seconds to wait, after each Enter, for the pane to show the submission."""
+
+DEFAULT_MAX_ENTER_ATTEMPTS = 3
+"""Enter presses per delivery before reporting ``submitted=False``."""
+
+Command = str | Sequence[str]
+"""A command to spawn: a shell command line, or an argv list run without a shell."""
+
+
+def resolve_enter_delay(value: float | None) -> float:
+    """``value`` if given, else ``$EXOMONAD_ENTER_DELAY``, else :data:`DEFAULT_ENTER_DELAY`."""
+    if value is None:
+        env = os.environ.get(ENTER_DELAY_ENV)
+        try:
+            value = float(env) if env else DEFAULT_ENTER_DELAY
+        except ValueError:
+            raise ValueError(f"${ENTER_DELAY_ENV} must be a number of seconds: {env!r}") from None
+    if value < 0:
+        raise ValueError(f"enter_delay must be >= 0, got {value}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryReceipt:
+    """What :meth:`PaneBackend.deliver` did. Times are ``time.time()`` epoch seconds.
+
+    Attributes:
+        pane: the resolved pane id the text went to.
+        typed: the exact line typed (sanitised message, or the spool pointer).
+        spool_path: file holding the full message, if it was spooled.
+        submitted: whether a change in the pane confirmed that Enter took effect.
+        enter_attempts: how many times Enter was pressed.
+        started_at: when ``deliver`` was called.
+        typed_at: when the multiplexer accepted the typed text.
+        submitted_at: when the submission was confirmed (``None`` if it was not).
+    """
+
+    pane: str
+    typed: str
+    spool_path: Path | None
+    submitted: bool
+    enter_attempts: int
+    started_at: float
+    typed_at: float
+    submitted_at: float | None
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the call to confirmation (or to typing, if unconfirmed)."""
+        return (self.submitted_at or self.typed_at) - self.started_at
+
+
+@runtime_checkable
+class PaneBackend(Protocol):
+    """Types messages into terminal panes and manages those panes."""
+
+    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+        """Sanitise ``text``, type it (or a spool pointer), press Enter, confirm it."""
+        ...
+
+    def send_text(self, pane: str, text: str) -> str:
+        """Type sanitised ``text`` as one line without submitting; return what was typed."""
+        ...
+
+    def submit(self, pane: str) -> None:
+        """Press Enter in the pane."""
+        ...
+
+    def capture(self, pane: str) -> str:
+        """The pane's visible text, without escape sequences."""
+        ...
+
+    def exists(self, pane: str) -> bool:
+        """Whether the pane exists and is alive (can take input)."""
+        ...
+
+    def spawn(
+        self,
+        command: Command,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str | None = None,
+        target: str | None = None,
+    ) -> str:
+        """Start ``command`` in a new pane (in ``target``, backend-specific); return its id."""
+        ...
+
+    def kill(self, pane: str) -> None:
+        """Close the pane and end its process (``PaneError`` if it does not exist)."""
+        ...
+
+
+class KeystrokeBackend(ABC):
+    """Base of the backends: the shared delivery algorithm over a few primitives.
+
+    Subclasses implement the underscored primitives plus ``capture``, ``spawn`` and
+    ``kill``. Primitives other than :meth:`_locate` get the canonical pane id, and
+    :meth:`_type`/:meth:`_enter`/:meth:`_snapshot` run under the pane lock.
+    """
+
+    def __init__(
+        self,
+        *,
+        enter_delay: float | None = None,
+        submit_timeout: float = DEFAULT_SUBMIT_TIMEOUT,
+        max_enter_attempts: int = DEFAULT_MAX_ENTER_ATTEMPTS,
+        spool_dir: str | os.PathLike[str] | None = None,
+        spool_threshold: int | None = None,
+        lock_dir: str | os.PathLike[str] | None = None,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        echo_timeout: float = DEFAULT_ECHO_TIMEOUT,
+    ) -> None:
+        if max_enter_attempts < 1:
+            raise ValueError("max_enter_attempts must be at least 1")
+        self.echo_timeout = echo_timeout
+        self.enter_delay = resolve_enter_delay(enter_delay)
+        self.submit_timeout = submit_timeout
+        self.max_enter_attempts = max_enter_attempts
+        self.spool = Spool(spool_dir, threshold=spool_threshold)
+        self.lock_dir = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+        self.lock_timeout = lock_timeout
+
+    # -- primitives --------------------------------------------------------------------
+
+    @abstractmethod
+    def _locate(self, pane: str) -> tuple[str, str | None]:
+        """``(canonical id, why it cannot take input or None)``; ``PaneError`` if missing."""
+
+    @abstractmethod
+    def _lock_key(self, pane: str) -> str:
+        """A key naming the pane uniquely on this machine (e.g. server socket + id)."""
+
+    def _prepare_input(self, pane: str) -> None:
+        """Under the lock: re-check the pane (it may have died while we waited for the
+        lock) and make it ready for keys, e.g. leave copy mode."""
+        self._resolve(pane)
+
+    @abstractmethod
+    def _type(self, pane: str, line: str) -> None:
+        """Type ``line`` (already sanitised, single line) literally."""
+
+    @abstractmethod
+    def _enter(self, pane: str) -> None:
+        """Press Enter once."""
+
+    @abstractmethod
+    def _snapshot(self, pane: str) -> Hashable:
+        """Something that changes when the pane's content or cursor changes."""
+
+    def _await_echo(self, pane: str, before: Hashable) -> None:
+        """Wait until the pane differs from ``before`` (the program read the input).
+
+        A program that never echoes costs ``echo_timeout`` once per message; it is then
+        submitted as usual.
+        """
+        with suppress(WaitTimeout):
+            retry_until(
+                lambda: self._snapshot(pane) != before, timeout=self.echo_timeout, interval=0.005
+            )
+
+    def _snapshot_then_enter(self, pane: str) -> Hashable:
+        """Snapshot, then press Enter; backends may do both in one round trip."""
+        before = self._snapshot(pane)
+        self._enter(pane)
+        return before
+
+    def _lock_target(self, pane: str) -> str:
+        """The canonical id to lock for ``pane`` (resolving it; backends may shortcut)."""
+        return self._resolve(pane)
+
+    @abstractmethod
+    def capture(self, pane: str) -> str:
+        """The pane's visible text, without escape sequences (dead panes too)."""
+
+    @abstractmethod
+    def spawn(
+        self,
+        command: Command,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        name: str | None = None,
+        target: str | None = None,
+    ) -> str:
+        """Start ``command`` in a new pane and return the pane id."""
+
+    @abstractmethod
+    def kill(self, pane: str) -> None:
+        """Close the pane (``PaneError`` if it does not exist)."""
+
+    # -- the contract ------------------------------------------------------------------
+
+    def _resolve(self, pane: str) -> str:
+        """Canonical id of a live pane that accepts input, else ``PaneError``."""
+        canonical, problem = self._locate(pane)
+        if problem:
+            raise PaneError(f"pane {pane!r} {problem}")
+        return canonical
+
+    def _lock(self, pane: str) -> AbstractContextManager[float]:
+        return pane_lock(self.lock_dir, self._lock_key(pane), self.lock_timeout)
+
+    @contextmanager
+    def _ready(self, pane: str) -> Iterator[str]:
+        """Resolve, lock, re-check and prepare the pane for input."""
+        canonical = self._lock_target(pane)
+        with self._lock(canonical):
+            self._prepare_input(canonical)
+            yield canonical
+
+    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+        """Deliver one message: type it (or a spool pointer), press Enter, confirm.
+
+        Args:
+            pane: the pane id (``%3``, ``terminal_3``, ...).
+            text: the message; it is sanitised, never interpreted as keys.
+            sender: who the message is from, named in the spool pointer line.
+
+        Raises:
+            PaneError: the pane is missing, dead, refuses input, or stays locked.
+            ValueError: nothing printable is left in ``text``.
+        """
+        started_at = time.time()
+        with self._ready(pane) as canonical:
+            outgoing = self.spool.prepare(text, sender=sender)
+            unread = self._snapshot(canonical) if self.echo_timeout > 0 else None
+            self._type(canonical, outgoing.line)
+            typed_at = time.time()
+            if unread is not None:
+                self._await_echo(canonical, unread)
+            if self.enter_delay:
+                time.sleep(self.enter_delay)  # deliberate pacing, not a wait on a condition
+            before = self._snapshot_then_enter(canonical)
+            attempts = 1
+            submitted_at = time.time() if self._changed_since(canonical, before) else None
+            while submitted_at is None and attempts < self.max_enter_attempts:
+                attempts += 1
+                self._enter(canonical)
+                if self._changed_since(canonical, before):
+                    submitted_at = time.time()
+        return DeliveryReceipt(
+            pane=canonical,
+            typed=outgoing.line,
+            spool_path=outgoing.spool_path,
+            submitted=submitted_at is not None,
+            enter_attempts=attempts,
+            started_at=started_at,
+            typed_at=typed_at,
+            submitted_at=submitted_at,
+        )
+
+    def _changed_since(self, pane: str, before: Hashable) -> bool:
+        try:
+            retry_until(
+                lambda: self._snapshot(pane) != before,
+                timeout=self.submit_timeout,
+                interval=0.01,
+            )
+        except WaitTimeout:
+            return False
+        return True
+
+    def send_text(self, pane: str, text: str) -> str:
+        """Type ``text`` sanitised to one line (newlines become spaces), without Enter.
+
+        Returns:
+            The exact text typed (may be empty, in which case nothing is typed).
+        """
+        line = sanitize(text, keep_newlines=False)
+        with self._ready(pane) as canonical:
+            if line:
+                self._type(canonical, line)
+        return line
+
+    def submit(self, pane: str) -> None:
+        """Press Enter in ``pane`` once, without confirmation."""
+        with self._ready(pane) as canonical:
+            self._enter(canonical)
+
+    def exists(self, pane: str) -> bool:
+        """Whether ``pane`` exists, is alive and accepts input."""
+        try:
+            self._resolve(pane)
+        except PaneError:
+            return False
+        return True
+
+
+def check_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """Validate environment overrides for :meth:`PaneBackend.spawn`."""
+    out: dict[str, str] = {}
+    for key, value in (env or {}).items():
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            raise ValueError(f"invalid environment variable {key!r}")
+        out[key] = value
+    return out
+
+
+def check_command(command: Command) -> list[str] | str:
+    """Validate a spawn command: a non-empty shell string or a non-empty argv list."""
+    if isinstance(command, str):
+        if not command.strip():
+            raise ValueError("empty command")
+        return command
+    argv = list(command)
+    if not argv or not argv[0]:
+        raise ValueError("empty command")
+    return argv
