@@ -20,8 +20,7 @@ from exomonad.errors import PaneError
 from exomonad.panes import TmuxBackend, sanitize
 from exomonad.panes.tmux import TypingMethod
 from exomonad.util.waiting import retry_until
-
-from .conftest import Reader, TmuxServer
+from tests.support.tmux import Reader, TmuxServer
 
 pytestmark = pytest.mark.integration
 

@@ -77,6 +77,7 @@ class FakePaneBackend(KeystrokeBackend):
         *,
         enter_delay: float = 0.0,
         submit_timeout: float = 0.05,
+        echo_timeout: float = 0.05,
         max_enter_attempts: int = 3,
         spool_dir: str | os.PathLike[str] | None = None,
         spool_threshold: int | None = None,
@@ -86,6 +87,7 @@ class FakePaneBackend(KeystrokeBackend):
         super().__init__(
             enter_delay=enter_delay,
             submit_timeout=submit_timeout,
+            echo_timeout=echo_timeout,
             max_enter_attempts=max_enter_attempts,
             spool_dir=spool_dir,
             spool_threshold=spool_threshold,

@@ -42,6 +42,7 @@ from typing import Literal, NamedTuple
 
 from exomonad.errors import PaneError
 from exomonad.panes.base import (
+    DEFAULT_ECHO_TIMEOUT,
     DEFAULT_MAX_ENTER_ATTEMPTS,
     DEFAULT_SUBMIT_TIMEOUT,
     Command,
@@ -129,10 +130,12 @@ class TmuxBackend(KeystrokeBackend):
         spool_threshold: int | None = None,
         lock_dir: str | os.PathLike[str] | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        echo_timeout: float = DEFAULT_ECHO_TIMEOUT,
     ) -> None:
         super().__init__(
             enter_delay=enter_delay,
             submit_timeout=submit_timeout,
+            echo_timeout=echo_timeout,
             max_enter_attempts=max_enter_attempts,
             spool_dir=spool_dir,
             spool_threshold=spool_threshold,

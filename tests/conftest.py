@@ -1,0 +1,3 @@
+"""Root conftest: shared fixture plugins."""
+
+pytest_plugins = ["tests.support.tmux"]
