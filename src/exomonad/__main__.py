@@ -1,5 +1,5 @@
 """``python -m exomonad``: the same as the ``exomonad`` command."""
 
-from exomonad.cli.main import main
+from exomonad.entry import main
 
 main()

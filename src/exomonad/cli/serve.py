@@ -1,0 +1,108 @@
+"""``exomonad serve``, ``mcp-stdio``, ``status`` and ``hook``: the server and its clients."""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.logging import RichHandler
+
+from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, err_console, handle_errors
+from exomonad.server.config import load_project_config
+from exomonad.server.pidfile import read_server_info
+from exomonad.state import find_state_dir
+
+__all__ = ["register"]
+
+StateDirOpt = Annotated[
+    Path | None,
+    typer.Option(help="Project state dir (default: nearest .exomonad/; $EXOMONAD_DIR)."),
+]
+
+
+def _state(state_dir: Path | None) -> Path:
+    return state_dir or find_state_dir(create=True)
+
+
+@handle_errors
+def serve(
+    state_dir: StateDirOpt = None,
+    tmux_socket: Annotated[str | None, typer.Option(help="tmux server (tmux -L).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    config_dir: ConfigDirOpt = None,
+) -> None:
+    """Run the project's server (MCP, hooks, watcher) on .exomonad/server.sock."""
+    from exomonad.panes import TmuxBackend
+    from exomonad.server.app import run_server
+    from exomonad.server.services import Services
+
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
+        handlers=[RichHandler(console=err_console, show_path=False)],
+    )  # fmt: skip
+    svc = Services(_state(state_dir), root=config_dir, backend=TmuxBackend(tmux_socket))
+    run_server(svc)
+
+
+@handle_errors
+def mcp_stdio(
+    role: Annotated[str, typer.Option(help="Role to ask for (the token decides).")] = "worker",
+    name: Annotated[str | None, typer.Option(help="Agent name (informational).")] = None,
+    state_dir: StateDirOpt = None,
+    config_dir: ConfigDirOpt = None,
+) -> None:
+    """MCP over stdio: proxy to the running server, or serve embedded if none runs.
+
+    The role comes from the agent's token ($EXOMONAD_TOKEN, issued at spawn); the root
+    lead (--role tl) uses .exomonad/lead.token. Without a token: the least role.
+    """
+    from exomonad.server.stdio_bridge import resolve_token, run_stdio_bridge
+
+    state = _state(state_dir)
+    lead_role = load_project_config(state).lead.role
+    token = resolve_token(state, os.environ.get("EXOMONAD_TOKEN"), role, lead_role)
+    run_stdio_bridge(state, token, root=config_dir)
+
+
+@handle_errors
+def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
+    """Show whether the project's server runs, and its /health."""
+    state = _state(state_dir)
+    info = read_server_info(state)
+    if info is None or not info.alive:
+        emit({"running": False}, as_json, lambda: console.print("no server running"))
+        raise typer.Exit(1)
+    conn = http.client.HTTPConnection("localhost")
+    import socket
+
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(info.socket)
+    conn.sock = sock
+    conn.request("GET", "/health")
+    data = orjson.loads(conn.getresponse().read())
+    emit(data, as_json, lambda: console.print_json(orjson.dumps(data).decode()))
+
+
+def hook(
+    event: Annotated[str, typer.Argument(help="session-start, pre-tool-use, stop, ...")],
+    runtime: Annotated[str, typer.Option(help="claude or gemini")] = "claude",
+) -> None:
+    """Answer an agent hook (reads its JSON on stdin). Runs on a fast path (no typer)."""
+    from exomonad.hookclient import main as hook_main
+
+    raise typer.Exit(hook_main([event, "--runtime", runtime]))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the server commands to the top-level app."""
+    app.command("serve")(serve)
+    app.command("mcp-stdio")(mcp_stdio)
+    app.command("status")(status)
+    app.command("hook")(hook)
+
+

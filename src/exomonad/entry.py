@@ -1,0 +1,18 @@
+"""The ``exomonad`` console script: hooks take a fast path that imports no CLI framework."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    """Dispatch ``exomonad hook ...`` to the thin client, everything else to the CLI."""
+    if len(sys.argv) > 1 and sys.argv[1] == "hook":
+        from exomonad.hookclient import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
+    from exomonad.cli.main import main as cli_main
+
+    cli_main()

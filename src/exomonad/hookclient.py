@@ -1,0 +1,116 @@
+"""``exomonad hook EVENT --runtime claude|gemini``: the thin hook client.
+
+Reads the hook's JSON on stdin, posts it to the project's server over its Unix socket,
+prints the answer (JSON on stdout), writes its message to stderr and exits with the code
+the server chose. Standard library only: it starts with every tool call of every agent.
+
+With no server running it fails open (empty answer, exit 0) and says so on stderr.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+_USAGE = "usage: exomonad hook EVENT [--runtime claude|gemini] [--timeout SECONDS]"
+TIMEOUT = 30.0
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def _state_dir(cwd: str | None) -> Path | None:
+    env = os.environ.get("EXOMONAD_DIR")
+    if env:
+        return Path(env)
+    here = Path(cwd or os.getcwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / ".exomonad").is_dir():
+            return d / ".exomonad"
+    return None
+
+
+def _server_socket(state: Path) -> str | None:
+    try:
+        info = json.loads((state / "server.pid").read_text())
+        os.kill(int(info["pid"]), 0)
+        return str(info["socket"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _token(state: Path) -> str | None:
+    token = os.environ.get("EXOMONAD_TOKEN")
+    if token:
+        return token
+    try:
+        return (state / "lead.token").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _fail_open(event: str, why: str) -> int:
+    sys.stdout.write("{}\n")
+    sys.stderr.write(f"exomonad: {why}; hook {event} answered with no decision (fail-open)\n")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run the hook client; returns the process exit code."""
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(_USAGE + "\n")
+        return 0 if argv else 2
+    event, runtime, timeout = argv[0], "claude", TIMEOUT
+    rest = argv[1:]
+    try:
+        while rest:
+            flag, value, rest = rest[0], rest[1], rest[2:]
+            if flag == "--runtime" and value in ("claude", "gemini"):
+                runtime = value
+            elif flag == "--timeout":
+                timeout = float(value)
+            else:
+                raise ValueError(flag)
+    except (IndexError, ValueError):
+        sys.stderr.write(_USAGE + "\n")
+        return 2
+    body = sys.stdin.buffer.read()
+    try:
+        cwd = json.loads(body or b"{}").get("cwd")
+    except (ValueError, AttributeError):
+        cwd = None
+    state = _state_dir(cwd if isinstance(cwd, str) else None)
+    sock = _server_socket(state) if state is not None else None
+    if state is None or sock is None:
+        return _fail_open(event, "no ExoMonad server is running for this project")
+    headers = {"Content-Type": "application/json"}
+    token = _token(state)
+    if token:
+        headers["x-exomonad-token"] = token
+    try:
+        conn = _UnixConnection(sock, timeout)
+        conn.request("POST", f"/hook/{event}?runtime={runtime}", body=body, headers=headers)
+        resp = conn.getresponse()
+        answer = json.loads(resp.read())
+    except (OSError, ValueError, http.client.HTTPException) as exc:
+        return _fail_open(event, f"server on {sock} did not answer ({exc})")
+    if resp.status != 200:
+        return _fail_open(event, f"server refused the hook: {answer.get('error', resp.status)}")
+    sys.stdout.write(json.dumps(answer.get("output") or {}) + "\n")
+    if answer.get("stderr"):
+        sys.stderr.write(str(answer["stderr"]) + "\n")
+    return int(answer.get("exit_code", 0))

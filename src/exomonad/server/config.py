@@ -1,0 +1,99 @@
+"""Project configuration: ``.exomonad/config.toml`` (every key optional).
+
+Example::
+
+    [lead]
+    name = "team-lead"          # the root lead's member name
+    role = "tl"                 # role of the root lead's MCP connection
+
+    [roles]
+    default = "guest"           # role of a connection without a valid token
+
+    [roles.tools]               # which tools each role sees (fnmatch patterns)
+    tl = ["*"]
+    dev = ["notify_parent", "send_message", "team_status", "task_*"]
+    worker = ["notify_parent", "send_message", "team_status", "task_list", "task_get",
+              "task_update", "task_claim"]
+    guest = ["team_status", "task_list", "task_get"]
+
+    [workers]
+    command = "gemini --yolo"   # default command for spawn_workers
+    tmux_session = "exomonad"   # where worker panes are opened
+    agent_type = "gemini"
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from exomonad.errors import ExomonadError
+
+__all__ = ["LeadConfig", "ProjectConfig", "RolesConfig", "WorkersConfig", "load_project_config"]
+
+_TL_TOOLS = ["*"]
+_DEV_TOOLS = ["notify_parent", "send_message", "team_status", "task_*"]
+_WORKER_TOOLS = [
+    "notify_parent", "send_message", "team_status",
+    "task_list", "task_get", "task_update", "task_claim",
+]  # fmt: skip
+_GUEST_TOOLS = ["team_status", "task_list", "task_get"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LeadConfig(_Section):
+    """The root lead (a Claude Code session started by the user)."""
+
+    name: str = "team-lead"
+    role: str = "tl"
+
+
+class RolesConfig(_Section):
+    """Roles and the tools each one sees."""
+
+    default: str = "guest"
+    tools: dict[str, list[str]] = Field(
+        default_factory=lambda: {
+            "tl": _TL_TOOLS,
+            "dev": _DEV_TOOLS,
+            "worker": _WORKER_TOOLS,
+            "guest": _GUEST_TOOLS,
+        }
+    )
+
+    def allows(self, role: str, tool: str) -> bool:
+        """Whether ``role`` may see and call ``tool``."""
+        return any(fnmatch.fnmatchcase(tool, pat) for pat in self.tools.get(role, []))
+
+
+class WorkersConfig(_Section):
+    """How ``spawn_workers`` starts workers."""
+
+    command: str = "gemini --yolo"
+    tmux_session: str = "exomonad"
+    agent_type: str = "gemini"
+
+
+class ProjectConfig(_Section):
+    """The whole ``config.toml``."""
+
+    lead: LeadConfig = Field(default_factory=LeadConfig)
+    roles: RolesConfig = Field(default_factory=RolesConfig)
+    workers: WorkersConfig = Field(default_factory=WorkersConfig)
+
+
+def load_project_config(state_dir: Path) -> ProjectConfig:
+    """Read ``<state_dir>/config.toml``; defaults when absent; a clear error when wrong."""
+    path = state_dir / "config.toml"
+    if not path.exists():
+        return ProjectConfig()
+    try:
+        return ProjectConfig.model_validate(tomllib.loads(path.read_text("utf-8")))
+    except (tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise ExomonadError(f"{path}: {exc}") from exc

@@ -1,0 +1,89 @@
+"""MCP over the server's socket: each caller sees and may call only its role's tools.
+
+Built on the official SDK's low-level server. The caller is identified per request by
+the token header (see :mod:`exomonad.server.identity`); a tool outside the caller's role
+is neither listed nor callable. Tool code is synchronous (file locks, SQLite, tmux) and
+runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+import mcp_types as types
+import orjson
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from pydantic import ValidationError
+
+from exomonad.errors import ExomonadError
+from exomonad.server.identity import TOKEN_HEADER, Identity
+from exomonad.server.services import Services
+from exomonad.server.tools import TOOLS, call_tool
+
+__all__ = ["build_mcp_server", "identity_of"]
+
+
+def identity_of(svc: Services, ctx: ServerRequestContext[Any]) -> Identity:
+    """The caller of this request (least role without a valid token)."""
+    headers = getattr(ctx.request, "headers", None)
+    token = headers.get(TOKEN_HEADER) if headers is not None else None
+    return svc.identify(token)
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)],
+                                is_error=True)  # fmt: skip
+
+
+def build_mcp_server(svc: Services, *, fixed_identity: Identity | None = None) -> Server[Any]:
+    """The MCP server for ``svc``.
+
+    ``fixed_identity`` serves one known caller (stdio embedded mode, where requests carry
+    no headers); otherwise each request is identified by its token header.
+    """
+
+    def caller(ctx: ServerRequestContext[Any]) -> Identity:
+        return fixed_identity or identity_of(svc, ctx)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        who = caller(ctx)
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
+                    description=t.description,
+                    input_schema=t.args.model_json_schema(),
+                )
+                for t in TOOLS.values()
+                if svc.config.roles.allows(who.role, t.name)
+            ]
+        )
+
+    async def handle_call(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        who = caller(ctx)
+        arguments = dict(params.arguments or {})
+        try:
+            result = await anyio.to_thread.run_sync(call_tool, svc, who, params.name, arguments)
+        except ValidationError as exc:
+            return _error(f"invalid arguments for {params.name}: {exc.errors()}")
+        except ExomonadError as exc:
+            svc.counters["tool_errors"] += 1
+            return _error(str(exc))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=orjson.dumps(result).decode())],
+            structured_content=result,
+        )
+
+    return Server(
+        "exomonad",
+        version=svc.version,
+        instructions="ExoMonad: talk to your team (notify_parent, send_message) and its tasks.",
+        on_list_tools=list_tools,
+        on_call_tool=handle_call,
+    )

@@ -1,0 +1,94 @@
+"""One server per project: the pid file ``.exomonad/server.pid`` and its socket.
+
+The pid file is JSON ``{pid, socket, started_at, version}``. A client finds the socket
+there and checks liveness with ``kill(pid, 0)``. A second server for the same project
+refuses to start; a stale pid file or socket (its process gone) is cleaned up. Creating
+the pid file uses ``O_EXCL``, so two servers starting at once cannot both win.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from exomonad import __version__
+from exomonad.errors import ExomonadError
+
+__all__ = ["PidFile", "ServerInfo", "read_server_info"]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the pid file says."""
+
+    pid: int
+    socket: str
+    started_at: float
+    version: str
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process still exists."""
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def read_server_info(state_dir: Path) -> ServerInfo | None:
+    """The pid file's content, or None if absent or unreadable."""
+    try:
+        data = orjson.loads((state_dir / "server.pid").read_bytes())
+        return ServerInfo(int(data["pid"]), str(data["socket"]), float(data["started_at"]),
+                          str(data["version"]))  # fmt: skip
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+class PidFile:
+    """Claim the project's server slot; release it on exit."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.state_dir = state_dir
+        self.path = state_dir / "server.pid"
+        self.socket = state_dir / "server.sock"
+        self.info: ServerInfo | None = None
+
+    def acquire(self) -> ServerInfo:
+        """Write the pid file, or raise if a live server owns this project."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                other = read_server_info(self.state_dir)
+                if other is not None and other.alive and other.pid != os.getpid():
+                    raise ExomonadError(
+                        f"an ExoMonad server (pid {other.pid}) already serves this project "
+                        f"on {other.socket}; stop it first (kill {other.pid})"
+                    ) from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            self.socket.unlink(missing_ok=True)  # a stale socket from a crashed server
+            info = ServerInfo(os.getpid(), str(self.socket), time.time(), __version__)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(orjson.dumps(info.__dict__))
+            self.info = info
+            return info
+        raise ExomonadError(f"could not claim {self.path}")
+
+    def release(self) -> None:
+        """Remove the socket and the pid file if they are still ours."""
+        current = read_server_info(self.state_dir)
+        if current is not None and current.pid == os.getpid():
+            with contextlib.suppress(FileNotFoundError):
+                self.socket.unlink()
+            self.path.unlink(missing_ok=True)

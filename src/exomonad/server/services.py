@@ -1,0 +1,87 @@
+"""Everything the server's tools and hooks work with, wired once per process."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+from exomonad import __version__
+from exomonad.bridge.ledger import SqliteLedger
+from exomonad.bridge.registry import TeamRegistry
+from exomonad.bridge.watcher import InboxWatcher
+from exomonad.errors import ExomonadError
+from exomonad.panes import PaneBackend, TmuxBackend
+from exomonad.server.config import ProjectConfig, load_project_config
+from exomonad.server.identity import Identity, TokenStore
+from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
+from exomonad.teams.paths import config_root
+
+__all__ = ["Services"]
+
+
+class Services:
+    """The server's state: config, tokens, ledger, panes, watcher, registry, counters.
+
+    Parameters
+    ----------
+    state_dir:
+        The project's ``.exomonad/``.
+    root:
+        Claude config root (default ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``).
+    backend:
+        Pane backend (default tmux on the default server).
+    """
+
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        root: Path | None = None,
+        backend: PaneBackend | None = None,
+        config: ProjectConfig | None = None,
+        dialect: Dialect | None = None,
+    ) -> None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir = state_dir
+        self.root = config_root(root)
+        self.config = config or load_project_config(state_dir)
+        self.dialect = dialect or get_dialect()
+        self.tokens = TokenStore(state_dir)
+        self.tokens.ensure_lead_token(self.config.lead.name, self.config.lead.role)
+        self.ledger = SqliteLedger(state_dir / "ledger.db")
+        self.backend: PaneBackend = backend or TmuxBackend()
+        self.registry = TeamRegistry(state_dir)
+        self.watcher = InboxWatcher(self.ledger, self.backend, root=self.root, dialect=self.dialect)
+        self.counters: Counter[str] = Counter()
+        self.started_at = time.time()
+        self.version = __version__
+
+    def identify(self, token: str | None) -> Identity:
+        """The caller behind ``token``; unknown tokens get the least role, anonymously."""
+        found = self.tokens.lookup(token)
+        if found is not None:
+            return found
+        return Identity(name="anonymous", role=self.config.roles.default, authenticated=False)
+
+    def team_of(self, who: Identity) -> str:
+        """The team ``who`` works in: its own, else the project's current team."""
+        team = who.team or self.registry.current
+        if team is None:
+            raise ExomonadError(
+                "no team yet: the lead has not created or joined a team "
+                "(start Claude Code with teams enabled, or run `exomonad team create`)"
+            )
+        return team
+
+    def paths(self, team: str) -> TeamPaths:
+        """Paths of ``team`` under this server's config root."""
+        return TeamPaths(team, self.root)
+
+    def mailbox(self, team: str) -> Mailbox:
+        """A mailbox for ``team`` in the server's dialect."""
+        return Mailbox(self.paths(team), dialect=self.dialect)
+
+    def close(self) -> None:
+        """Flush and close what holds files open."""
+        self.ledger.close()

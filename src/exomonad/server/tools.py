@@ -1,0 +1,256 @@
+"""The tools agents call over MCP, as plain functions of (services, caller, arguments).
+
+Each tool has a pydantic model for its arguments (its JSON schema is what MCP clients
+see) and returns a JSON-able dict. Errors are :class:`~exomonad.errors.ExomonadError`s
+with a message meant for the calling agent. Which role sees which tool is configured in
+``[roles.tools]`` (see :mod:`exomonad.server.config`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, LockError, PaneError
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
+from exomonad.teams.tasks import TaskStore
+
+__all__ = ["TOOLS", "Tool", "ToolError", "call_tool"]
+
+
+class ToolError(ExomonadError):
+    """A tool refused or failed; the message is shown to the calling agent."""
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NotifyParentArgs(_Args):
+    status: Literal["success", "failure"] = Field(description="How the work went.")
+    message: str = Field(description="What you did, found or need. Not empty.")
+    pr_number: int | None = Field(default=None, description="Pull request, if you opened one.")
+
+
+class SendMessageArgs(_Args):
+    to: str = Field(description="A member of your team (see team_status).")
+    text: str = Field(description="The message.")
+    summary: str | None = Field(default=None, description="A few words shown in the UI.")
+
+
+class NoArgs(_Args):
+    pass
+
+
+class TaskListArgs(_Args):
+    status: Literal["pending", "in_progress", "completed"] | None = None
+
+
+class TaskIdArgs(_Args):
+    task_id: str
+
+
+class TaskCreateArgs(_Args):
+    subject: str
+    description: str = ""
+    blocked_by: list[str] = Field(default_factory=list)
+
+
+class TaskUpdateArgs(_Args):
+    task_id: str
+    status: Literal["pending", "in_progress", "completed"] | None = None
+    subject: str | None = None
+    description: str | None = None
+
+
+class WorkerSpec(_Args):
+    name: str = Field(description="Member name for the worker, e.g. gemini-1.")
+    task: str = Field(description="The first message the worker receives.")
+    command: str | None = Field(default=None, description="Command to run (default: config).")
+
+
+class SpawnWorkersArgs(_Args):
+    workers: list[WorkerSpec] = Field(min_length=1)
+
+
+class RemoveWorkerArgs(_Args):
+    name: str
+
+
+def _done(message: str, **data: Any) -> dict[str, Any]:
+    return {"ok": True, "message": message, **data}
+
+
+def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str, Any]:
+    """Report to the parent: its inbox first (locked, verified), its pane as a fallback."""
+    if not a.message.strip():
+        raise ToolError("message is empty: say what you did, found or need")
+    team = svc.team_of(who)
+    pr = f" (PR #{a.pr_number})" if a.pr_number is not None else ""
+    text = f"[from: {who.name}] {a.status}{pr}: {a.message}"
+    try:
+        mid = svc.mailbox(team).send(
+            who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
+        )
+        svc.counters["notify_inbox"] += 1
+        return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
+    except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
+        pane = _pane_of(svc, team, who.parent)
+        if pane is None:
+            raise ToolError(
+                f"could not deliver to {who.parent}: {exc}; no pane to fall back to"
+            ) from exc
+        try:
+            svc.backend.deliver(pane, text, sender=who.name)
+        except PaneError as pexc:
+            raise ToolError(f"inbox failed ({exc}) and pane {pane} failed ({pexc})") from pexc
+        svc.counters["notify_pane"] += 1
+        return _done(f"inbox failed ({exc}); typed into {who.parent}'s pane {pane}", via="pane")
+
+
+def _pane_of(svc: Services, team: str, member: str) -> str | None:
+    m = load_config(svc.paths(team)).member(member)
+    if m is None:
+        return None
+    pane = (m.model_extra or {}).get("exomonadPane") or m.tmux_pane_id
+    return pane if isinstance(pane, str) and pane.startswith("%") else None
+
+
+def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, Any]:
+    """Message any member of the caller's team; unknown recipients are refused."""
+    if not a.text.strip():
+        raise ToolError("text is empty")
+    mid = svc.mailbox(svc.team_of(who)).send(a.to, sender=who.name, text=a.text, summary=a.summary)
+    svc.counters["send_message"] += 1
+    return _done(f"sent to {a.to}", messageId=mid)
+
+
+def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
+    """Members, their presence and how many messages wait for each."""
+    team = svc.team_of(who)
+    paths = svc.paths(team)
+    config = load_config(paths)
+    presence = team_presence(paths)
+    pending = svc.watcher.stats.pending
+    members = [
+        {
+            "name": m.name,
+            "agentType": m.agent_type,
+            "backend": m.backend_type,
+            "presence": presence[m.name].state.value if m.name in presence else None,
+            "pending": pending.get(f"{team}/{m.name}", 0),
+        }
+        for m in config.members
+    ]
+    return {"team": team, "lead": config.lead_name, "you": who.name, "members": members}
+
+
+def _tasks(svc: Services, who: Identity) -> TaskStore:
+    return TaskStore(svc.paths(svc.team_of(who)))
+
+
+def task_list(svc: Services, who: Identity, a: TaskListArgs) -> dict[str, Any]:
+    """The team's tasks."""
+    tasks = [t.to_json() for t in _tasks(svc, who).list() if a.status in (None, t.status)]
+    return {"tasks": tasks}
+
+
+def task_get(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
+    """One task."""
+    return _tasks(svc, who).get(a.task_id).to_json()
+
+
+def task_create(svc: Services, who: Identity, a: TaskCreateArgs) -> dict[str, Any]:
+    """Create a task (Claude Code's .lock / .highwatermark protocol)."""
+    return _tasks(svc, who).create(a.subject, a.description, blocked_by=a.blocked_by).to_json()
+
+
+def task_update(svc: Services, who: Identity, a: TaskUpdateArgs) -> dict[str, Any]:
+    """Update a task's status, subject or description."""
+    changes = a.model_dump(exclude={"task_id"}, exclude_none=True)
+    return _tasks(svc, who).update(a.task_id, **changes).to_json()
+
+
+def task_claim(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
+    """Claim a task for the caller (refused if owned, completed or blocked)."""
+    return _tasks(svc, who).claim(a.task_id, who.name).to_json()
+
+
+def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str, Any]:
+    """Open a pane per worker, register it as a synthetic member, send it its task."""
+    team = svc.team_of(who)
+    paths = svc.paths(team)
+    spawned = []
+    for w in a.workers:
+        ident = Identity(name=w.name, role="worker", team=team, parent=who.name)
+        token = svc.tokens.issue(ident)
+        argv = shlex.split(w.command or svc.config.workers.command)
+        env = {"EXOMONAD_TOKEN": token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
+               "EXOMONAD_DIR": str(svc.state_dir)}  # fmt: skip
+        pane = svc.backend.spawn(
+            argv, cwd=str(svc.state_dir.parent), env=env, name=w.name,
+            target=svc.config.workers.tmux_session,
+        )  # fmt: skip
+        register_synthetic(paths, w.name, agent_type=svc.config.workers.agent_type, pane=pane)
+        mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task)
+        spawned.append({"name": w.name, "pane": pane, "taskMessageId": mid})
+    return _done(f"spawned {len(spawned)} worker(s) in team {team}", workers=spawned)
+
+
+def remove_worker(svc: Services, who: Identity, a: RemoveWorkerArgs) -> dict[str, Any]:
+    """Close a worker's pane and remove it from the team."""
+    team = svc.team_of(who)
+    pane = _pane_of(svc, team, a.name)
+    if not remove_synthetic(svc.paths(team), a.name):
+        raise ToolError(f"{a.name!r} is not an ExoMonad worker of team {team!r}")
+    svc.tokens.revoke(a.name, team)
+    if pane is not None and svc.backend.exists(pane):
+        svc.backend.kill(pane)
+    return _done(f"removed {a.name}", pane=pane)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool: its name, description, argument model and implementation."""
+
+    name: str
+    description: str
+    args: type[_Args]
+    fn: Callable[[Services, Identity, Any], dict[str, Any]]
+
+
+def _tool(fn: Callable[[Services, Identity, Any], dict[str, Any]], args: type[_Args]) -> Tool:
+    return Tool(fn.__name__, (fn.__doc__ or "").strip(), args, fn)
+
+
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        _tool(notify_parent, NotifyParentArgs),
+        _tool(send_message, SendMessageArgs),
+        _tool(team_status, NoArgs),
+        _tool(task_list, TaskListArgs),
+        _tool(task_get, TaskIdArgs),
+        _tool(task_create, TaskCreateArgs),
+        _tool(task_update, TaskUpdateArgs),
+        _tool(task_claim, TaskIdArgs),
+        _tool(spawn_workers, SpawnWorkersArgs),
+        _tool(remove_worker, RemoveWorkerArgs),
+    )
+}
+
+
+def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Check the role, validate the arguments, run the tool."""
+    tool = TOOLS.get(name)
+    if tool is None or not svc.config.roles.allows(who.role, name):
+        raise ToolError(f"tool {name!r} is not available to role {who.role!r}")
+    args = tool.args.model_validate(arguments)
+    svc.counters[f"tool:{name}"] += 1
+    return tool.fn(svc, who, args)
