@@ -1,0 +1,36 @@
+"""Server fixtures: Services over a temp project with a fake pane backend and a team."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from exomonad.panes import FakePaneBackend
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.teams import TeamPaths, create_team, get_dialect
+
+
+@pytest.fixture
+def fake() -> FakePaneBackend:
+    return FakePaneBackend(echo_timeout=0, submit_timeout=0.01)
+
+
+@pytest.fixture
+def svc(tmp_path: Path, fake: FakePaneBackend) -> Iterator[Services]:
+    root = tmp_path / "claude"
+    create_team(TeamPaths("proj", root))
+    s = Services(tmp_path / "project" / ".exomonad", root=root, backend=fake,
+                 dialect=get_dialect("2.1.112"))  # fmt: skip
+    s.registry.set_current("proj")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def lead(svc: Services) -> Identity:
+    found = svc.identify(svc.tokens.lead_path.read_text().strip())
+    assert found.role == "tl"
+    return found

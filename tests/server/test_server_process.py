@@ -1,0 +1,210 @@
+"""The real server process with real clients: the SDK over `exomonad mcp-stdio`, the hook
+client, tmux panes, and the watcher typing a spawned worker's task into its pane."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import TextContent
+
+from exomonad.server.pidfile import read_server_info
+from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
+from exomonad.util.waiting import retry_until
+from tests.support.tmux import READER, TmuxServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+@dataclass
+class Project:
+    root: Path
+    state: Path
+    env: dict[str, str]
+    proc: subprocess.Popen[str]
+
+    def tokens(self) -> dict[str, Any]:
+        data: dict[str, Any] = orjson.loads((self.state / "tokens.json").read_bytes())
+        return {v["name"]: t for t, v in data.items()}
+
+
+def _env(root: Path, state: Path, tmux: TmuxServer) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
+    env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
+               EXOMONAD_ENTER_DELAY="0.01", EXOMONAD_LOCK_DIR=str(state / "locks"),
+               EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
+    return env
+
+
+def _start(env: dict[str, str], tmux: TmuxServer) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", tmux.socket],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
+    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text(
+        f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
+        'tmux_session = "main"\n'
+    )
+    create_team(TeamPaths("proj", root))
+    env = _env(root, state, tmux_server)
+    proc = _start(env, tmux_server)
+    sock = state / "server.sock"
+    retry_until(sock.exists, timeout=30, message="server did not start")
+    p = Project(root, state, env, proc)
+    _hook(p, "post-tool-use", {"session_id": "lead-1", "tool_name": "TeamCreate",
+                               "tool_input": {"team_name": "proj"}}, token=None)  # fmt: skip
+    yield p
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
+
+
+def _hook(
+    p: Project, event: str, payload: dict[str, Any], *, token: str | None, runtime: str = "claude"
+) -> subprocess.CompletedProcess[str]:
+    env = dict(p.env)
+    if token:
+        env["EXOMONAD_TOKEN"] = token
+    return subprocess.run(
+        [sys.executable, "-m", "exomonad", "hook", event, "--runtime", runtime],
+        input=orjson.dumps(payload).decode(), env=env, capture_output=True, text=True, timeout=30,
+        check=False,
+    )  # fmt: skip
+
+
+async def _session(
+    p: Project, role: str, token: str | None, calls: list[tuple[str, Any]]
+) -> tuple[list[str], list[tuple[bool, Any]]]:
+    env = dict(p.env)
+    if token:
+        env["EXOMONAD_TOKEN"] = token
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "exomonad", "mcp-stdio", "--role", role], env=env
+    )
+    async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
+        await s.initialize()
+        tools = sorted(t.name for t in (await s.list_tools()).tools)
+        results = []
+        for name, args in calls:
+            res = await s.call_tool(name, args)
+            first = res.content[0]
+            text = first.text if isinstance(first, TextContent) else repr(first)
+            results.append((res.is_error, res.structured_content or text))
+        return tools, results
+
+
+def test_roles_tools_spawn_and_delivery(project: Project, tmux_server: TmuxServer) -> None:
+    async def lead() -> tuple[list[str], list[tuple[bool, Any]]]:
+        return await _session(project, "tl", None, [
+            ("spawn_workers", {"workers": [{"name": "gemini-1", "task": "build the parser"}]}),
+            ("task_create", {"subject": "parser"}),
+        ])  # fmt: skip
+
+    async def forger() -> tuple[list[str], list[tuple[bool, Any]]]:
+        return await _session(project, "tl", "exo_forged", [
+            ("spawn_workers", {"workers": [{"name": "evil", "task": "x"}]}),
+            ("team_status", {}),
+        ])  # fmt: skip
+
+    async def both() -> list[tuple[list[str], list[tuple[bool, Any]]]]:
+        out: list[tuple[list[str], list[tuple[bool, Any]]]] = []
+
+        async def run(f: Any) -> None:
+            out.append(await f())
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, lead)
+            tg.start_soon(run, forger)
+        return out
+
+    results = anyio.run(both)
+    by_tools = {len(tools): (tools, res) for tools, res in results}
+    lead_tools, lead_res = by_tools[max(by_tools)]
+    forged_tools, forged_res = by_tools[min(by_tools)]
+    assert "spawn_workers" in lead_tools
+    assert forged_tools == ["task_get", "task_list", "team_status"]  # guest: the least role
+    assert forged_res[0][0] is True
+    assert "not available" in str(forged_res[0][1])
+    assert forged_res[1][1]["you"] == "anonymous"
+    assert lead_res[0][0] is False, lead_res
+    pane = lead_res[0][1]["workers"][0]["pane"]
+    # The server's watcher typed the task into the new worker's pane.
+    out = project.root.parent / "worker.jsonl"
+    retry_until(lambda: out.exists() and "build the parser" in out.read_text(), timeout=30,
+                message="task never reached the worker pane")  # fmt: skip
+    assert tmux_server.fmt(pane, "#{pane_id}") == pane
+
+    token = project.tokens()["gemini-1"]
+    worker_tools, worker_res = anyio.run(_session, project, "worker", token, [
+        ("notify_parent", {"status": "success", "message": "parser done", "pr_number": 3}),
+        ("task_claim", {"task_id": "1"}),
+        ("spawn_workers", {"workers": [{"name": "x", "task": "y"}]}),
+    ])  # fmt: skip
+    assert "spawn_workers" not in worker_tools
+    assert [err for err, _ in worker_res] == [False, False, True]
+    inbox = Mailbox(TeamPaths("proj", project.root)).read_raw("team-lead")
+    assert inbox[-1]["text"] == "[from: gemini-1] success (PR #3): parser done"
+
+    # Hooks through the real client: the worker goes idle once → one idle notification.
+    for _ in range(3):
+        done = _hook(project, "after-agent", {"session_id": "w-1"}, token=token, runtime="gemini")
+        assert done.returncode == 0, done.stderr
+        assert orjson.loads(done.stdout) == {}
+    idle = [e for e in Mailbox(TeamPaths("proj", project.root)).read_raw("team-lead")
+            if '"idle_notification"' in e["text"]]  # fmt: skip
+    assert len(idle) == 1
+
+
+def test_single_instance_and_clean_shutdown(project: Project, tmux_server: TmuxServer) -> None:
+    second = _start(project.env, tmux_server)
+    _, err = second.communicate(timeout=30)
+    assert second.returncode == 1
+    assert "already serves this project" in err
+    info = read_server_info(project.state)
+    assert info is not None
+    assert info.pid == project.proc.pid
+    project.proc.send_signal(signal.SIGTERM)
+    _, err = project.proc.communicate(timeout=30)
+    assert project.proc.returncode == 0, err
+    assert not (project.state / "server.sock").exists()
+    assert not (project.state / "server.pid").exists()
+
+
+def test_hook_fails_open_without_a_server(project: Project) -> None:
+    project.proc.send_signal(signal.SIGTERM)
+    project.proc.communicate(timeout=30)
+    started = time.monotonic()
+    done = _hook(project, "stop", {"session_id": "x"}, token=None)
+    assert done.returncode == 0
+    assert orjson.loads(done.stdout) == {}
+    assert "no ExoMonad server is running" in done.stderr
+    assert time.monotonic() - started < 10
+
+
+def test_bound_worker_receives_messages_from_the_lead(
+    project: Project, tmux_server: TmuxServer
+) -> None:
+    reader = tmux_server.reader()
+    register_synthetic(TeamPaths("proj", project.root), "w2", pane=reader.pane)
+    _, res = anyio.run(_session, project, "tl", None,
+                       [("send_message", {"to": "w2", "text": "hello w2"})])  # fmt: skip
+    assert res[0][0] is False
+    assert reader.wait_lines(1, timeout=30) == ["[from team-lead] hello w2"]

@@ -1,0 +1,138 @@
+"""The tools, called in-process on Services with a fake pane backend."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from exomonad.errors import ExomonadError, UnknownRecipientError
+from exomonad.panes import FakePaneBackend
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.server.tools import TOOLS, ToolError, call_tool
+from exomonad.teams import load_config, register_synthetic
+
+
+def _worker(svc: Services, name: str = "gemini-1") -> Identity:
+    register_synthetic(svc.paths("proj"), name)
+    return Identity(name=name, role="worker", team="proj", parent="team-lead")
+
+
+def test_notify_parent_lands_in_the_leads_inbox(svc: Services) -> None:
+    who = _worker(svc)
+    out = call_tool(svc, who, "notify_parent",
+                    {"status": "success", "message": "tests pass", "pr_number": 7})  # fmt: skip
+    assert out["via"] == "inbox"
+    [entry] = svc.mailbox("proj").read_raw("team-lead")
+    assert entry["from"] == "gemini-1"
+    assert entry["text"] == "[from: gemini-1] success (PR #7): tests pass"
+    assert entry["summary"] == "Agent update: gemini-1"
+    assert entry["messageId"] == out["messageId"]
+
+
+@pytest.mark.parametrize("message", ["", "   \n"])
+def test_notify_parent_refuses_empty_messages(svc: Services, message: str) -> None:
+    with pytest.raises(ToolError, match="empty"):
+        call_tool(svc, _worker(svc), "notify_parent", {"status": "success", "message": message})
+    assert not svc.paths("proj").inbox("team-lead").exists()
+
+
+def test_notify_parent_falls_back_to_the_leads_pane_when_the_inbox_is_corrupt(
+    svc: Services, fake: FakePaneBackend
+) -> None:
+    who = _worker(svc)
+    fake.add_pane("%4")
+    register_synthetic(svc.paths("proj"), "lead-pane-holder")  # unrelated member
+    cfg = svc.paths("proj").config_file
+    cfg.write_text(cfg.read_text().replace('"tmuxPaneId": ""', '"tmuxPaneId": "%4"', 1))
+    inbox = svc.paths("proj").inbox("team-lead")
+    inbox.parent.mkdir(parents=True, exist_ok=True)
+    inbox.write_bytes(b"{broken")
+    out = call_tool(svc, who, "notify_parent", {"status": "failure", "message": "blocked"})
+    assert out["via"] == "pane"
+    assert fake.submitted("%4") == ["[from: gemini-1] failure: blocked"]
+    assert inbox.read_bytes() == b"{broken"  # never overwritten
+
+
+def test_notify_parent_without_any_route_is_an_error(svc: Services) -> None:
+    inbox = svc.paths("proj").inbox("team-lead")
+    inbox.parent.mkdir(parents=True, exist_ok=True)
+    inbox.write_bytes(b"[")
+    with pytest.raises(ToolError, match="no pane to fall back to"):
+        call_tool(svc, _worker(svc), "notify_parent", {"status": "success", "message": "x"})
+
+
+def test_send_message_refuses_unknown_recipients(svc: Services, lead: Identity) -> None:
+    with pytest.raises(UnknownRecipientError):
+        call_tool(svc, lead, "send_message", {"to": "ghost", "text": "hi"})
+    assert not svc.paths("proj").inbox("ghost").exists()
+    _worker(svc)
+    out = call_tool(svc, lead, "send_message", {"to": "gemini-1", "text": "hi", "summary": "s"})
+    [entry] = svc.mailbox("proj").read_raw("gemini-1")
+    assert (entry["from"], entry["text"]) == ("team-lead", "hi")
+    assert entry["messageId"] == out["messageId"]
+
+
+def test_roles_limit_tools(svc: Services) -> None:
+    who = _worker(svc)
+    guest = svc.identify("not-a-token")
+    assert (guest.role, guest.authenticated) == ("guest", False)
+    for caller, tool in ((who, "spawn_workers"), (who, "task_create"), (guest, "send_message")):
+        with pytest.raises(ToolError, match="not available"):
+            call_tool(svc, caller, tool, {})
+    assert call_tool(svc, guest, "team_status", {})["you"] == "anonymous"
+
+
+def test_bad_arguments_are_validation_errors(svc: Services, lead: Identity) -> None:
+    with pytest.raises(ValidationError):
+        call_tool(svc, lead, "notify_parent", {"status": "maybe", "message": "x"})
+    with pytest.raises(ValidationError):
+        call_tool(svc, lead, "send_message", {"to": "x", "text": "y", "extra": 1})
+
+
+def test_no_team_is_a_clear_error(svc: Services, lead: Identity) -> None:
+    svc.registry.set_current(None)
+    with pytest.raises(ExomonadError, match="no team yet"):
+        call_tool(svc, lead, "team_status", {})
+
+
+def test_tasks_through_tools(svc: Services, lead: Identity) -> None:
+    who = _worker(svc)
+    t = call_tool(svc, lead, "task_create", {"subject": "port it", "description": "d"})
+    claimed = call_tool(svc, who, "task_claim", {"task_id": t["id"]})
+    assert (claimed["owner"], claimed["status"]) == ("gemini-1", "in_progress")
+    done = call_tool(svc, who, "task_update", {"task_id": t["id"], "status": "completed"})
+    assert done["status"] == "completed"
+    listed = call_tool(svc, who, "task_list", {"status": "completed"})["tasks"]
+    assert [x["id"] for x in listed] == [t["id"]]
+
+
+def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneBackend) -> None:
+    out = call_tool(svc, lead, "spawn_workers",
+                    {"workers": [{"name": "g1", "task": "do A", "command": "gemini --yolo"},
+                                 {"name": "g2", "task": "do B"}]})  # fmt: skip
+    panes = {w["name"]: w["pane"] for w in out["workers"]}
+    cfg = load_config(svc.paths("proj"))
+    for name in ("g1", "g2"):
+        member = cfg.member(name)
+        assert member is not None
+        assert member.synthetic
+        assert (member.model_extra or {})["exomonadPane"] == panes[name]
+    assert [e["text"] for e in svc.mailbox("proj").read_raw("g1")] == ["do A"]
+    spawned = fake.pane(panes["g1"])
+    token = spawned.env["EXOMONAD_TOKEN"]
+    assert svc.identify(token) == Identity("g1", "worker", "proj", "team-lead")
+    call_tool(svc, lead, "remove_worker", {"name": "g1"})
+    assert load_config(svc.paths("proj")).member("g1") is None
+    assert svc.identify(token).authenticated is False  # token revoked
+    assert not fake.exists(panes["g1"])
+    with pytest.raises(ExomonadError, match="not an ExoMonad one"):
+        call_tool(svc, lead, "remove_worker", {"name": "team-lead"})
+    with pytest.raises(ToolError, match="not an ExoMonad worker"):
+        call_tool(svc, lead, "remove_worker", {"name": "g1"})  # already gone
+
+
+def test_every_tool_has_a_schema_and_description() -> None:
+    for tool in TOOLS.values():
+        assert tool.description
+        assert tool.args.model_json_schema()["type"] == "object"
