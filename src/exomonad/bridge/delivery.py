@@ -11,6 +11,7 @@ the file, is what decides what is new.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -51,12 +52,19 @@ class Deliverer:
     """Runs delivery passes for the members of one team."""
 
     def __init__(
-        self, mailbox: Mailbox, ledger: Ledger, sink: TextSink, *, mark_read: bool = True
+        self,
+        mailbox: Mailbox,
+        ledger: Ledger,
+        sink: TextSink,
+        *,
+        mark_read: bool = True,
+        renderer: Callable[[dict[str, Any]], str] = render,
     ) -> None:
         self.mailbox = mailbox
         self.ledger = ledger
         self.sink = sink
         self.mark_read = mark_read
+        self.renderer = renderer
 
     @property
     def team(self) -> str:
@@ -92,7 +100,7 @@ class Deliverer:
             if self.ledger.begin(self.team, member, message_id):
                 result.possible_duplicates += 1
             try:
-                self.sink.deliver(pane, render(entry), sender=str(entry["from"]))
+                self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]))
             except PaneError as exc:
                 self._undeliverable(member, todo[position:], str(exc))
                 result.pending, result.error = len(todo) - position, str(exc)

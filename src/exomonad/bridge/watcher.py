@@ -17,22 +17,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from asyncinotify import Event, Inotify, Mask
 
 from exomonad.bridge.delivery import Deliverer, PassResult, TextSink
 from exomonad.bridge.ledger import Ledger
+from exomonad.bridge.render import render
 from exomonad.errors import ExomonadError
 from exomonad.teams.atomic import read_json
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect
 from exomonad.teams.mailbox import Mailbox
+from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths, config_root, sanitize_path_name
 
-__all__ = ["InboxWatcher", "WatcherStats"]
+__all__ = ["InboxWatcher", "MemberSelector", "WatcherStats", "synthetic_members"]
+
+#: Which members a watcher serves, and where: member name → pane (None: not bound yet).
+MemberSelector = Callable[[TeamConfig], dict[str, str | None]]
+
+
+def synthetic_members(config: TeamConfig) -> dict[str, str | None]:
+    """The default selector: ExoMonad's synthetic members and their bound panes."""
+    return {m.name: _pane_of(m.model_extra) for m in config.members if m.synthetic}
 
 log = logging.getLogger("exomonad.bridge")
 
@@ -75,6 +86,10 @@ class InboxWatcher:
         Seconds to wait after an event before a pass, to coalesce bursts (default 2 ms).
     retry_interval:
         Seconds between retries of members whose messages are pending.
+    select, renderer:
+        Which members to serve (default :func:`synthetic_members`) and how an entry
+        becomes text (default :func:`~exomonad.bridge.render.render`); the lead relay
+        serves the lead's own inbox with these.
     """
 
     def __init__(
@@ -89,6 +104,8 @@ class InboxWatcher:
         mark_read: bool = True,
         debounce: float = 0.002,
         retry_interval: float = 5.0,
+        select: MemberSelector = synthetic_members,
+        renderer: Callable[[dict[str, Any]], str] = render,
     ) -> None:
         self.ledger = ledger
         self.sink = sink
@@ -99,6 +116,8 @@ class InboxWatcher:
         self.mark_read = mark_read
         self.debounce = debounce
         self.retry_interval = retry_interval
+        self.select = select
+        self.renderer = renderer
         self.stats = WatcherStats()
         self._teams: dict[str, _Team] = {}  # by inbox dir name
         self._dirty: dict[_Key, asyncio.Event] = {}
@@ -214,15 +233,15 @@ class InboxWatcher:
         team = self._teams.get(key)
         if team is None:
             mailbox = Mailbox(paths, dialect=self.dialect, durable=self.durable)
-            deliverer = Deliverer(mailbox, self.ledger, self.sink, mark_read=self.mark_read)
+            deliverer = Deliverer(
+                mailbox, self.ledger, self.sink, mark_read=self.mark_read, renderer=self.renderer
+            )
             team = self._teams[key] = _Team(paths, deliverer)
             if paths.team_dir != config_dir:
                 self._watch_team_dir(paths.team_dir)
         before = team.members
         team.members = {
-            sanitize_path_name(m.name): (m.name, _pane_of(m.model_extra))
-            for m in config.members
-            if m.synthetic
+            sanitize_path_name(name): (name, pane) for name, pane in self.select(config).items()
         }
         for stem, member in team.members.items():
             if before.get(stem) != member:

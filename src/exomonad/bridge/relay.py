@@ -1,0 +1,148 @@
+"""The lead relay: a headless lead (``claude -p --input-format stream-json``) never reads
+its inbox, so the relay feeds it each new inbox entry as a stream-json user turn.
+
+``exomonad relay --team T -- claude -p --input-format stream-json ...`` runs the lead as a
+child process. New entries of the lead's inbox are written to the child's stdin, each
+exactly once (through the same ledger as pane delivery), rendered as Claude Code renders
+teammate messages (``<teammate-message teammate_id=... summary=...>``). Lines on the
+relay's own stdin are passed on unchanged, and the child's stdout is the relay's stdout.
+Marking entries read rewrites the inbox and wakes the watcher, but the ledger already
+knows them: no relay loops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from exomonad.bridge.ledger import SqliteLedger
+from exomonad.bridge.watcher import InboxWatcher
+from exomonad.errors import PaneError
+from exomonad.teams import Dialect
+from exomonad.teams.models import TeamConfig
+
+__all__ = ["StdinSink", "render_teammate_message", "run_relay", "user_turn"]
+
+RELAY_PANE = "relay:stdin"
+
+
+def render_teammate_message(entry: dict[str, Any]) -> str:
+    """An inbox entry the way Claude Code shows it to its model.
+
+    >>> render_teammate_message({"from": "gemini-1", "text": "done", "summary": "s"})
+    '<teammate-message teammate_id="gemini-1" summary="s">done</teammate-message>'
+    """
+    attrs = f'teammate_id="{html.escape(str(entry.get("from", "?")))}"'
+    for key in ("color", "summary"):
+        if isinstance(entry.get(key), str):
+            attrs += f' {key}="{html.escape(entry[key])}"'
+    return f"<teammate-message {attrs}>{entry.get('text', '')}</teammate-message>"
+
+
+def user_turn(text: str) -> bytes:
+    """One stream-json input line carrying ``text`` as a user turn."""
+    message = {"role": "user", "content": [{"type": "text", "text": text}]}
+    return orjson.dumps({"type": "user", "message": message}) + b"\n"
+
+
+class StdinSink:
+    """A :class:`~exomonad.bridge.delivery.TextSink` writing user turns to a child's stdin."""
+
+    def __init__(self, stdin: IO[bytes]) -> None:
+        self.stdin = stdin
+        self.lock = threading.Lock()
+
+    def write(self, line: bytes) -> None:
+        """Write one whole line (never interleaved with another)."""
+        with self.lock:
+            self.stdin.write(line)
+            self.stdin.flush()
+
+    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> None:
+        """Send ``text`` as a user turn; a closed stdin is a dead pane."""
+        try:
+            self.write(user_turn(text))
+        except (BrokenPipeError, ValueError, OSError) as exc:
+            raise PaneError(f"the lead process no longer reads its stdin: {exc}") from exc
+
+
+def _forward_stdin(fd: int, sink: StdinSink) -> None:
+    """Pass our stdin's lines on. Raw ``os.read``: a daemon thread blocked in a buffered
+    read would hold its lock and abort the interpreter at exit."""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            return
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        try:
+            for line in lines:
+                sink.write(line + b"\n")
+        except (BrokenPipeError, ValueError, OSError):
+            return
+    if pending:
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+            sink.write(pending + b"\n")
+
+
+async def _relay(argv: Sequence[str], make_watcher: Callable[[StdinSink], InboxWatcher]) -> int:
+    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE)
+    assert proc.stdin is not None
+    sink = StdinSink(proc.stdin)
+    threading.Thread(
+        target=_forward_stdin, args=(sys.stdin.fileno(), sink), daemon=True, name="relay-stdin"
+    ).start()
+    watcher = make_watcher(sink)
+    ready = asyncio.Event()
+    watching = asyncio.create_task(watcher.run(ready))
+    try:
+        await ready.wait()
+        return await asyncio.to_thread(proc.wait)
+    finally:
+        watcher.request_stop()
+        await watching
+        with contextlib.suppress(OSError, ValueError):
+            proc.stdin.close()
+
+
+def run_relay(
+    argv: Sequence[str],
+    *,
+    team: str,
+    member: str | None,
+    state_dir: Path,
+    root: Path | None = None,
+    dialect: Dialect | None = None,
+) -> int:
+    """Run ``argv`` as the lead, relaying ``member``'s (default: the lead's) inbox into it;
+    returns the child's exit code."""
+
+    def select(config: TeamConfig) -> dict[str, str | None]:
+        return {member or config.lead_name: RELAY_PANE}
+
+    ledger = SqliteLedger(state_dir / "ledger.db")
+
+    def make_watcher(sink: StdinSink) -> InboxWatcher:
+        return InboxWatcher(
+            ledger, sink, root=root, teams=[team], dialect=dialect, select=select,
+            renderer=render_teammate_message,
+        )  # fmt: skip
+
+    try:
+        return asyncio.run(_relay(argv, make_watcher))
+    finally:
+        ledger.close()
