@@ -1,0 +1,230 @@
+"""``exomonad policy``: check, scaffold and try out the project policy; answer approvals.
+
+- ``exomonad policy check [PATH]`` (alias ``exomonad recompile``): import the policy in a
+  separate process, type-check it with ``mypy --strict`` and run its examples; exit 0 if
+  all is well, 1 otherwise. PATH defaults to ``<state dir>/policy.py``, else the
+  built-in policy.
+- ``exomonad policy init``: write a documented starter policy to ``<state dir>/policy.py``.
+- ``exomonad policy explain --role dev -- git push -f origin main``: show the actions and
+  the decision for a shell command (or ``--tool NAME --input JSON``).
+- ``exomonad approvals list`` / ``exomonad approve ID`` / ``exomonad deny ID --reason R``:
+  the human side of escalations (ids may be abbreviated to a unique prefix).
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
+from exomonad.policy import default as default_policy
+from exomonad.policy import template
+from exomonad.policy.approvals import Approval, ApprovalStore
+from exomonad.policy.check import check_policy
+from exomonad.policy.decisions import label
+from exomonad.policy.engine import POLICY_FILE_NAME, PolicyEngine
+from exomonad.policy.loader import PolicyStore
+from exomonad.policy.request import Runtime, ToolRequest
+from exomonad.state import find_state_dir
+
+__all__ = ["app", "approvals_app", "register"]
+
+app = typer.Typer(help="Check, scaffold and try the project policy.", no_args_is_help=True)
+approvals_app = typer.Typer(help="Pending human approvals.", no_args_is_help=True)
+
+StateDirOpt = Annotated[
+    Path | None,
+    typer.Option("--state-dir", help="Project state dir (default: nearest .exomonad/; "
+                 "$EXOMONAD_DIR)."),
+]
+
+
+def _state(state_dir: Path | None) -> Path:
+    return state_dir if state_dir is not None else find_state_dir()
+
+
+@app.command("check")
+def check(
+    path: Annotated[Path | None, typer.Argument(help="Policy file (default: "
+                                                "<state dir>/policy.py).")] = None,
+    no_type_check: Annotated[bool, typer.Option("--no-type-check",
+                                                help="Skip mypy.")] = False,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Import the policy in a separate process, run mypy --strict and its examples."""
+    if path is None:
+        path = _state(state_dir) / POLICY_FILE_NAME
+        if not path.is_file():
+            err_console.print(f"no project policy at {escape(str(path))}; checking the "
+                              "built-in policy")
+            path = Path(default_policy.__file__)
+    report = check_policy(path, type_check=not no_type_check)
+    data = {"path": str(report.path), "ok": report.ok, "loaded": report.loaded,
+            "error": report.error, "sha256": report.sha256,
+            "type_check": {"status": report.type_check.status,
+                           "output": report.type_check.output},
+            "examples": report.examples}
+
+    def human() -> None:
+        for line in report.lines():
+            style = "red" if "FAIL" in line else ""
+            console.print(f"[{style}]{escape(line)}[/{style}]" if style else escape(line))
+
+    emit(data, as_json, human)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command("init")
+@handle_errors
+def init(
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    state_dir: StateDirOpt = None,
+) -> None:
+    """Write a documented starter policy to <state dir>/policy.py."""
+    state = state_dir if state_dir is not None else find_state_dir(create=True)
+    state.mkdir(parents=True, exist_ok=True)
+    target = state / POLICY_FILE_NAME
+    if target.exists() and not force:
+        err_console.print(f"[red]error:[/red] {escape(str(target))} exists (use --force)")
+        raise typer.Exit(1)
+    target.write_text(Path(template.__file__).read_text())
+    console.print(f"wrote {escape(str(target))}; check it with: exomonad policy check")
+
+
+@app.command("explain")
+@handle_errors
+def explain(
+    command: Annotated[list[str] | None, typer.Argument(help="Shell command to judge.")] = None,
+    role: Annotated[str, typer.Option("--role", help="The agent's role.")] = "dev",
+    agent: Annotated[str, typer.Option("--agent", help="The agent's name.")] = "cli",
+    runtime: Annotated[str, typer.Option("--runtime", help="claude, gemini or mcp.")
+                       ] = "claude",
+    tool: Annotated[str | None, typer.Option("--tool", help="Raw tool name instead of a "
+                                             "shell command.")] = None,
+    tool_input: Annotated[str, typer.Option("--input", help="Tool input JSON.")] = "{}",
+    cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory.")] = None,
+    worktree: Annotated[str | None, typer.Option("--worktree", help="Agent worktree.")] = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Agent branch.")] = None,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the typed actions and the decision for one tool call (nothing is run)."""
+    if runtime not in ("claude", "gemini", "mcp"):
+        raise typer.BadParameter("runtime must be claude, gemini or mcp")
+    rt: Runtime = "claude" if runtime == "claude" else "gemini" if runtime == "gemini" \
+        else "mcp"
+    if tool is None:
+        if not command:
+            raise typer.BadParameter("give a shell command or --tool")
+        tool = "Bash" if rt == "claude" else "run_shell_command"
+        data: dict[str, Any] = {"command": " ".join(command)}
+    else:
+        data = json.loads(tool_input)
+    state = _state(state_dir).resolve()
+    engine = PolicyEngine(PolicyStore(state / POLICY_FILE_NAME), state_dir=state)
+    result = engine.evaluate(ToolRequest(rt, role, agent, tool, data,
+                                         cwd=cwd or str(Path.cwd()), worktree=worktree,
+                                         branch=branch))
+
+    def human() -> None:
+        if engine.store.error:
+            err_console.print(f"[yellow]policy error (using last good): "
+                              f"{escape(engine.store.error)}[/yellow]")
+        for action, decision in result.verdicts:
+            console.print(f"  {escape(action.describe())}  ->  {label(decision)}: "
+                          f"{escape(decision.reason)}")
+        console.print(f"decision: [bold]{label(result.decision)}[/bold] "
+                      f"({escape(result.decision.reason)}) policy {result.policy_id}")
+
+    emit(result.to_dict(), as_json, human)
+
+
+def _store(state_dir: Path | None) -> ApprovalStore:
+    return ApprovalStore(_state(state_dir) / "approvals.db")
+
+
+def _show(approval: Approval) -> str:
+    return f"{approval.id} {approval.state} {approval.agent} ({approval.role}): {approval.reason}"
+
+
+@approvals_app.command("list")
+@handle_errors
+def list_approvals(
+    show_all: Annotated[bool, typer.Option("--all", help="Answered ones too.")] = False,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Pending approvals (oldest first)."""
+    store = _store(state_dir)
+    try:
+        rows = store.records() if show_all else store.list_pending()
+    finally:
+        store.close()
+
+    def human() -> None:
+        if not rows:
+            console.print("no pending approvals" if not show_all else "no approvals")
+            return
+        table = Table("id", "state", "agent", "role", "reason", "age", "expires in")
+        now = time.time()
+        for a in rows:
+            left = "" if a.deadline is None else f"{max(0.0, a.deadline - now):.0f}s"
+            table.add_row(a.id, a.state, escape(a.agent), escape(a.role), escape(a.reason),
+                          f"{now - a.created_at:.0f}s", left)
+        console.print(table)
+
+    emit([a.to_dict() for a in rows], as_json, human)
+
+
+def _answer(approval_id: str, approved: bool, by: str | None, reason: str,
+            state_dir: Path | None, as_json: bool) -> None:
+    store = _store(state_dir)
+    try:
+        full = store.resolve(approval_id)
+        approval = store.answer(full, approved, by or getpass.getuser(), reason)
+    finally:
+        store.close()
+    emit(approval.to_dict(), as_json, lambda: console.print(escape(_show(approval))))
+
+
+ByOpt = Annotated[str | None, typer.Option("--by", help="Who answers (default: $USER).")]
+
+
+@handle_errors
+def approve(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown to the agent).")] = "",
+    by: ByOpt = None,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve a pending request: the waiting tool call runs."""
+    _answer(approval_id, True, by, reason, state_dir, as_json)
+
+
+@handle_errors
+def deny(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (shown to the agent).")] = "",
+    by: ByOpt = None,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Deny a pending request: the waiting tool call is blocked with REASON."""
+    _answer(approval_id, False, by, reason, state_dir, as_json)
+
+
+def register(root: typer.Typer) -> None:
+    """Add ``approve``, ``deny``, ``recompile`` and the ``approvals`` group to ``root``."""
+    root.command("approve")(approve)
+    root.command("deny")(deny)
+    root.command("recompile", help="Alias of `exomonad policy check`.")(check)
+    root.add_typer(approvals_app, name="approvals")

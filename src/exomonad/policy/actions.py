@@ -1,0 +1,299 @@
+"""Typed actions: what a raw tool call *does*, in terms a policy can reason about.
+
+A classifier (:mod:`exomonad.policy.classify`) turns one raw tool call into one or more
+actions; the policy judges each one and the strictest verdict wins. Every action is a
+frozen, hashable dataclass. ``None`` in a field means "could not be determined" (a
+``$VAR`` or ``$(...)`` in the command, ``git push`` with no refspec and no known branch):
+policies must treat ``None`` conservatively, and the built-in predicates do.
+
+Paths are absolute and normalised (``..`` resolved lexically against the command's working
+directory, ``~`` expanded); symlinks are not followed.
+
+>>> GitPush(remote="origin", branch="main", force=True).describe()
+'git push --force origin main'
+>>> action_from_dict(action_to_dict(Shell(argv=("ls", "-l"), cwd="/w")))
+Shell(argv=('ls', '-l'), cwd='/w', privileged=False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ACTION_TYPES",
+    "Action",
+    "CloseIssue",
+    "ClosePR",
+    "CreatePR",
+    "DeleteBranch",
+    "DeleteFile",
+    "Deploy",
+    "GitCommit",
+    "GitPush",
+    "Internal",
+    "McpTool",
+    "MergePR",
+    "Network",
+    "ReadFile",
+    "Shell",
+    "Unknown",
+    "WebSearch",
+    "WriteFile",
+    "action_from_dict",
+    "action_to_dict",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Base class of every typed action."""
+
+    def describe(self) -> str:
+        """A short human-readable summary, used in reasons and approval prompts."""
+        fields = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return f"{type(self).__name__}({fields})"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile(Action):
+    """Read a file or list/search a directory (Read, Glob, Grep, read_file, ...)."""
+
+    path: str | None
+
+    def describe(self) -> str:
+        """``read PATH``."""
+        return f"read {self.path or '<unknown path>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFile(Action):
+    """Create or modify a file (Write, Edit, ``> file``, ``cp``/``mv`` target, ``tee``...)."""
+
+    path: str | None
+
+    def describe(self) -> str:
+        """``write PATH``."""
+        return f"write {self.path or '<unknown path>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteFile(Action):
+    """Delete a path (``rm``, ``rmdir``, ``find -delete``, ...)."""
+
+    path: str | None
+    recursive: bool = False
+
+    def describe(self) -> str:
+        """``delete [-r] PATH``."""
+        return f"delete {'-r ' if self.recursive else ''}{self.path or '<unknown path>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Shell(Action):
+    """A shell command the classifier has no more specific action for.
+
+    ``privileged`` is true under ``sudo``/``doas``/``su``; then ``argv`` is the whole
+    command line including the wrapper.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    privileged: bool = False
+
+    def describe(self) -> str:
+        """The command line."""
+        return " ".join(self.argv) or "<empty command>"
+
+
+@dataclass(frozen=True, slots=True)
+class GitCommit(Action):
+    """``git commit`` in ``repo`` (the directory git runs in)."""
+
+    repo: str | None = None
+    amend: bool = False
+
+    def describe(self) -> str:
+        """``git commit [--amend] (in REPO)``."""
+        return f"git commit{' --amend' if self.amend else ''} (in {self.repo or '?'})"
+
+
+@dataclass(frozen=True, slots=True)
+class GitPush(Action):
+    """Push one ref. ``branch`` is the destination branch (``None``: unknown or several).
+
+    ``force`` covers ``-f``, ``--force``, ``--force-with-lease`` (``lease`` is then true),
+    ``--mirror`` and ``+ref`` refspecs.
+    """
+
+    remote: str | None = None
+    branch: str | None = None
+    force: bool = False
+    lease: bool = False
+    repo: str | None = None
+
+    def describe(self) -> str:
+        """``git push [--force] REMOTE BRANCH``."""
+        flag = " --force-with-lease" if self.lease else (" --force" if self.force else "")
+        return f"git push{flag} {self.remote or '<default remote>'} {self.branch or '<?>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteBranch(Action):
+    """Delete a branch: local (``remote is None``) or on a remote. ``name`` may be unknown."""
+
+    name: str | None
+    remote: str | None = None
+    force: bool = False
+
+    def describe(self) -> str:
+        """``delete branch NAME (on REMOTE)``."""
+        where = f" on {self.remote}" if self.remote else ""
+        return f"delete branch {self.name or '<?>'}{where}"
+
+
+@dataclass(frozen=True, slots=True)
+class CreatePR(Action):
+    """``gh pr create``; ``base`` ``None`` means the repository's default branch."""
+
+    base: str | None = None
+    head: str | None = None
+
+    def describe(self) -> str:
+        """``create PR HEAD -> BASE``."""
+        return f"create PR {self.head or '<current branch>'} -> {self.base or '<default>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class MergePR(Action):
+    """``gh pr merge``; ``number`` ``None``: the current branch's PR or not a number."""
+
+    number: int | None = None
+
+    def describe(self) -> str:
+        """``merge PR #N``."""
+        return f"merge PR #{self.number if self.number is not None else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class ClosePR(Action):
+    """``gh pr close``."""
+
+    number: int | None = None
+
+    def describe(self) -> str:
+        """``close PR #N``."""
+        return f"close PR #{self.number if self.number is not None else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class CloseIssue(Action):
+    """``gh issue close`` / ``gh issue delete``."""
+
+    number: int | None = None
+
+    def describe(self) -> str:
+        """``close issue #N``."""
+        return f"close issue #{self.number if self.number is not None else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Deploy(Action):
+    """Ship something: ``kubectl apply``, ``terraform apply``, ``npm publish``...
+
+    ``tool`` is the program (``kubectl``), ``target`` what it does (``apply``,
+    ``prod``, ``publish``, an image name).
+    """
+
+    tool: str
+    target: str | None = None
+
+    def describe(self) -> str:
+        """``deploy TOOL TARGET``."""
+        return f"deploy: {self.tool} {self.target or ''}".rstrip()
+
+
+@dataclass(frozen=True, slots=True)
+class Network(Action):
+    """Contact a host (``curl``, ``wget``, ``ssh``, WebFetch, web_fetch...)."""
+
+    host: str | None
+
+    def describe(self) -> str:
+        """``network HOST``."""
+        return f"network access to {self.host or '<unknown host>'}"
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearch(Action):
+    """A web search through the runtime's search tool."""
+
+    query: str = ""
+
+    def describe(self) -> str:
+        """``web search QUERY``."""
+        return f"web search {self.query!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class McpTool(Action):
+    """A call to tool ``tool`` of MCP server ``server``."""
+
+    server: str
+    tool: str
+
+    def describe(self) -> str:
+        """``mcp SERVER.TOOL``."""
+        return f"MCP tool {self.server}.{self.tool}"
+
+
+@dataclass(frozen=True, slots=True)
+class Internal(Action):
+    """A runtime-internal tool with no effect outside the agent (TodoWrite, save_memory...)."""
+
+    tool: str
+
+    def describe(self) -> str:
+        """``internal TOOL``."""
+        return f"internal tool {self.tool}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(Action):
+    """Something the classifier cannot see through (``eval $X``, an unknown tool...)."""
+
+    raw: str
+
+    def describe(self) -> str:
+        """``unknown: RAW`` (truncated)."""
+        raw = self.raw if len(self.raw) <= 120 else self.raw[:117] + "..."
+        return f"unrecognised: {raw}"
+
+
+#: Every concrete action type by class name (for JSON round trips).
+ACTION_TYPES: dict[str, type[Action]] = {
+    cls.__name__: cls
+    for cls in (ReadFile, WriteFile, DeleteFile, Shell, GitCommit, GitPush, DeleteBranch,
+                CreatePR, MergePR, ClosePR, CloseIssue, Deploy, Network, WebSearch, McpTool,
+                Internal, Unknown)
+}
+
+
+def action_to_dict(action: Action) -> dict[str, Any]:
+    """A JSON-ready dict: ``{"type": "GitPush", "remote": ..., ...}``."""
+    out: dict[str, Any] = {"type": type(action).__name__}
+    for f in dataclasses.fields(action):
+        value = getattr(action, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def action_from_dict(data: dict[str, Any]) -> Action:
+    """Inverse of :func:`action_to_dict`; raises ``ValueError`` on an unknown type."""
+    kind = data.get("type")
+    cls = ACTION_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown action type {kind!r}")
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"}
+    return cls(**kwargs)

@@ -1,0 +1,254 @@
+"""Pending human approvals in SQLite (``.exomonad/approvals.db``).
+
+The server creates a record when the policy escalates to a human, then blocks the
+agent's hook in :meth:`ApprovalStore.wait`; a human answers with ``exomonad approve ID``
+/ ``exomonad deny ID`` (another process) or through the server (same process).
+
+Waiting: an answer given through the *same* store object wakes waiters at once (a
+``threading.Condition``); answers from other processes are seen by polling the database
+every ``poll_interval`` seconds (50 ms). So the server should keep one store for its
+lifetime and route dashboard answers through it. A record whose ``deadline`` passes
+unanswered becomes ``expired`` (answered by ``"timeout"``) on the next read.
+
+>>> import tempfile, pathlib
+>>> store = ApprovalStore(pathlib.Path(tempfile.mkdtemp()) / "approvals.db")
+>>> a = store.create(agent="dev1", role="dev", action={"cmd": "gh pr merge 3"},
+...                  reason="merge", timeout=60)
+>>> store.answer(a.id, approved=True, by="alice").state
+'approved'
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from exomonad.policy.actions import Action, action_to_dict
+from exomonad.policy.decisions import Allow, Decision, Deny, Escalate
+from exomonad.policy.errors import ApprovalClosedError, ApprovalNotFoundError
+
+__all__ = ["Approval", "ApprovalState", "ApprovalStore"]
+
+ApprovalState = Literal["pending", "approved", "denied", "expired"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    role TEXT NOT NULL,
+    action TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    deadline REAL,
+    state TEXT NOT NULL DEFAULT 'pending',
+    answered_by TEXT,
+    answer_reason TEXT,
+    answered_at REAL,
+    policy_id TEXT
+);
+CREATE INDEX IF NOT EXISTS approvals_state ON approvals (state, created_at);
+"""
+_COLUMNS = ("id, agent, role, action, reason, created_at, deadline, state, answered_by, "
+            "answer_reason, answered_at, policy_id")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """One approval request and, once answered, its answer."""
+
+    id: str
+    agent: str
+    role: str
+    action: Any
+    reason: str
+    created_at: float
+    deadline: float | None
+    state: ApprovalState
+    answered_by: str | None = None
+    answer_reason: str | None = None
+    answered_at: float | None = None
+    policy_id: str | None = None
+
+    @property
+    def decision(self) -> Decision:
+        """``Allow`` if approved, ``Deny`` if denied or expired, else ``Escalate("human")``."""
+        why = self.answer_reason or ""
+        if self.state == "approved":
+            return Allow(f"approved by {self.answered_by}" + (f": {why}" if why else ""))
+        if self.state == "denied":
+            return Deny(f"denied by {self.answered_by}" + (f": {why}" if why else ""))
+        if self.state == "expired":
+            return Deny("no human answered in time")
+        return Escalate("human", self.reason)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _action_json(action: Action | Sequence[Action] | Mapping[str, Any]) -> str:
+    if isinstance(action, Action):
+        data: Any = action_to_dict(action)
+    elif isinstance(action, Mapping):
+        data = dict(action)
+    else:
+        data = [action_to_dict(a) for a in action]
+    return json.dumps(data, default=str)
+
+
+class ApprovalStore:
+    """Approval records in one SQLite file (WAL); safe to share between threads."""
+
+    def __init__(self, path: Path, *, poll_interval: float = 0.05,
+                 clock: Callable[[], float] = time.time) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.poll_interval = poll_interval
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._answered = threading.Condition()
+        self._generation = 0  # bumped on every in-process answer, under ``_answered``
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                   timeout=5.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()
+
+    # -- writing ---------------------------------------------------------------------
+    def create(self, *, agent: str, role: str,
+               action: Action | Sequence[Action] | Mapping[str, Any], reason: str,
+               timeout: float | None = 600.0, policy_id: str | None = None) -> Approval:
+        """Record a pending request; it expires ``timeout`` seconds from now (None: never)."""
+        now = self._clock()
+        deadline = None if timeout is None else now + timeout
+        payload = _action_json(action)
+        with self._lock:
+            while True:
+                new_id = secrets.token_hex(4)
+                try:
+                    self._db.execute(
+                        f"INSERT INTO approvals ({_COLUMNS}) VALUES "
+                        "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?)",
+                        (new_id, agent, role, payload, reason, now, deadline, policy_id))
+                    break
+                except sqlite3.IntegrityError:  # pragma: no cover - 1 in 4e9
+                    continue
+        return self.get(new_id)
+
+    def answer(self, approval_id: str, approved: bool, by: str, reason: str = "") -> Approval:
+        """Approve or deny a pending request.
+
+        Raises :class:`~.errors.ApprovalNotFoundError` for an unknown id and
+        :class:`~.errors.ApprovalClosedError` if it is no longer pending (answered or
+        expired).
+        """
+        self._expire(approval_id)
+        state = "approved" if approved else "denied"
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE approvals SET state = ?, answered_by = ?, answer_reason = ?, "
+                "answered_at = ? WHERE id = ? AND state = 'pending'",
+                (state, by, reason, self._clock(), approval_id))
+        if cur.rowcount == 0:
+            current = self.get(approval_id)  # raises if unknown
+            raise ApprovalClosedError(f"approval {approval_id} is already {current.state}")
+        with self._answered:
+            self._generation += 1
+            self._answered.notify_all()
+        return self.get(approval_id)
+
+    def expire_overdue(self) -> int:
+        """Mark every pending record past its deadline ``expired``; returns how many."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE approvals SET state = 'expired', answered_by = 'timeout', "
+                "answered_at = ? WHERE state = 'pending' AND deadline IS NOT NULL "
+                "AND deadline <= ?", (self._clock(), self._clock()))
+        return cur.rowcount
+
+    def _expire(self, approval_id: str) -> None:
+        now = self._clock()
+        with self._lock:
+            self._db.execute(
+                "UPDATE approvals SET state = 'expired', answered_by = 'timeout', "
+                "answered_at = ? WHERE id = ? AND state = 'pending' AND deadline IS NOT NULL "
+                "AND deadline <= ?", (now, approval_id, now))
+
+    # -- reading ---------------------------------------------------------------------
+    def get(self, approval_id: str) -> Approval:
+        """The record with that id (expiring it first if overdue)."""
+        self._expire(approval_id)
+        with self._lock:
+            row = self._db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?",
+                                   (approval_id,)).fetchone()
+        if row is None:
+            raise ApprovalNotFoundError(f"no approval with id {approval_id!r}")
+        return self._row(row)
+
+    def resolve(self, prefix: str) -> str:
+        """The full id of the one record whose id starts with ``prefix``."""
+        pattern = prefix.replace("%", "").replace("_", "") + "%"
+        with self._lock:
+            rows = self._db.execute("SELECT id FROM approvals WHERE id LIKE ? LIMIT 2",
+                                    (pattern,)).fetchall()
+        if len(rows) != 1:
+            raise ApprovalNotFoundError(
+                f"no approval with id {prefix!r}" if not rows else f"id {prefix!r} is ambiguous")
+        return str(rows[0][0])
+
+    def list_pending(self) -> list[Approval]:
+        """Every pending record, oldest first (overdue ones are expired first)."""
+        return self.records(state="pending")
+
+    def records(self, *, state: ApprovalState | None = None, limit: int = 100) -> list[Approval]:
+        """Records, oldest first; only those in ``state`` if given."""
+        self.expire_overdue()
+        where, args = ("WHERE state = ?", (state,)) if state else ("", ())
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM (SELECT * FROM approvals {where} "
+                "ORDER BY created_at DESC LIMIT ?) ORDER BY created_at", (*args, limit)
+            ).fetchall()
+        return [self._row(r) for r in rows]
+
+    def wait(self, approval_id: str, timeout: float | None = None) -> Approval:
+        """Block until the record is answered or expires, or ``timeout`` seconds pass.
+
+        Returns the record as it is then (still ``pending`` if ``timeout`` ran out first).
+        """
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._answered:
+                generation = self._generation
+            approval = self.get(approval_id)
+            if approval.state != "pending":
+                return approval
+            step = self.poll_interval
+            if end is not None:
+                remaining = end - time.monotonic()
+                if remaining <= 0:
+                    return approval
+                step = min(step, remaining)
+            with self._answered:
+                if self._generation == generation:  # no answer since we looked
+                    self._answered.wait(step)
+
+    @staticmethod
+    def _row(row: tuple[Any, ...]) -> Approval:
+        (id_, agent, role, action, reason, created, deadline, state, by, why, at,
+         policy_id) = row
+        return Approval(id_, agent, role, json.loads(action), reason, created, deadline,
+                        cast(ApprovalState, state), by, why, at, policy_id)

@@ -1,0 +1,104 @@
+"""The cascade: agent's own set → the lead's set (its policy or the lead agent) → a human.
+
+For each action, in order:
+
+1. an explicit :class:`~.model.Forbid` that applies → ``Deny`` (nothing overrides it);
+2. a free-form rule (``Policy.rules``) that returns a decision → that decision;
+3. a grant of the agent's role → ``Allow``;
+4. (agents other than the lead) a grant of the lead's role → what that grant's
+   ``delegate`` says: ``allow`` → ``Allow``, ``ask`` → ``Escalate("tl")``,
+   ``human`` → ``Escalate("human")``, ``deny`` → ``Deny``;
+5. otherwise → ``Escalate("human")``.
+
+A rule that raises is a policy bug: the action escalates to a human, with the error in
+the reason. A tool call's decision is the strictest over its actions.
+
+>>> from exomonad.policy.actions import GitPush
+>>> from exomonad.policy.model import Grant, Policy, Role
+>>> p = Policy(roles={"tl": Role(Grant(GitPush, delegate="ask")), "dev": Role()})
+>>> judge(p, GitPush(branch="x"), Context(role="dev", agent="d1")).to
+'tl'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from exomonad.policy.actions import Action
+from exomonad.policy.classify import classify
+from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
+from exomonad.policy.model import Policy
+from exomonad.policy.request import Context, ToolRequest
+
+__all__ = ["context_for", "decide_request", "judge", "judge_all"]
+
+
+def _who(ctx: Context) -> str:
+    return f"{ctx.agent} ({ctx.role})" if ctx.agent else ctx.role
+
+
+def judge(policy: Policy, action: Action, ctx: Context) -> Decision:
+    """The decision for one action (see the module docstring for the cascade)."""
+    try:
+        return _judge(policy, action, ctx)
+    except Exception as exc:  # a bug in a policy predicate must not crash the server
+        return Escalate("human", f"policy error while judging {action.describe()}: "
+                                 f"{type(exc).__name__}: {exc}")
+
+
+def _judge(policy: Policy, action: Action, ctx: Context) -> Decision:
+    what = action.describe()
+    for forbid in policy.forbid:
+        if forbid.applies(action, ctx):
+            return Deny(f"{forbid.reason}: {what}")
+    for rule in policy.rules:
+        decision = rule(action, ctx)
+        if decision is not None:
+            return decision
+    role = policy.roles.get(ctx.role)
+    if role is not None:
+        grant = role.grant_for(action, ctx)
+        if grant is not None:
+            return Allow(f"{ctx.role} may {what}" + (f" ({grant.why})" if grant.why else ""))
+    lead = policy.roles.get(policy.lead)
+    if ctx.role != policy.lead and lead is not None:
+        grant = lead.grant_for(action, dataclasses.replace(ctx, on_behalf_of=policy.lead))
+        if grant is not None:
+            mode = grant.delegate
+            if mode == "allow":
+                return Allow(f"{policy.lead} policy allows {_who(ctx)}: {what}")
+            if mode == "ask":
+                return Escalate("tl", f"{_who(ctx)} asks: {what}")
+            if mode == "deny":
+                return Deny(f"only the {policy.lead} may do this: {what}")
+            return Escalate("human", f"{_who(ctx)} asks (lead's policy defers to a human): "
+                                     f"{what}")
+    scope = "its role" if ctx.role == policy.lead or lead is None else \
+        f"its role and the {policy.lead}'s"
+    return Escalate("human", f"{_who(ctx)} asks: {what} (outside {scope})")
+
+
+def judge_all(policy: Policy, actions: list[Action], ctx: Context
+              ) -> tuple[Decision, list[tuple[Action, Decision]]]:
+    """The strictest decision over ``actions`` and each action's own decision."""
+    verdicts = [(action, judge(policy, action, ctx)) for action in actions]
+    return strictest(d for _, d in verdicts), verdicts
+
+
+def context_for(request: ToolRequest, policy: Policy, *, project_root: str | None = None,
+                state_dir: str | None = None) -> Context:
+    """The :class:`Context` rules see for ``request``."""
+    return Context(role=request.role, agent=request.agent, runtime=request.runtime,
+                   cwd=request.cwd, worktree=request.worktree, branch=request.branch,
+                   team=request.team, project_root=project_root, state_dir=state_dir,
+                   protected_branches=tuple(policy.protected_branches))
+
+
+def decide_request(policy: Policy, request: ToolRequest, *, project_root: str | None = None,
+                   state_dir: str | None = None
+                   ) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
+    """Classify ``request`` and judge every action: (decision, actions, per-action)."""
+    actions = classify(request, mcp_servers=policy.mcp_servers)
+    ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
+    decision, verdicts = judge_all(policy, actions, ctx)
+    return decision, actions, verdicts

@@ -1,0 +1,190 @@
+"""Raw tool calls of Claude Code, Gemini CLI and ExoMonad's MCP server → typed actions.
+
+>>> classify(ToolRequest("claude", "dev", "d1", "Bash",
+...          {"command": "cd x && git push -f origin main"}, cwd="/w"))
+[GitPush(remote='origin', branch='main', force=True, lease=False, repo='/w/x')]
+>>> classify(ToolRequest("gemini", "dev", "d1", "mcp_exo_notify_parent", {}))
+[McpTool(server='exo', tool='notify_parent')]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from exomonad.policy.actions import (
+    Action,
+    Internal,
+    McpTool,
+    Network,
+    ReadFile,
+    Unknown,
+    WebSearch,
+    WriteFile,
+)
+from exomonad.policy.request import ToolRequest
+from exomonad.policy.shell_classify import classify_shell
+from exomonad.policy.shell_env import ShellEnv
+from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_tools import host_of
+
+__all__ = ["CLAUDE_TOOLS", "GEMINI_TOOLS", "SELF_MCP_SERVER", "classify"]
+
+#: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
+SELF_MCP_SERVER = "exomonad"
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+", re.IGNORECASE)
+Handler = Callable[[ToolRequest, ShellEnv], list[Action] | None]
+
+
+def _str(data: Mapping[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _path(req: ToolRequest, *keys: str, default_cwd: bool = False) -> str | None:
+    value = _str(req.tool_input, *keys)
+    if value is None:
+        return req.cwd if default_cwd else None
+    return resolve_path(req.cwd, value)
+
+
+def _shell(*keys: str) -> Handler:
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        command = _str(req.tool_input, *keys)
+        if command is None:
+            return None
+        directory = _str(req.tool_input, "directory", "dir_path")
+        cwd = resolve_path(req.cwd, directory) if directory else req.cwd
+        return classify_shell(command, cwd, env)
+    return handler
+
+
+def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False
+         ) -> Handler:
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        del env
+        path = _path(req, *keys, default_cwd=default_cwd)
+        if path is None and not default_cwd and _str(req.tool_input, *keys) is None:
+            return None
+        return [kind(path)]
+    return handler
+
+
+def _internal(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    del env
+    return [Internal(req.tool_name)]
+
+
+def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    del env
+    urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key)
+                                                                    or "")]
+    if not urls:
+        url = _str(req.tool_input, "url")
+        return [Network(host_of(url))] if url else None
+    return list(dict.fromkeys(Network(host_of(u)) for u in urls))
+
+
+def _search(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    del env
+    return [WebSearch(_str(req.tool_input, "query") or "")]
+
+
+def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    del env
+    paths = req.tool_input.get("paths")
+    if not isinstance(paths, list) or not paths:
+        return None
+    return [ReadFile(resolve_path(req.cwd, p) if isinstance(p, str) else None) for p in paths]
+
+
+#: Claude Code tool name → handler.
+CLAUDE_TOOLS: dict[str, Handler] = {
+    "Bash": _shell("command"),
+    "Read": _one(ReadFile, "file_path"),
+    "NotebookRead": _one(ReadFile, "notebook_path"),
+    "Write": _one(WriteFile, "file_path"),
+    "Edit": _one(WriteFile, "file_path"),
+    "MultiEdit": _one(WriteFile, "file_path"),
+    "NotebookEdit": _one(WriteFile, "notebook_path"),
+    "Glob": _one(ReadFile, "path", default_cwd=True),
+    "Grep": _one(ReadFile, "path", default_cwd=True),
+    "LS": _one(ReadFile, "path", default_cwd=True),
+    "WebFetch": _fetch,
+    "WebSearch": _search,
+    **dict.fromkeys(("Task", "Agent", "TodoWrite", "TodoRead", "SendMessage", "ExitPlanMode",
+                     "EnterPlanMode", "BashOutput", "KillShell", "KillBash", "TeamCreate",
+                     "TeamDelete", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
+                     "TaskOutput", "TaskStop", "Skill", "SlashCommand", "AskUserQuestion",
+                     "ListMcpResourcesTool", "ReadMcpResourceTool"), _internal),
+}
+
+#: Gemini CLI tool name → handler.
+GEMINI_TOOLS: dict[str, Handler] = {
+    "run_shell_command": _shell("command"),
+    "read_file": _one(ReadFile, "absolute_path", "file_path", "path"),
+    "read_many_files": _many,
+    "write_file": _one(WriteFile, "file_path", "absolute_path", "path"),
+    "replace": _one(WriteFile, "file_path", "absolute_path", "path"),
+    "edit": _one(WriteFile, "file_path", "absolute_path", "path"),
+    "list_directory": _one(ReadFile, "path", "dir_path", "absolute_path", default_cwd=True),
+    "glob": _one(ReadFile, "path", "dir_path", default_cwd=True),
+    "search_file_content": _one(ReadFile, "path", "dir_path", default_cwd=True),
+    "grep": _one(ReadFile, "path", "dir_path", default_cwd=True),
+    "grep_search": _one(ReadFile, "path", "dir_path", default_cwd=True),
+    "web_fetch": _fetch,
+    "google_web_search": _search,
+    **dict.fromkeys(("save_memory", "write_todos", "activate_skill", "delegate_to_agent",
+                     "codebase_investigator"), _internal),
+}
+
+
+def _mcp(name: str, runtime: str, servers: Sequence[str]) -> McpTool | None:
+    if runtime == "claude" or name.startswith("mcp__"):
+        if name.startswith("mcp__"):
+            server, sep, tool = name[5:].partition("__")
+            return McpTool(server, tool) if sep and server and tool else None
+        return None
+    if runtime == "gemini" and name.startswith("mcp_"):
+        rest = name[4:]
+        for server in sorted(servers, key=len, reverse=True):
+            if rest.startswith(server + "_") and len(rest) > len(server) + 1:
+                return McpTool(server, rest[len(server) + 1 :])
+        server, sep, tool = rest.partition("_")
+        return McpTool(server, tool) if sep and server and tool else None
+    return None
+
+
+def _raw(req: ToolRequest) -> str:
+    try:
+        body = json.dumps(dict(req.tool_input), sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        body = repr(req.tool_input)
+    return f"{req.runtime}:{req.tool_name} {body[:500]}"
+
+
+def classify(request: ToolRequest, *, mcp_servers: Sequence[str] = ()) -> list[Action]:
+    """The actions ``request`` performs. Never raises: what it cannot read is ``Unknown``.
+
+    ``mcp_servers`` lists server names containing ``_`` (see :class:`~.model.Policy`).
+    """
+    if request.runtime == "mcp":
+        return [_mcp(request.tool_name, "claude", ()) or McpTool(SELF_MCP_SERVER,
+                                                                   request.tool_name)]
+    mcp = _mcp(request.tool_name, request.runtime, mcp_servers)
+    if mcp is not None:
+        return [mcp]
+    table = {"claude": CLAUDE_TOOLS, "gemini": GEMINI_TOOLS}.get(request.runtime, {})
+    handler = table.get(request.tool_name)
+    env = ShellEnv(request.worktree, request.branch, request.cwd)
+    try:
+        result = handler(request, env) if handler is not None else None
+    except Exception:  # a classifier bug must not crash the server: treat as opaque
+        result = None
+    return result if result is not None else [Unknown(_raw(request))]

@@ -1,0 +1,147 @@
+"""The built-in policy, used when the project has no ``.exomonad/policy.py``.
+
+It is written against the same API a project policy uses, so it doubles as an example:
+import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))``).
+
+- Everyone: never force-push to or delete a protected branch, never delete ``/``, a
+  system directory, a home directory or the project, never write ExoMonad's state dir
+  or an agent's hook/MCP settings, never read credential stores.
+- ``dev``: read the project, write/commit in its worktree, push its own branch
+  (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
+- ``worker``: like ``dev`` without pushing.
+- ``tl``: read anything but secrets, write in the project, push any unprotected branch,
+  delete unprotected branches, open PRs, close PRs and issues, any known host.
+  A dev's request within the lead's set: reads and plain shell are allowed by the lead's
+  policy; the rest is asked of the lead agent.
+- Not in any of these sets (merging a PR, deploying, sudo, unknown commands) → a human.
+"""
+
+from __future__ import annotations
+
+from exomonad.policy.actions import (
+    CloseIssue,
+    ClosePR,
+    CreatePR,
+    DeleteBranch,
+    DeleteFile,
+    GitCommit,
+    GitPush,
+    Internal,
+    McpTool,
+    Network,
+    ReadFile,
+    Shell,
+    WebSearch,
+    WriteFile,
+)
+from exomonad.policy.examples import Call, Example, ExampleSpec
+from exomonad.policy.model import Forbid, ForbidBase, Grant, GrantBase, Policy, Role
+from exomonad.policy.predicates import (
+    all_of,
+    catastrophic_delete,
+    in_project,
+    in_worktree,
+    known_host,
+    no_blind_force,
+    own_branch,
+    protected_branch,
+    secret_path,
+    touches_control_files,
+    unprivileged,
+    unprotected_branch,
+)
+
+__all__ = ["DEFAULT_POLICY", "DEV", "EVERYONE", "FORBID", "TL", "WORKER", "examples", "policy"]
+
+#: Explicit denies for every role.
+FORBID: tuple[ForbidBase, ...] = (
+    Forbid(GitPush, lambda a, ctx: a.force and protected_branch(a, ctx),
+           reason="force push to a protected branch"),
+    Forbid(DeleteBranch, lambda a, ctx: a.remote is not None and protected_branch(a, ctx),
+           reason="deleting a protected branch"),
+    Forbid(DeleteFile, catastrophic_delete, reason="deleting a system, home or project dir"),
+    Forbid(WriteFile, touches_control_files, reason="agents may not edit ExoMonad's policy "
+           "or an agent's hook settings"),
+    Forbid(DeleteFile, touches_control_files, reason="agents may not delete ExoMonad's policy "
+           "or an agent's hook settings"),
+    Forbid(ReadFile, secret_path, reason="reading credentials"),
+)
+
+#: Grants every role has.
+EVERYONE: tuple[GrantBase, ...] = (
+    Grant(Internal, delegate="allow"),
+    Grant(WebSearch, delegate="allow"),
+    Grant(McpTool, delegate="allow"),
+)
+
+WORKER = Role(
+    *EVERYONE,
+    Grant(ReadFile, lambda a, ctx: in_project(a, ctx) or in_worktree(a, ctx)),
+    Grant(WriteFile, in_worktree),
+    Grant(DeleteFile, in_worktree),
+    Grant(Shell, unprivileged),
+    Grant(GitCommit, lambda a, ctx: ctx.in_worktree(a.repo)),
+    description="works in its worktree; commits but does not push",
+)
+
+DEV = WORKER.extend(
+    Grant(GitPush, all_of(own_branch, no_blind_force), why="its own branch"),
+    description="works in its worktree; pushes its own branch",
+)
+
+TL = Role(
+    *EVERYONE,
+    Grant(ReadFile, lambda a, ctx: a.path is not None and not secret_path(a, ctx),
+          delegate="allow"),
+    Grant(Shell, unprivileged, delegate="allow"),
+    Grant(WriteFile, in_project),
+    Grant(DeleteFile, in_project),
+    Grant(GitCommit, lambda a, ctx: ctx.in_project(a.repo)),
+    Grant(GitPush, unprotected_branch),
+    Grant(DeleteBranch, lambda a, ctx: not ctx.is_protected(a.name)),
+    Grant(CreatePR),
+    Grant(ClosePR),
+    Grant(CloseIssue),
+    Grant(Network, known_host),
+    description="team lead: any unprotected branch, PRs, issues",
+)
+
+DEFAULT_POLICY = Policy(
+    roles={"tl": TL, "dev": DEV, "worker": WORKER},
+    forbid=FORBID,
+    name="exomonad built-in",
+)
+
+#: The name a policy module must bind.
+policy = DEFAULT_POLICY
+
+examples: list[ExampleSpec] = [
+    Example("git push origin feature/dev1", "dev", "allow"),
+    Example("git push --force-with-lease origin feature/dev1", "dev", "allow"),
+    Example("git push -f origin feature/dev1", "dev", "tl"),
+    Example("cd /repo && git push -f origin main", "dev", "deny"),
+    Example("git push origin HEAD:main", "tl", "human"),
+    Example("git push -u origin feature/x", "tl", "allow"),
+    Example("git push origin feature/other", "dev", "tl"),
+    Example("git push origin feature/other", "worker", "tl"),
+    Example("git push origin --delete main", "tl", "deny"),
+    Example("git push origin --delete old", "tl", "allow"),
+    Example('git commit -m "wip"', "dev", "allow"),
+    Example("gh pr create --base main --fill", "dev", "tl"),
+    Example("gh pr create --base main --fill", "tl", "allow"),
+    Example("gh pr merge 12 --squash", "tl", "human"),
+    Example("gh issue close 7", "tl", "allow"),
+    Example("kubectl apply -f deploy.yaml", "tl", "human"),
+    Example("rm -rf /", "tl", "deny"),
+    Example("rm -rf build", "dev", "allow"),
+    Example("sudo apt-get install jq", "dev", "human"),
+    Example("pytest -q", "dev", "allow"),
+    Example(Call("Write", {"file_path": "/repo/.exomonad/policy.py"}), "tl", "deny"),
+    Example(Call("Write", {"file_path": "/repo/docs/x.md"}), "dev", "tl"),
+    Example(Call("Read", {"file_path": "/usr/lib/python3/os.py"}), "dev", "allow"),
+    Example(Call("WebFetch", {"url": "https://example.com"}), "dev", "tl"),
+    Example(Call("read_file", {"absolute_path": "/repo/README.md"}, "gemini"), "worker",
+            "allow"),
+    Example(Call("mcp__exo__notify_parent", {"message": "done"}), "worker", "allow"),
+    Example(Call("Frobnicate", {}), "dev", "human"),
+]

@@ -1,0 +1,111 @@
+"""What the server hands the engine (:class:`ToolRequest`) and what rules see (:class:`Context`).
+
+>>> req = ToolRequest.from_hook("claude", {"tool_name": "Bash", "cwd": "/w",
+...     "tool_input": {"command": "ls"}}, role="dev", agent="dev1")
+>>> req.tool_name, req.cwd, req.role
+('Bash', '/w', 'dev')
+>>> ctx = Context(role="dev", agent="dev1", worktree="/w/a", branch="feat",
+...               protected_branches=("main", "release/*"))
+>>> ctx.in_worktree("/w/a/x.py"), ctx.is_protected("release/1.2"), ctx.is_own_branch("feat")
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any, Literal
+
+from exomonad.policy.shell_env import is_within
+
+__all__ = ["RUNTIMES", "Context", "Runtime", "ToolRequest"]
+
+Runtime = Literal["claude", "gemini", "mcp"]
+#: The runtimes the classifier knows.
+RUNTIMES: tuple[Runtime, ...] = ("claude", "gemini", "mcp")
+
+
+@dataclass(frozen=True)
+class ToolRequest:
+    """One raw tool call to judge.
+
+    ``runtime`` names whose tool vocabulary ``tool_name`` is in: ``"claude"`` (Claude
+    Code's PreToolUse hook), ``"gemini"`` (Gemini CLI's BeforeTool hook) or ``"mcp"`` (a call
+    to one of ExoMonad's own MCP tools). ``worktree``/``branch`` are the agent's checkout
+    and branch when the server knows them; without them ``git push`` with no refspec has
+    an unknown branch, and the built-in policy escalates it.
+    """
+
+    runtime: Runtime
+    role: str
+    agent: str
+    tool_name: str
+    tool_input: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    cwd: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    team: str | None = None
+
+    @classmethod
+    def from_hook(cls, runtime: Runtime, payload: Mapping[str, Any], *, role: str, agent: str,
+                  worktree: str | None = None, branch: str | None = None,
+                  team: str | None = None) -> ToolRequest:
+        """Build from a PreToolUse / BeforeTool hook's stdin JSON (``tool_name``,
+        ``tool_input``, ``cwd``)."""
+        tool_input = payload.get("tool_input")
+        return cls(runtime=runtime, role=role, agent=agent,
+                   tool_name=str(payload.get("tool_name", "")),
+                   tool_input=tool_input if isinstance(tool_input, Mapping) else {},
+                   cwd=payload.get("cwd") if isinstance(payload.get("cwd"), str) else None,
+                   worktree=worktree, branch=branch, team=team)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a rule knows about who is acting, and where.
+
+    ``on_behalf_of`` is set while the lead's permission set is consulted for another
+    agent's request (the cascade's second step); it names the lead role, and ``role``,
+    ``agent``, ``worktree`` and ``branch`` are still the requester's.
+    """
+
+    role: str
+    agent: str = ""
+    runtime: Runtime = "claude"
+    cwd: str | None = None
+    worktree: str | None = None
+    branch: str | None = None
+    team: str | None = None
+    project_root: str | None = None
+    state_dir: str | None = None
+    protected_branches: tuple[str, ...] = ("main", "master")
+    on_behalf_of: str | None = None
+
+    def in_worktree(self, path: str | None) -> bool:
+        """``path`` is inside the agent's worktree (False if either is unknown)."""
+        return is_within(path, self.worktree)
+
+    def in_project(self, path: str | None) -> bool:
+        """``path`` is inside the project (the directory holding ``.exomonad/``)."""
+        return is_within(path, self.project_root)
+
+    def in_state_dir(self, path: str | None) -> bool:
+        """``path`` is inside ``.exomonad/`` (where the policy itself lives)."""
+        return is_within(path, self.state_dir)
+
+    def is_protected(self, branch: str | None) -> bool:
+        """``branch`` matches a protected pattern; an unknown branch counts as protected."""
+        if branch is None:
+            return True
+        return any(fnmatchcase(branch, pattern) for pattern in self.protected_branches)
+
+    def is_own_branch(self, branch: str | None) -> bool:
+        """``branch`` is the agent's own (known, unprotected) branch."""
+        return branch is not None and branch == self.branch and not self.is_protected(branch)
+
+    @property
+    def home(self) -> str:
+        """The user's home directory (``~``)."""
+        return os.path.expanduser("~")

@@ -1,0 +1,343 @@
+"""A small POSIX-shell lexer that keeps what :mod:`shlex` throws away.
+
+:mod:`shlex` cannot tell a quoted ``"&&"`` from the operator, knows nothing of ``$(...)``,
+here-documents or newlines as separators, so the classifier uses this instead. It does
+not expand anything: a word that contains ``$VAR``, ``$(...)``, backquotes or arithmetic is
+marked ``dynamic`` (its value is unknown), and the source of every command substitution is
+kept in ``subs`` so the caller can classify it too (it runs).
+
+>>> [t.text for t in lex("FOO=1 git push -f 'a b' && echo \\"$(pwd)\\"")]
+['FOO=1', 'git', 'push', '-f', 'a b', '&&', 'echo', '$(pwd)']
+>>> lex('echo "$(date)"')[1].subs
+('date',)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+__all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
+
+_OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
+_REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", ">", "<")
+_META = set(" \t\n;&|()<>")
+_NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_NAME_CHARS = _NAME_START | set("0123456789")
+_SPECIAL_PARAMS = set("0123456789@*#?$!-")
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+
+
+class ShellSyntaxError(ValueError):
+    """The command cannot be tokenised (unterminated quote or substitution)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """A shell word after quote removal. Expansions are left verbatim in ``text``."""
+
+    text: str
+    dynamic: bool = False
+    quoted: bool = False
+    subs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """A control operator: ``&&``, ``||``, ``;``, ``&``, ``|``, ``(``, ``)``, ``;;``, newline."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class Redir:
+    """A redirection. ``heredoc`` holds the body of ``<<``/``<<-`` once read."""
+
+    op: str
+    target: Word
+    fd: int | None = None
+    heredoc: str | None = None
+    subs: tuple[str, ...] = field(default=(), repr=False)
+
+
+Token = Word | Op | Redir
+
+
+class _Lexer:
+    def __init__(self, src: str, start: int = 0, *, until_paren: bool = False) -> None:
+        self.s = src
+        self.i = start
+        self.until_paren = until_paren
+        self.depth = 0
+        self.tokens: list[Token] = []
+        self.pending: list[tuple[Redir, str, bool]] = []
+
+    # -- top level -------------------------------------------------------------------
+    def run(self) -> int:
+        """Lex until the end (or the closing paren in sub mode); return the stop index."""
+        s, n = self.s, len(self.s)
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t":
+                self.i += 1
+            elif c == "\\" and s.startswith("\\\n", self.i):
+                self.i += 2
+            elif c == "\n":
+                self.i += 1
+                self.tokens.append(Op("\n"))
+                self._read_heredocs()
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif c in "<>" and s.startswith("(", self.i + 1):
+                self.tokens.append(self._word())
+            elif self._redir(None):
+                pass
+            elif c in ";&|()":
+                op = next(o for o in _OPERATORS if s.startswith(o, self.i))
+                if self.until_paren and op == ")" and self.depth == 0:
+                    return self.i
+                self.depth += {"(": 1, ")": -1}.get(op, 0)
+                self.i += len(op)
+                self.tokens.append(Op(op))
+            else:
+                self.tokens.append(self._word())
+        if self.until_paren:
+            raise ShellSyntaxError("unterminated $( ... )")
+        if self.pending:  # here-document with no newline after it: empty body
+            for redir, _, _ in self.pending:
+                redir.heredoc = ""
+        return n
+
+    def _redir(self, fd: int | None) -> bool:
+        s = self.s
+        op = next((r for r in _REDIRS if s.startswith(r, self.i)), None)
+        if op is None:
+            return False
+        self.i += len(op)
+        while self.i < len(s) and s[self.i] in " \t":
+            self.i += 1
+        if self.i >= len(s) or s[self.i] in "\n;&|()<>":
+            raise ShellSyntaxError(f"redirection {op} without a target")
+        target = self._word()
+        redir = Redir(op, target, fd)
+        if op in ("<<", "<<-"):
+            self.pending.append((redir, target.text, op == "<<-"))
+        self.tokens.append(redir)
+        return True
+
+    def _read_heredocs(self) -> None:
+        s = self.s
+        for redir, delim, strip in self.pending:
+            lines: list[str] = []
+            while self.i < len(s):
+                end = s.find("\n", self.i)
+                line = s[self.i :] if end < 0 else s[self.i : end]
+                self.i = len(s) if end < 0 else end + 1
+                if (line.lstrip("\t") if strip else line) == delim:
+                    break
+                lines.append(line)
+            redir.heredoc = "\n".join(lines)
+            if not redir.target.quoted:  # an unquoted delimiter: the body is expanded
+                redir.subs = _body_subs(redir.heredoc)
+        self.pending = []
+
+    # -- words -----------------------------------------------------------------------
+    def _word(self) -> Word:
+        s, n = self.s, len(self.s)
+        out: list[str] = []
+        dynamic = quoted = False
+        subs: list[str] = []
+        start = self.i
+        if s.startswith("~", self.i):
+            end = self.i
+            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
+                end += 1
+            out.append(os.path.expanduser(s[self.i : end]))
+            self.i = end
+        while self.i < n:
+            c = s[self.i]
+            if c in _META:
+                action = self._meta_in_word(c, start, out, subs, quoted)
+                if action == "stop":
+                    break
+                if action == "redir":
+                    return self._word_after_redir()
+                dynamic = True
+                continue
+            if c == "\\":
+                if s.startswith("\n", self.i + 1):
+                    self.i += 2
+                    continue
+                out.append(s[self.i + 1 : self.i + 2])
+                quoted = True
+                self.i += 2
+            elif c == "'":
+                end = s.find("'", self.i + 1)
+                if end < 0:
+                    raise ShellSyntaxError("unterminated single quote")
+                out.append(s[self.i + 1 : end])
+                quoted = True
+                self.i = end + 1
+            elif c == '"':
+                quoted = True
+                self.i += 1
+                dynamic |= self._double_quoted(out, subs)
+            elif c == "$":
+                dynamic |= self._dollar(out, subs)
+                quoted = quoted or s.startswith("'", self.i - 1)
+            elif c == "`":
+                subs.append(self._backquote())
+                out.append("`...`")
+                dynamic = True
+            else:
+                out.append(c)
+                self.i += 1
+        return Word("".join(out), dynamic, quoted, tuple(subs))
+
+    def _meta_in_word(self, c: str, start: int, out: list[str], subs: list[str],
+                      quoted: bool) -> str:
+        """A metacharacter inside a word: ``stop`` it, a ``redir`` (``2>``), or ``sub``."""
+        s = self.s
+        if c in "<>" and s.startswith("(", self.i + 1):  # process substitution
+            subs.append(self._paren_sub(self.i + 2))
+            out.append("<process substitution>")
+            return "sub"
+        if c == "(" and out and "".join(out).endswith("=") and not quoted:
+            subs.append(self._paren_sub(self.i + 1))  # arr=(...) array assignment
+            return "sub"
+        if c in "<>" and self.i > start and s[start : self.i].isdigit():
+            self._redir(int(s[start : self.i]))
+            return "redir"
+        return "stop"
+
+    def _word_after_redir(self) -> Word:
+        """``2>x`` was a redirection, not a word: hand back the next real word or op."""
+        while self.i < len(self.s) and self.s[self.i] in " \t":
+            self.i += 1
+        return Word("")  # placeholder, dropped by the caller below
+
+    def _double_quoted(self, out: list[str], subs: list[str]) -> bool:
+        s, n = self.s, len(self.s)
+        dynamic = False
+        while self.i < n:
+            c = s[self.i]
+            if c == '"':
+                self.i += 1
+                return dynamic
+            if c == "\\" and self.i + 1 < n and s[self.i + 1] in '$`"\\\n':
+                if s[self.i + 1] != "\n":
+                    out.append(s[self.i + 1])
+                self.i += 2
+            elif c == "$":
+                dynamic |= self._dollar(out, subs)
+            elif c == "`":
+                subs.append(self._backquote())
+                out.append("`...`")
+                dynamic = True
+            else:
+                out.append(c)
+                self.i += 1
+        raise ShellSyntaxError("unterminated double quote")
+
+    def _dollar(self, out: list[str], subs: list[str]) -> bool:
+        """Handle ``$...`` at ``self.i``; append its verbatim text; True if it expands."""
+        s, i = self.s, self.i
+        nxt = s[i + 1 : i + 2]
+        if s.startswith("$((", i):
+            end = s.find("))", i + 3)
+            if end < 0:
+                raise ShellSyntaxError("unterminated $(( ... ))")
+            out.append(s[i : end + 2])
+            self.i = end + 2
+            return True
+        if nxt == "(":
+            subs.append(self._paren_sub(i + 2))
+            out.append(f"$({subs[-1]})")
+            return True
+        if nxt == "{":
+            end = s.find("}", i + 2)
+            if end < 0:
+                raise ShellSyntaxError("unterminated ${ ... }")
+            out.append(s[i : end + 1])
+            self.i = end + 1
+            return True
+        if nxt == "'":  # ANSI-C quoting
+            j, buf = i + 2, []
+            while j < len(s) and s[j] != "'":
+                if s[j] == "\\" and j + 1 < len(s):
+                    buf.append(_ANSI_ESCAPES.get(s[j + 1], "\\" + s[j + 1]))
+                    j += 2
+                else:
+                    buf.append(s[j])
+                    j += 1
+            if j >= len(s):
+                raise ShellSyntaxError("unterminated $'...'")
+            out.append("".join(buf))
+            self.i = j + 1
+            return False
+        if nxt in _NAME_START:
+            j = i + 1
+            while j < len(s) and s[j] in _NAME_CHARS:
+                j += 1
+            out.append(s[i:j])
+            self.i = j
+            return True
+        if nxt and nxt in _SPECIAL_PARAMS:
+            out.append(s[i : i + 2])
+            self.i = i + 2
+            return True
+        out.append("$")
+        self.i = i + 1
+        return False
+
+    def _paren_sub(self, start: int) -> str:
+        """Lex a ``$( ... )`` body starting at ``start``; return its source text."""
+        sub = _Lexer(self.s, start, until_paren=True)
+        end = sub.run()
+        self.i = end + 1
+        return self.s[start:end]
+
+    def _backquote(self) -> str:
+        s = self.s
+        j, buf = self.i + 1, []
+        while j < len(s) and s[j] != "`":
+            if s[j] == "\\" and j + 1 < len(s) and s[j + 1] in "`$\\":
+                buf.append(s[j + 1])
+                j += 2
+            else:
+                buf.append(s[j])
+                j += 1
+        if j >= len(s):
+            raise ShellSyntaxError("unterminated backquote")
+        self.i = j + 1
+        return "".join(buf)
+
+
+def _body_subs(body: str) -> tuple[str, ...]:
+    """Command substitutions in an expanded here-document body (they run)."""
+    subs: list[str] = []
+    i = 0
+    while i < len(body):
+        if body[i] == "\\":
+            i += 2
+        elif body.startswith("$((", i):
+            i += 3
+        elif body.startswith("$(", i) or body[i] == "`":
+            lexer = _Lexer(body, i)
+            if body[i] == "`":
+                subs.append(lexer._backquote())
+            else:
+                subs.append(lexer._paren_sub(i + 2))
+            i = lexer.i
+        else:
+            i += 1
+    return tuple(subs)
+
+
+def lex(src: str) -> list[Token]:
+    """Tokenise ``src``; raise :class:`ShellSyntaxError` if a quote or ``$(`` never closes."""
+    lexer = _Lexer(src)
+    lexer.run()
+    return [t for t in lexer.tokens if not (isinstance(t, Word) and t.text == "" and
+                                             not t.quoted and not t.dynamic and not t.subs)]

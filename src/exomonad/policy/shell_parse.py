@@ -1,0 +1,192 @@
+"""Split a shell script into the simple commands it may run, tracking the working directory.
+
+The parse is deliberately flat and conservative: every command of an ``&&``/``||``/``;``/
+``|`` chain is assumed to run; ``if``/``while``/``for``/``case`` keywords are stepped over
+so the commands inside them are seen; ``( ... )`` scopes ``cd``; command substitutions
+(``$(...)``, backquotes, ``<(...)``, unquoted here-document bodies) are parsed recursively
+and reported *before* the command that uses them, with the working directory they start in.
+
+>>> [(c.argv, c.cwd) for c in parse("cd x && FOO=1 git push; (cd /tmp; ls)", "/w")]
+[(('git', 'push'), '/w/x'), (('ls',), '/tmp')]
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+
+from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
+
+__all__ = ["MAX_DEPTH", "SimpleCommand", "is_assignment", "parse", "resolve_path"]
+
+#: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
+MAX_DEPTH = 8
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_SKIP_WORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}",
+                         "fi", "done", "esac"})
+_SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
+_CASE_ENDS = frozenset({";;", ";&", ";;&"})
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One command with its words, redirections and the directory it starts in.
+
+    ``stdin_script`` is a here-document / here-string body (what ``bash <<EOF`` runs);
+    ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``).
+    """
+
+    words: tuple[Word, ...]
+    redirs: tuple[Redir, ...] = ()
+    cwd: str | None = None
+    piped_in: bool = False
+    stdin_script: str | None = None
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The command's words without leading ``NAME=value`` assignments."""
+        return tuple(w.text for w in self.command_words)
+
+    @property
+    def command_words(self) -> tuple[Word, ...]:
+        """``words`` without leading assignments."""
+        i = 0
+        while i < len(self.words) and is_assignment(self.words[i]):
+            i += 1
+        return self.words[i:]
+
+
+def is_assignment(word: Word) -> bool:
+    """True for a ``NAME=value`` word (an environment prefix when before a command)."""
+    return _ASSIGNMENT.match(word.text) is not None
+
+
+def resolve_path(cwd: str | None, word: Word | str) -> str | None:
+    """Absolute, normalised path of ``word`` relative to ``cwd``; None if unknowable.
+
+    >>> resolve_path("/w/x", "../y/./z"), resolve_path(None, "a"), resolve_path("/w", "/")
+    ('/w/y/z', None, '/')
+    """
+    if isinstance(word, Word):
+        if word.dynamic:
+            return None
+        word = word.text
+    if not word:
+        return None
+    if not word.startswith("/"):
+        if cwd is None:
+            return None
+        word = posixpath.join(cwd, word)
+    path = posixpath.normpath(word)
+    return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def _chdir(cwd: str | None, args: list[Word]) -> str | None:
+    operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
+    if not operands:
+        return os.path.expanduser("~")
+    if operands[0].text == "-":
+        return None
+    return resolve_path(cwd, operands[0])
+
+
+class _Walker:
+    def __init__(self, cwd: str | None, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            raise ShellSyntaxError("shell nesting too deep")
+        self.cwd = cwd
+        self.depth = depth
+        self.stack: list[str | None] = []
+        self.out: list[SimpleCommand] = []
+        self.words: list[Word] = []
+        self.redirs: list[Redir] = []
+        self.piped_in = False
+        self.case_pattern = False
+
+    def run(self, src: str) -> list[SimpleCommand]:
+        tokens = lex(src)
+        i = 0
+        while i < len(tokens):
+            tok = tokens[i]
+            if isinstance(tok, Word):
+                self._word(tok)
+            elif isinstance(tok, Redir):
+                self.redirs.append(tok)
+            elif self.case_pattern:
+                if tok.text == ")":
+                    self.case_pattern = False
+                    self.words, self.redirs = [], []
+            elif tok.text in _SEPARATORS:
+                self._finish(piped_out=tok.text in ("|", "|&"))
+                self.piped_in = tok.text in ("|", "|&")
+                self.case_pattern = tok.text in _CASE_ENDS
+            elif tok.text == "(":
+                if self.words:  # f() { ...; }: a function definition header
+                    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+                    if not (isinstance(nxt, Op) and nxt.text == ")"):
+                        raise ShellSyntaxError("unexpected '('")
+                    self.words, i = [], i + 1
+                else:
+                    self.stack.append(self.cwd)
+            elif tok.text == ")":
+                self._finish(piped_out=False)
+                if not self.stack:
+                    raise ShellSyntaxError("unexpected ')'")
+                self.cwd = self.stack.pop()
+            i += 1
+        self._finish(piped_out=False)
+        if self.stack:
+            raise ShellSyntaxError("unclosed '('")
+        return self.out
+
+    def _word(self, word: Word) -> None:
+        if self.case_pattern:
+            if word.text == "esac" and not word.quoted:
+                self.case_pattern = False
+            else:
+                self._subs(word.subs)
+            return
+        if not self.words and not word.quoted and word.text in _SKIP_WORDS:
+            return
+        self.words.append(word)
+        head = self.words[0]
+        if head.text == "case" and not head.quoted and len(self.words) == 3 \
+                and word.text == "in":
+            self._subs(self.words[1].subs)
+            self.words, self.case_pattern = [], True
+
+    def _subs(self, subs: tuple[str, ...]) -> None:
+        for sub in subs:
+            self.out.extend(_Walker(self.cwd, self.depth + 1).run(sub))
+
+    def _finish(self, *, piped_out: bool) -> None:
+        words, redirs = self.words, self.redirs
+        self.words, self.redirs = [], []
+        for w in words:
+            self._subs(w.subs)
+        for r in redirs:
+            self._subs((*r.target.subs, *r.subs))
+        cmd = SimpleCommand(tuple(words), tuple(redirs), self.cwd, self.piped_in,
+                            next((r.heredoc if r.heredoc is not None else r.target.text
+                                  for r in redirs if r.op in ("<<", "<<-", "<<<")), None))
+        argv = cmd.command_words
+        if not argv:
+            if redirs or words:
+                self.out.append(cmd)  # assignments / bare redirections (> file)
+            return
+        name = argv[0].text
+        if not argv[0].quoted and name in ("for", "select"):
+            return
+        if name in ("cd", "pushd", "popd") and not argv[0].quoted:
+            if not (piped_out or self.piped_in):
+                self.cwd = None if name == "popd" else _chdir(self.cwd, list(argv[1:]))
+            return
+        self.out.append(cmd)
+
+
+def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:
+    """The simple commands ``src`` may run; raises :class:`ShellSyntaxError` if unparsable."""
+    return _Walker(cwd, depth).run(src)

@@ -1,0 +1,255 @@
+"""Classify non-VCS programs: network clients, deploy/publish tools, file writers/deleters.
+
+Each handler takes the program name, its argument words and the working directory, and
+returns actions, or ``None`` to fall back to a plain :class:`~exomonad.policy.actions.Shell`.
+
+>>> from exomonad.policy.shell_lex import Word
+>>> handle("curl", [Word(t) for t in "-sSL -o out.txt https://example.com/x".split()], "/w")
+[Network(host='example.com')]
+>>> handle("rm", [Word("-rf"), Word("build")], "/w")
+[DeleteFile(path='/w/build', recursive=True)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, WriteFile
+from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
+
+__all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
+
+Handler = Callable[[str, list[Word], str | None], list[Action] | None]
+
+
+
+def _opts(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CURL_WITH_ARG = _opts(
+    "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
+    "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
+    "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
+    "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
+    "--output-dir --limit-rate --interface --dns-servers --connect-to")
+_WGET_WITH_ARG = _opts(
+    "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
+    "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
+    "--user --password --load-cookies --save-cookies --method --body-data")
+_SSH_WITH_ARG = _opts("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
+_NC_WITH_ARG = _opts("-p -s -w -i -x -X -q -e -c")
+
+#: Deploy/publish tools and the subcommands that ship something (``None``: any use).
+DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
+    "kubectl": frozenset({"apply", "create", "delete", "replace", "patch", "rollout", "scale",
+                          "set", "edit", "drain", "cordon", "uncordon", "taint", "label",
+                          "annotate", "expose", "run", "autoscale"}),
+    "helm": frozenset({"install", "upgrade", "uninstall", "delete", "rollback"}),
+    "terraform": frozenset({"apply", "destroy", "import", "taint", "untaint"}),
+    "tofu": frozenset({"apply", "destroy", "import", "taint", "untaint"}),
+    "pulumi": frozenset({"up", "update", "destroy", "import"}),
+    "cdk": frozenset({"deploy", "destroy"}),
+    "fly": frozenset({"deploy", "launch", "destroy", "scale", "secrets"}),
+    "flyctl": frozenset({"deploy", "launch", "destroy", "scale", "secrets"}),
+    "netlify": frozenset({"deploy"}),
+    "serverless": frozenset({"deploy", "remove"}),
+    "sls": frozenset({"deploy", "remove"}),
+    "wrangler": frozenset({"deploy", "publish", "delete"}),
+    "firebase": frozenset({"deploy"}),
+    "railway": frozenset({"up", "redeploy", "down"}),
+    "kamal": frozenset({"deploy", "redeploy", "rollback"}),
+    "skaffold": frozenset({"run", "deploy", "delete"}),
+    "heroku": frozenset({"container:release", "releases:rollback", "apps:destroy",
+                         "ps:scale"}),
+    "docker": frozenset({"push"}),
+    "podman": frozenset({"push"}),
+    "npm": frozenset({"publish", "unpublish"}),
+    "pnpm": frozenset({"publish"}),
+    "yarn": frozenset({"publish", "npm"}),
+    "twine": frozenset({"upload"}),
+    "cargo": frozenset({"publish", "yank"}),
+    "gem": frozenset({"push", "yank"}),
+    "poetry": frozenset({"publish"}),
+    "uv": frozenset({"publish"}),
+    "hatch": frozenset({"publish"}),
+    "flit": frozenset({"publish"}),
+    "ansible-playbook": None,
+}
+_KUBE_WITH_ARG = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-s",
+                            "--server", "--cluster", "--user", "--kube-context"})
+_CLOUD_WRITE_VERBS = frozenset({"deploy", "create", "delete", "update", "apply", "set",
+                                "add-iam-policy-binding", "remove-iam-policy-binding",
+                                "resize", "import", "up", "publish", "start", "stop", "restart"})
+_AWS_WITH_ARG = frozenset({"--region", "--profile", "--output", "--endpoint-url", "--query"})
+_AWS_READ = ("describe", "list", "get", "head", "wait", "help", "ls", "presign")
+_DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+
+def host_of(url: str) -> str | None:
+    """The host of a URL or ``[user@]host[:port][/path]``; None if there is none.
+
+    >>> host_of("https://user@API.example.com:8443/x"), host_of("example.org/a"), host_of("-")
+    ('api.example.com', 'example.org', None)
+    """
+    text = url if "://" in url else "//" + url
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return None
+    if not host or not any(c.isalnum() for c in host) or any(c.isspace() for c in host):
+        return None
+    return host.lower()
+
+
+def _hosts(urls: list[Word]) -> list[Action]:
+    return [Network(None if w.dynamic else host_of(w.text)) for w in urls]
+
+
+def _http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del cwd
+    with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
+    positionals, opts = scan_options(args, with_arg)
+    urls = [w for w in opts.get("--url", []) if w is not None] + positionals
+    if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
+        urls = [w for w in positionals if w.text.upper() not in
+                ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")][:1]
+    return _hosts(urls) or [Network(None)]
+
+
+def _ssh(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del cwd
+    positionals, _ = scan_options(args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet")
+                                  else _SSH_WITH_ARG)
+    if name in ("scp", "rsync", "sftp"):
+        remote = [w for w in positionals if w.dynamic or "://" in w.text or
+                  (":" in w.text and not w.text.startswith(("/", "./")))]
+        return [Network(None if w.dynamic else host_of(w.text.split(":", 1)[0]
+                if "://" not in w.text else w.text)) for w in remote] or None
+    return _hosts(positionals[:1]) or [Network(None)]
+
+
+def _deploy(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del cwd
+    verbs = DEPLOY_VERBS[name]
+    positionals, _ = scan_options(args, _KUBE_WITH_ARG)
+    if verbs is None:
+        return [Deploy(name)]
+    first = positionals[0].text if positionals else ""
+    if name in ("terraform", "tofu"):
+        first = next((w.text for w in positionals if w.text in verbs), first)
+    if first in verbs or (positionals and positionals[0].dynamic):
+        return [Deploy(name, first if not positionals[0].dynamic else None)]
+    return None
+
+
+def _cloud(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del cwd
+    positionals, _ = scan_options(args, _AWS_WITH_ARG)
+    words = [w.text for w in positionals]
+    if name == "aws":
+        if len(words) >= 2 and not words[1].startswith(_AWS_READ):
+            if words[0] == "s3" and words[1] not in ("cp", "mv", "rm", "sync", "mb", "rb"):
+                return None
+            return [Deploy("aws", f"{words[0]} {words[1]}")]
+        return None
+    hit = next((w for w in words if w in _CLOUD_WRITE_VERBS), None)
+    return [Deploy(name, " ".join(words[: words.index(hit) + 1]))] if hit else None
+
+
+def _vercel(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del cwd
+    positionals, opts = scan_options(args, frozenset({"--token", "--scope", "-A",
+                                                      "--local-config", "-e", "--env"}))
+    verb = positionals[0].text if positionals else ""
+    if verb in ("", "deploy") or (verb and "/" in verb):
+        return [Deploy(name, "production" if "--prod" in opts else "preview")]
+    if verb in ("promote", "rollback", "remove", "rm", "redeploy", "alias"):
+        return [Deploy(name, verb)]
+    return None
+
+
+def _delete(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    positionals, opts = scan_options(args, frozenset())
+    recursive = name == "rm" and any(
+        k in ("--recursive",) or (not k.startswith("--") and ("r" in k or "R" in k))
+        for k in opts)
+    return [DeleteFile(resolve_path(cwd, w), recursive) for w in positionals] or None
+
+
+def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    with_arg = {"cp": "-S --suffix -t --target-directory", "mv": "-S --suffix -t "
+                "--target-directory", "install": "-m -o -g -t -S --mode --owner --group "
+                "--target-directory", "ln": "-S -t --suffix --target-directory",
+                "truncate": "-s -r --size --reference", "tee": "", "touch": "-d -t -r "
+                "--date --reference", "mkdir": "-m --mode", "chmod": "--reference",
+                "chown": "--reference", "chgrp": "--reference"}[name]
+    positionals, opts = scan_options(args, frozenset(with_arg.split()))
+    targets: list[Word] = [w for k in ("-t", "--target-directory") for w in opts.get(k, [])
+                           if w is not None]
+    if name in ("cp", "mv", "install", "ln"):
+        if not targets and len(positionals) >= 2:
+            targets = [positionals[-1]]
+            sources = positionals[:-1]
+        else:
+            sources = positionals
+        out: list[Action] = [WriteFile(resolve_path(cwd, w)) for w in targets]
+        if name == "mv":
+            out += [DeleteFile(resolve_path(cwd, w), recursive=True) for w in sources]
+        return out or None
+    if name in ("chmod", "chown", "chgrp") and "--reference" not in opts:
+        positionals = positionals[1:]
+    return [WriteFile(resolve_path(cwd, w)) for w in positionals] or None
+
+
+def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del name
+    positionals, opts = scan_options(args, frozenset({"-e", "-f", "--expression", "--file",
+                                                      "-l", "--line-length"}))
+    if not any(k.startswith(("-i", "--in-place")) or (k[:1] == "-" and k[1:2] != "-" and
+                                                       "i" in k) for k in opts):
+        return None
+    files = positionals if ("-e" in opts or "--expression" in opts or "-f" in opts) \
+        else positionals[1:]
+    return [WriteFile(resolve_path(cwd, w)) for w in files] or None
+
+
+def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    del name
+    return [WriteFile(None if w.dynamic else resolve_path(cwd, w.text[3:]))
+            for w in args if w.text.startswith("of=")] or None
+
+
+_HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(("curl", "wget", "http", "https", "xh", "aria2c"), _http_client),
+    **dict.fromkeys(("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh"), _ssh),
+    **dict.fromkeys(DEPLOY_VERBS, _deploy),
+    **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
+    **dict.fromkeys(("vercel", "vc"), _vercel),
+    **dict.fromkeys(("rm", "rmdir", "unlink", "shred"), _delete),
+    **dict.fromkeys(("cp", "mv", "install", "ln", "truncate", "tee", "touch", "mkdir",
+                     "chmod", "chown", "chgrp"), _writer),
+    "sed": _sed,
+    "dd": _dd,
+}
+
+
+def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """Actions for program ``name`` with ``args``; None if it is not a program we model."""
+    handler = _HANDLERS.get(name)
+    return handler(name, args, cwd) if handler is not None else None
+
+
+def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
+    """A :class:`WriteFile` for an output redirection to a file (not an fd or a device)."""
+    if op not in (">", ">>", ">|", "&>", "&>>", "<>", ">&"):
+        return None
+    text = target.text
+    if op == ">&" and (text.isdigit() or text == "-"):
+        return None
+    if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
+        return None
+    return WriteFile(resolve_path(cwd, target))
