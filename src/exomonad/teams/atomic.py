@@ -18,7 +18,7 @@ import orjson
 
 from exomonad.errors import CorruptFileError
 
-__all__ = ["dump_json", "read_json", "read_json_array", "write_json_atomic"]
+__all__ = ["dump_json", "parse_json_array", "read_json", "read_json_array", "write_json_atomic"]
 
 
 def dump_json(value: Any) -> bytes:
@@ -50,6 +50,11 @@ def read_json_array(path: Path) -> list[dict[str, Any]]:
         data = path.read_bytes()
     except FileNotFoundError:
         return []
+    return parse_json_array(path, data)
+
+
+def parse_json_array(path: Path, data: bytes) -> list[dict[str, Any]]:
+    """Parse ``data`` (read from ``path``) as :func:`read_json_array` does."""
     if not data.strip():
         return []
     try:

@@ -21,7 +21,7 @@ import orjson
 from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
-from exomonad.teams.atomic import read_json_array, write_json_atomic
+from exomonad.teams.atomic import parse_json_array, read_json_array, write_json_atomic
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect, get_dialect
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
@@ -200,8 +200,28 @@ class Mailbox:
     # -- reading -----------------------------------------------------------------------
 
     def read_raw(self, member: str) -> list[dict[str, Any]]:
-        """All entries as raw dicts (no lock: writers replace the file atomically)."""
-        return read_json_array(self.paths.inbox(member))
+        """All entries as raw dicts.
+
+        Lock-free when the file reads whole (writers that rename never expose a partial
+        file). Claude Code 2.1.112 rewrites in place (truncate, then write), so an empty
+        or unparsable read is retried once under the writers' lock; only a file that is
+        still unreadable then is corrupt. Every strict prefix of a JSON array is invalid
+        JSON, so a torn read can never pass for a shorter inbox.
+        """
+        path = self.paths.inbox(member)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return []
+        if data:
+            try:
+                return parse_json_array(path, data)
+            except CorruptFileError:
+                pass
+        if not path.exists():
+            return []
+        with FileLock(path, self.lock):
+            return read_json_array(path)
 
     def read(self, member: str, *, unread_only: bool = False) -> list[InboxMessage]:
         """All (or only unread) entries, as models; malformed entries are skipped."""
