@@ -4,7 +4,8 @@ Reads the hook's JSON on stdin, posts it to the project's server over its Unix s
 prints the answer (JSON on stdout), writes its message to stderr and exits with the code
 the server chose. Standard library only: it starts with every tool call of every agent.
 
-With no server running it fails open (empty answer, exit 0) and says so on stderr.
+With no server running it fails open (empty answer, exit 0) and says so on stderr, except
+that a PreToolUse / BeforeTool call the built-in policy would deny is denied.
 """
 
 from __future__ import annotations
@@ -63,6 +64,48 @@ def _token(state: Path) -> str | None:
         return None
 
 
+_POLICY_EVENTS = ("pre-tool-use", "before-tool")
+
+
+def _offline_deny(event: str, runtime: str, body: bytes, state: Path | None) -> bool:
+    """No server: deny what the built-in policy would deny (else fail open). Imports the
+    policy package, so only this rare path pays for it."""
+    if event not in _POLICY_EVENTS:
+        return False
+    try:
+        from exomonad.policy import Deny, PolicyEngine, ToolRequest
+        from exomonad.policy.hook_output import hook_output
+
+        payload = json.loads(body or b"{}")
+        role, name = _offline_role(state)
+        req = ToolRequest.from_hook(
+            "gemini" if runtime == "gemini" else "claude", payload, role=role, agent=name
+        )
+        engine = PolicyEngine(state_dir=state) if state is not None else PolicyEngine()
+        decision = engine.decide(req)
+    except Exception as exc:  # the fallback must never break the agent's tool call
+        sys.stderr.write(f"exomonad: offline policy check failed: {exc}\n")
+        return False
+    if not isinstance(decision, Deny):
+        return False
+    sys.stdout.write(json.dumps(hook_output(runtime, decision)) + "\n")
+    sys.stderr.write("exomonad: no server running; denied by the built-in policy\n")
+    return True
+
+
+def _offline_role(state: Path | None) -> tuple[str, str]:
+    """Role and name behind our token, read from the server's token file; else worker."""
+    if state is not None:
+        token = _token(state)
+        try:
+            found = json.loads((state / "tokens.json").read_text()).get(token or "")
+        except (OSError, ValueError):
+            found = None
+        if isinstance(found, dict):
+            return str(found.get("role", "worker")), str(found.get("name", "unknown"))
+    return "worker", "unknown"
+
+
 def _fail_open(event: str, why: str) -> int:
     sys.stdout.write("{}\n")
     sys.stderr.write(f"exomonad: {why}; hook {event} answered with no decision (fail-open)\n")
@@ -96,6 +139,8 @@ def main(argv: list[str]) -> int:
     state = _state_dir(cwd if isinstance(cwd, str) else None)
     sock = _server_socket(state) if state is not None else None
     if state is None or sock is None:
+        if _offline_deny(event, runtime, body, state):
+            return 0
         return _fail_open(event, "no ExoMonad server is running for this project")
     headers = {"Content-Type": "application/json"}
     token = _token(state)

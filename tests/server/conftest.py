@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.panes import FakePaneBackend
+from exomonad.server.config import PolicyConfig, ProjectConfig
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.teams import TeamPaths, create_team, get_dialect
@@ -22,8 +23,9 @@ def fake() -> FakePaneBackend:
 def svc(tmp_path: Path, fake: FakePaneBackend) -> Iterator[Services]:
     root = tmp_path / "claude"
     create_team(TeamPaths("proj", root))
+    config = ProjectConfig(policy=PolicyConfig(approval_timeout=1.0, popup=False))
     s = Services(tmp_path / "project" / ".exomonad", root=root, backend=fake,
-                 dialect=get_dialect("2.1.112"))  # fmt: skip
+                 dialect=get_dialect("2.1.112"), config=config)  # fmt: skip
     s.registry.set_current("proj")
     yield s
     s.close()

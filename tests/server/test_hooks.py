@@ -56,12 +56,6 @@ def test_team_delete_first_removes_our_members(svc: Services, lead: Identity) ->
     assert names == ["team-lead"]
 
 
-def test_pre_tool_use_takes_no_decision_yet(svc: Services, lead: Identity) -> None:
-    answer = handle_hook(svc, lead, "before-tool", "gemini",
-                         {"session_id": "s", "tool_name": "run_shell_command"})  # fmt: skip
-    assert (answer.output, answer.exit_code) == ({}, 0)
-
-
 def test_idle_notification_once_per_transition(svc: Services) -> None:
     who = _worker(svc)
     p = {"session_id": "w1"}

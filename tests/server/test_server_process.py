@@ -208,3 +208,21 @@ def test_bound_worker_receives_messages_from_the_lead(
                        [("send_message", {"to": "w2", "text": "hello w2"})])  # fmt: skip
     assert res[0][0] is False
     assert reader.wait_lines(1, timeout=30) == ["[from team-lead] hello w2"]
+
+
+def test_without_a_server_pre_tool_use_still_denies_what_the_default_denies(
+    project: Project,
+) -> None:
+    project.proc.send_signal(signal.SIGTERM)
+    project.proc.communicate(timeout=30)
+    push = {"session_id": "x", "tool_name": "run_shell_command",
+            "tool_input": {"command": "git push --force origin main"}, "cwd": "/tmp"}  # fmt: skip
+    done = _hook(project, "before-tool", push, token=None, runtime="gemini")
+    assert done.returncode == 0
+    answer = orjson.loads(done.stdout)
+    assert answer["decision"] == "deny"
+    assert "protected branch" in answer["reason"]
+    ls = dict(push, tool_input={"command": "ls"})
+    done = _hook(project, "before-tool", ls, token=None, runtime="gemini")
+    assert orjson.loads(done.stdout) == {}  # not denied: fail open, and say so
+    assert "fail-open" in done.stderr

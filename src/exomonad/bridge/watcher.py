@@ -90,6 +90,8 @@ class InboxWatcher:
         Which members to serve (default :func:`synthetic_members`) and how an entry
         becomes text (default :func:`~exomonad.bridge.render.render`); the lead relay
         serves the lead's own inbox with these.
+    intercept:
+        Sees each new entry first; True consumes it (see :class:`Deliverer`).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class InboxWatcher:
         retry_interval: float = 5.0,
         select: MemberSelector = synthetic_members,
         renderer: Callable[[dict[str, Any]], str] = render,
+        intercept: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
         self.ledger = ledger
         self.sink = sink
@@ -118,6 +121,7 @@ class InboxWatcher:
         self.retry_interval = retry_interval
         self.select = select
         self.renderer = renderer
+        self.intercept = intercept
         self.stats = WatcherStats()
         self._teams: dict[str, _Team] = {}  # by inbox dir name
         self._dirty: dict[_Key, asyncio.Event] = {}
@@ -234,8 +238,9 @@ class InboxWatcher:
         if team is None:
             mailbox = Mailbox(paths, dialect=self.dialect, durable=self.durable)
             deliverer = Deliverer(
-                mailbox, self.ledger, self.sink, mark_read=self.mark_read, renderer=self.renderer
-            )
+                mailbox, self.ledger, self.sink, mark_read=self.mark_read,
+                renderer=self.renderer, intercept=self.intercept,
+            )  # fmt: skip
             team = self._teams[key] = _Team(paths, deliverer)
             if paths.team_dir != config_dir:
                 self._watch_team_dir(paths.team_dir)

@@ -198,6 +198,32 @@ def _answer(approval_id: str, approved: bool, by: str | None, reason: str,
 ByOpt = Annotated[str | None, typer.Option("--by", help="Who answers (default: $USER).")]
 
 
+@approvals_app.command("prompt")
+@handle_errors
+def prompt(
+    approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],
+    state_dir: StateDirOpt = None,
+) -> None:
+    """Show one pending request with its context and answer it with y/n (the tmux popup)."""
+    store = _store(state_dir)
+    try:
+        approval = store.get(store.resolve(approval_id))
+        console.print(f"[bold]ExoMonad approval {approval.id}[/bold]")
+        console.print(f"agent: {escape(approval.agent)} (role {escape(approval.role)})")
+        console.print(f"why:   {escape(approval.reason)}")
+        console.print(f"what:  {escape(json.dumps(approval.action)[:600])}")
+        if approval.state != "pending":
+            console.print(f"already {approval.state}")
+            return
+        answer = typer.prompt("approve? [y/n]", default="n").strip().lower()
+        approved = answer in ("y", "yes")
+        reason = "" if approved else typer.prompt("reason (shown to the agent)", default="")
+        done = store.answer(approval.id, approved, getpass.getuser(), reason)
+        console.print(f"{done.state}")
+    finally:
+        store.close()
+
+
 @handle_errors
 def approve(
     approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],

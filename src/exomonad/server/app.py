@@ -54,7 +54,8 @@ def health(svc: Services) -> dict[str, Any]:
         "version": svc.version,
         "pid": os.getpid(),
         "uptime": round(time.time() - svc.started_at, 3),
-        "policy": None,
+        "policy": svc.gatekeeper.engine.health(),
+        "approvals_pending": len(svc.approvals.list_pending()),
         "team": svc.registry.current,
         "watched": svc.watcher.watched(),
         "counters": {

@@ -16,6 +16,11 @@ Example::
               "task_update", "task_claim"]
     guest = ["team_status", "task_list", "task_get"]
 
+    [policy]
+    approval_timeout = 50.0     # seconds a tool call waits for the lead or a human
+    on_timeout = "ask"          # then: "ask" (the runtime's own prompt) or "deny"
+    popup = true                # ask humans in a tmux popup on attached clients
+
     [workers]
     command = "gemini --yolo"   # default command for spawn_workers
     tmux_session = "exomonad"   # where worker panes are opened
@@ -27,14 +32,22 @@ from __future__ import annotations
 import fnmatch
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from exomonad.errors import ExomonadError
 
-__all__ = ["LeadConfig", "ProjectConfig", "RolesConfig", "WorkersConfig", "load_project_config"]
+__all__ = [
+    "LeadConfig",
+    "PolicyConfig",
+    "ProjectConfig",
+    "RolesConfig",
+    "WorkersConfig",
+    "load_project_config",
+]
 
-_TL_TOOLS = ["*"]
+_TL_TOOLS = ["*"]  # includes answer_permission
 _DEV_TOOLS = ["notify_parent", "send_message", "team_status", "task_*"]
 _WORKER_TOOLS = [
     "notify_parent", "send_message", "team_status",
@@ -80,10 +93,19 @@ class WorkersConfig(_Section):
     agent_type: str = "gemini"
 
 
+class PolicyConfig(_Section):
+    """How escalated tool calls wait for an answer."""
+
+    approval_timeout: float = Field(default=50.0, ge=0)
+    on_timeout: Literal["ask", "deny"] = "ask"
+    popup: bool = True
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
     lead: LeadConfig = Field(default_factory=LeadConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
 

@@ -17,7 +17,9 @@ from typing import Any
 
 from exomonad.bridge.registry import SessionInfo
 from exomonad.errors import ExomonadError
+from exomonad.policy import ToolRequest
 from exomonad.server.identity import Identity
+from exomonad.server.permissions import verdict_output
 from exomonad.server.services import Services
 from exomonad.teams import remove_all_synthetic
 from exomonad.teams.models import now_iso
@@ -88,8 +90,13 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
         removed = remove_all_synthetic(svc.paths(svc.registry.current))
         log.info("TeamDelete: removed synthetic members %s", removed)
     svc.counters["hook_pre_tool_use"] += 1
-    # No decision yet (the policy engine decides): the runtime's own prompts stay in force.
-    return HookAnswer()
+    req = ToolRequest.from_hook(
+        "gemini" if runtime == "gemini" else "claude", p,
+        role=who.role, agent=who.name, team=who.team,
+    )  # fmt: skip
+    mailbox = svc.mailbox(who.team) if who.team else None
+    verdict = svc.gatekeeper.check(req, who, mailbox)
+    return HookAnswer(verdict_output(runtime, verdict))
 
 
 def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:

@@ -12,8 +12,10 @@ from exomonad.bridge.registry import TeamRegistry
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import ExomonadError
 from exomonad.panes import PaneBackend, TmuxBackend
+from exomonad.policy import ApprovalStore, PolicyEngine
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.identity import Identity, TokenStore
+from exomonad.server.permissions import Gatekeeper
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
 
@@ -52,7 +54,16 @@ class Services:
         self.ledger = SqliteLedger(state_dir / "ledger.db")
         self.backend: PaneBackend = backend or TmuxBackend()
         self.registry = TeamRegistry(state_dir)
-        self.watcher = InboxWatcher(self.ledger, self.backend, root=self.root, dialect=self.dialect)
+        self.approvals = ApprovalStore(state_dir / "approvals.db")
+        self.gatekeeper = Gatekeeper(
+            PolicyEngine.for_project(state_dir), self.approvals,
+            timeout=self.config.policy.approval_timeout, on_timeout=self.config.policy.on_timeout,
+            backend=self.backend, popup=self.config.policy.popup,
+        )  # fmt: skip
+        self.watcher = InboxWatcher(
+            self.ledger, self.backend, root=self.root, dialect=self.dialect,
+            intercept=self.gatekeeper.intercept,
+        )  # fmt: skip
         self.counters: Counter[str] = Counter()
         self.started_at = time.time()
         self.version = __version__
@@ -85,3 +96,4 @@ class Services:
     def close(self) -> None:
         """Flush and close what holds files open."""
         self.ledger.close()
+        self.approvals.close()

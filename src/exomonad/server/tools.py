@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, LockError, PaneError
+from exomonad.policy import Allow, ToolRequest
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
@@ -81,6 +82,12 @@ class SpawnWorkersArgs(_Args):
 
 class RemoveWorkerArgs(_Args):
     name: str
+
+
+class AnswerPermissionArgs(_Args):
+    request_id: str = Field(description="The permission_request's request_id (perm-exo-...).")
+    approve: bool
+    reason: str = ""
 
 
 def _done(message: str, **data: Any) -> dict[str, Any]:
@@ -218,6 +225,13 @@ def remove_worker(svc: Services, who: Identity, a: RemoveWorkerArgs) -> dict[str
     return _done(f"removed {a.name}", pane=pane)
 
 
+def answer_permission(svc: Services, who: Identity, a: AnswerPermissionArgs) -> dict[str, Any]:
+    """Approve or deny a teammate's permission_request (the waiting tool call resumes)."""
+    decision = svc.gatekeeper.answer(a.request_id, a.approve, who.name, a.reason)
+    return _done(f"{'approved' if a.approve else 'denied'} {a.request_id}",
+                 decision=type(decision).__name__.lower())  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Tool:
     """A tool: its name, description, argument model and implementation."""
@@ -245,6 +259,7 @@ TOOLS: dict[str, Tool] = {
         _tool(task_claim, TaskIdArgs),
         _tool(spawn_workers, SpawnWorkersArgs),
         _tool(remove_worker, RemoveWorkerArgs),
+        _tool(answer_permission, AnswerPermissionArgs),
     )
 }
 
@@ -255,5 +270,10 @@ def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]
     if tool is None or not svc.config.roles.allows(who.role, name):
         raise ToolError(f"tool {name!r} is not available to role {who.role!r}")
     args = tool.args.model_validate(arguments)
+    req = ToolRequest("mcp", role=who.role, agent=who.name, tool_name=name,
+                      tool_input=arguments, team=who.team)  # fmt: skip
+    verdict = svc.gatekeeper.check(req, who, svc.mailbox(who.team) if who.team else None)
+    if not isinstance(verdict.decision, Allow):
+        raise ToolError(f"{name} refused by policy: {verdict.decision.reason}")
     svc.counters[f"tool:{name}"] += 1
     return tool.fn(svc, who, args)

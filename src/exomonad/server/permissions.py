@@ -1,0 +1,163 @@
+"""Every tool call through the policy: agent < team lead < human, with waiting approvals.
+
+:class:`Gatekeeper` asks the :class:`~exomonad.policy.PolicyEngine`. ``Allow`` and ``Deny``
+answer at once. ``Escalate`` records an approval (``.exomonad/approvals.db``) and waits
+for an answer, up to ``[policy] approval_timeout`` seconds:
+
+* to the lead (``tl``): a ``permission_request`` goes to the lead's inbox. Claude Code
+  answers it with a ``permission_response`` in the requester's inbox, which the watcher
+  hands to :meth:`Gatekeeper.intercept` instead of typing it; the lead can also call the
+  ``answer_permission`` tool;
+* to a human: a tmux popup opens on every attached client of the project's tmux server
+  (``exomonad approvals prompt ID``), and ``exomonad approve|deny ID`` works anywhere.
+
+Without an answer in time the result is ``[policy] on_timeout``: ``ask`` (the runtime's
+own prompt takes over) or ``deny``. Never a silent allow.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from exomonad.errors import ExomonadError
+from exomonad.panes import TmuxBackend
+from exomonad.policy import (
+    ApprovalStore,
+    Decision,
+    Deny,
+    Escalate,
+    PolicyEngine,
+    ToolRequest,
+    action_to_dict,
+)
+from exomonad.policy.errors import PolicyError
+from exomonad.policy.hook_output import hook_output
+from exomonad.server.identity import Identity
+from exomonad.teams import Mailbox
+from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
+
+__all__ = ["Gatekeeper", "Verdict", "verdict_output"]
+
+log = logging.getLogger("exomonad.server")
+_PREFIX = "perm-exo-"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A decision and where it came from (for hook output and tool errors)."""
+
+    decision: Decision
+    approval_id: str | None = None
+    policy_id: str | None = None
+
+
+class Gatekeeper:
+    """The policy engine, the approvals store, and the waiting in between."""
+
+    def __init__(
+        self,
+        engine: PolicyEngine,
+        approvals: ApprovalStore,
+        *,
+        timeout: float,
+        on_timeout: str,
+        backend: Any = None,
+        popup: bool = True,
+    ) -> None:
+        self.engine = engine
+        self.approvals = approvals
+        self.timeout = timeout
+        self.on_timeout = on_timeout
+        self.backend = backend
+        self.popup = popup
+
+    def check(self, req: ToolRequest, who: Identity, mailbox: Mailbox | None) -> Verdict:
+        """Decide ``req`` for ``who``; escalations wait for an answer (see module doc)."""
+        ev = self.engine.evaluate(req)
+        decision = ev.decision
+        if not isinstance(decision, Escalate):
+            return Verdict(decision, policy_id=ev.policy_id)
+        approval = self.approvals.create(
+            agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,
+            timeout=self.timeout, policy_id=ev.policy_id,
+        )  # fmt: skip
+        if decision.to == "tl" and mailbox is not None and who.team is not None:
+            self._ask_lead(req, who, approval.id, decision.reason, ev.actions, mailbox)
+        else:
+            self._ask_human(approval.id)
+        answered = self.approvals.wait(approval.id, timeout=self.timeout)
+        if answered.state in ("approved", "denied"):
+            return Verdict(answered.decision, approval.id, ev.policy_id)
+        waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
+        final: Decision = Deny(waited) if self.on_timeout == "deny" else Escalate("human", waited)
+        return Verdict(final, approval.id, ev.policy_id)
+
+    def _ask_lead(
+        self, req: ToolRequest, who: Identity, approval_id: str, reason: str,
+        actions: Any, mailbox: Mailbox,
+    ) -> None:  # fmt: skip
+        msg = PermissionRequest(
+            request_id=f"{_PREFIX}{approval_id}", agent_id=f"{who.name}@{who.team}",
+            tool_name=req.tool_name, tool_use_id=approval_id,
+            description=f"{reason} — answer with answer_permission or the permission prompt",
+            input=dict(req.tool_input),
+            permission_suggestions=[action_to_dict(a) for a in actions],
+        )  # fmt: skip
+        try:
+            mailbox.send(who.parent, sender=who.name, text=encode(msg))
+        except ExomonadError as exc:
+            log.warning("could not ask %s (%s); asking a human instead", who.parent, exc)
+            self._ask_human(approval_id)
+
+    def _ask_human(self, approval_id: str) -> None:
+        if not self.popup or not isinstance(self.backend, TmuxBackend):
+            return
+        state = shlex.quote(str(self.approvals.path.parent))
+        command = (f"{shlex.quote(sys.executable)} -m exomonad approvals prompt {approval_id} "
+                   f"--state-dir {state}")  # fmt: skip
+        threading.Thread(target=self._open_popups, args=(command,), daemon=True).start()
+
+    def _open_popups(self, command: str) -> None:
+        backend: TmuxBackend = self.backend
+        try:
+            clients = backend.run("list-clients", "-F", "#{client_name}").split()
+        except Exception as exc:  # no tmux server: nobody to show a popup to
+            log.info("no tmux clients for an approval popup: %s", exc)
+            return
+        base = ["tmux"] + (["-L", backend.socket_name] if backend.socket_name else [])
+        for client in clients:
+            subprocess.Popen([*base, "display-popup", "-c", client, "-w", "80%", "-h", "60%",
+                              "-E", command])  # fmt: skip
+
+    def answer(self, request_id: str, approved: bool, by: str, reason: str = "") -> Decision:
+        """Answer an approval by id (or ``perm-exo-<id>``); returns its decision."""
+        approval_id = request_id.removeprefix(_PREFIX)
+        try:
+            return self.approvals.answer(approval_id, approved, by, reason).decision
+        except PolicyError as exc:
+            raise ExomonadError(str(exc)) from exc
+
+    def intercept(self, entry: dict[str, Any]) -> bool:
+        """A ``permission_response`` to one of our requests: resolve it (True: consumed)."""
+        text = entry.get("text")
+        msg = decode(text) if isinstance(text, str) else None
+        if not isinstance(msg, PermissionResponse) or not msg.request_id.startswith(_PREFIX):
+            return False
+        approved = msg.subtype == "success"
+        try:
+            self.answer(msg.request_id, approved, str(entry.get("from", "team-lead")),
+                        msg.error or "")  # fmt: skip
+        except ExomonadError as exc:
+            log.info("late or unknown permission response %s: %s", msg.request_id, exc)
+        return True
+
+
+def verdict_output(runtime: str, verdict: Verdict) -> dict[str, Any]:
+    """The hook output for a verdict, in the runtime's shape."""
+    return hook_output(runtime, verdict.decision)

@@ -1,0 +1,134 @@
+"""Every tool call through the policy: hook answers per runtime, escalation and waiting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from exomonad.server.hooks import handle_hook
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.server.tools import ToolError, call_tool
+from exomonad.teams import register_synthetic
+from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
+from exomonad.util.waiting import retry_until
+
+
+def _worker(svc: Services) -> Identity:
+    register_synthetic(svc.paths("proj"), "gemini-1", pane="%1")
+    return Identity(name="gemini-1", role="worker", team="proj", parent="team-lead")
+
+
+def _shell(runtime: str, command: str) -> dict[str, Any]:
+    tool = "Bash" if runtime == "claude" else "run_shell_command"
+    return {"session_id": "s", "tool_name": tool, "tool_input": {"command": command},
+            "cwd": "/tmp"}  # fmt: skip
+
+
+def _pending_request(svc: Services) -> PermissionRequest:
+    found: list[PermissionRequest] = []
+
+    def asked() -> bool:
+        for e in svc.mailbox("proj").read_raw("team-lead"):
+            msg = decode(e["text"])
+            if isinstance(msg, PermissionRequest):
+                found.append(msg)
+                return True
+        return False
+
+    retry_until(asked, timeout=5, message="no permission_request reached the lead")
+    return found[0]
+
+
+def test_allow_in_claude_shape(svc: Services, lead: Identity) -> None:
+    out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "ls -la")).output
+    spec = out["hookSpecificOutput"]
+    assert (spec["hookEventName"], spec["permissionDecision"]) == ("PreToolUse", "allow")
+
+
+def test_deny_in_gemini_shape_with_reason(svc: Services) -> None:
+    who = _worker(svc)
+    out = handle_hook(svc, who, "before-tool", "gemini",
+                      _shell("gemini", "cd x && git push -f origin main")).output  # fmt: skip
+    assert out["decision"] == "deny"
+    assert "force push to a protected branch" in out["reason"]
+
+
+def test_deny_in_claude_shape(svc: Services, lead: Identity) -> None:
+    out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "rm -rf /")).output
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_escalation_to_the_lead_answered_by_tool(svc: Services, lead: Identity) -> None:
+    svc.gatekeeper.timeout = 10
+    who = _worker(svc)
+    result: dict[str, Any] = {}
+
+    def call() -> None:
+        result["out"] = handle_hook(svc, who, "before-tool", "gemini",
+                                    _shell("gemini", "git push origin feature/x")).output  # fmt: skip
+
+    t = threading.Thread(target=call)
+    t.start()
+    req = _pending_request(svc)
+    assert req.agent_id == "gemini-1@proj"
+    assert req.tool_name == "run_shell_command"
+    call_tool(svc, lead, "answer_permission",
+              {"request_id": req.request_id, "approve": True, "reason": "ok"})  # fmt: skip
+    t.join(10)
+    assert result["out"] == {"decision": "allow", "reason": "approved by team-lead: ok"}
+
+
+def test_claude_codes_own_permission_response_resolves_it(svc: Services) -> None:
+    svc.gatekeeper.timeout = 10
+    who = _worker(svc)
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(out=handle_hook(
+        svc, who, "before-tool", "gemini", _shell("gemini", "curl https://example.com")).output))
+    t.start()
+    req = _pending_request(svc)
+    # What Claude Code writes into the worker's inbox when the user denies it:
+    answer = PermissionResponse(request_id=req.request_id, subtype="error", error="not now")
+    entry = {"from": "team-lead", "text": encode(answer), "timestamp": "t"}
+    assert svc.gatekeeper.intercept(entry) is True
+    t.join(10)
+    assert result["out"]["decision"] == "deny"
+    assert "not now" in result["out"]["reason"]
+    assert svc.gatekeeper.intercept({"from": "x", "text": "plain", "timestamp": "t"}) is False
+
+
+def test_unanswered_escalation_times_out_to_ask_or_deny(svc: Services, lead: Identity) -> None:
+    svc.gatekeeper.timeout = 0.3
+    started = time.monotonic()
+    out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    assert "no answer within" in out["hookSpecificOutput"]["permissionDecisionReason"]
+    assert time.monotonic() - started < 5
+    svc.gatekeeper.on_timeout = "deny"
+    out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output
+    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert [a.state for a in svc.approvals.records()][:2] == ["expired", "expired"]
+
+
+def test_human_answers_with_the_store(svc: Services, lead: Identity) -> None:
+    svc.gatekeeper.timeout = 10
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(out=handle_hook(
+        svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output))
+    t.start()
+    retry_until(lambda: bool(svc.approvals.list_pending()), timeout=5)
+    [pending] = svc.approvals.list_pending()
+    svc.approvals.answer(pending.id, True, "alice", "ship it")
+    t.join(10)
+    assert result["out"]["hookSpecificOutput"]["permissionDecision"] == "allow"
+
+
+def test_mcp_tools_pass_the_policy_too(svc: Services, lead: Identity) -> None:
+    who = _worker(svc)
+    out = call_tool(svc, who, "notify_parent", {"status": "success", "message": "hi"})
+    assert out["via"] == "inbox"
+    with pytest.raises(ToolError, match="not available"):
+        call_tool(svc, who, "answer_permission", {"request_id": "x", "approve": True})

@@ -1,0 +1,93 @@
+"""Human escalation through a real tmux popup, answered by typing into the tmux client."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exomonad.panes import TmuxBackend
+from exomonad.policy import Allow, ApprovalStore, PolicyEngine, ToolRequest
+from exomonad.server.identity import Identity
+from exomonad.server.permissions import Gatekeeper
+from exomonad.util.waiting import retry_until
+from tests.support.tmux import TmuxServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+class Client:
+    """An attached tmux client on a pseudo-terminal we can type into and read from."""
+
+    def __init__(self, server: TmuxServer) -> None:
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TERM": "xterm-256color"}
+        self.proc = subprocess.Popen(
+            ["tmux", "-L", server.socket, "attach", "-t", "main"],
+            stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+        )  # fmt: skip
+        os.close(slave)
+        self.screen = b""
+
+    def read(self) -> str:
+        while select.select([self.master], [], [], 0)[0]:
+            try:
+                self.screen += os.read(self.master, 65536)
+            except OSError:
+                break
+        return self.screen.decode("utf-8", "replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(5)
+        os.close(self.master)
+
+
+@pytest.fixture
+def client(tmux_server: TmuxServer) -> Iterator[Client]:
+    c = Client(tmux_server)
+    retry_until(lambda: tmux_server.tmux("list-clients").strip() != "", timeout=10)
+    yield c
+    c.close()
+
+
+def test_popup_approval(tmux_server: TmuxServer, client: Client, tmp_path: Path) -> None:
+    state = tmp_path / ".exomonad"
+    approvals = ApprovalStore(state / "approvals.db")
+    gate = Gatekeeper(PolicyEngine.for_project(state, audit=False), approvals, timeout=60,
+                      on_timeout="deny", backend=TmuxBackend(tmux_server.socket), popup=True)
+    lead = Identity("team-lead", "tl")
+    req = ToolRequest("claude", role="tl", agent="team-lead", tool_name="Bash",
+                      tool_input={"command": "fly deploy"}, cwd=str(tmp_path))  # fmt: skip
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.update(v=gate.check(req, lead, None)))
+    started = time.monotonic()
+    t.start()
+    retry_until(lambda: "approve?" in client.read(), timeout=45,
+                message="the popup never showed the question")  # fmt: skip
+    screen = client.read()
+    assert "team-lead" in screen
+    assert "deploy" in screen
+    client.type("y\r")
+    t.join(30)
+    verdict = result["v"]
+    assert isinstance(verdict.decision, Allow), verdict
+    record = approvals.get(verdict.approval_id)
+    assert record.state == "approved"
+    assert time.monotonic() - started < 50
+    approvals.close()
