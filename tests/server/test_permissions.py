@@ -68,8 +68,8 @@ def test_escalation_to_the_lead_answered_by_tool(svc: Services, lead: Identity) 
     result: dict[str, Any] = {}
 
     def call() -> None:
-        result["out"] = handle_hook(svc, who, "before-tool", "gemini",
-                                    _shell("gemini", "git push origin feature/x")).output  # fmt: skip
+        push = _shell("gemini", "git push origin feature/x")
+        result["out"] = handle_hook(svc, who, "before-tool", "gemini", push).output
 
     t = threading.Thread(target=call)
     t.start()
