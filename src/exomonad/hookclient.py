@@ -54,10 +54,17 @@ def _server_socket(state: Path) -> str | None:
         return None
 
 
-def _token(state: Path) -> str | None:
+def _token(state: Path, runtime: str = "claude") -> str | None:
+    """``$EXOMONAD_TOKEN``; else, for Claude Code hooks only, the root lead's token.
+
+    A Gemini hook without a token gets no fallback (the least role): a worker whose
+    environment lost its token must never be judged as the lead.
+    """
     token = os.environ.get("EXOMONAD_TOKEN")
     if token:
         return token
+    if runtime != "claude":
+        return None
     try:
         return (state / "lead.token").read_text().strip() or None
     except OSError:
@@ -77,7 +84,7 @@ def _offline_deny(event: str, runtime: str, body: bytes, state: Path | None) -> 
         from exomonad.policy.hook_output import hook_output
 
         payload = json.loads(body or b"{}")
-        role, name = _offline_role(state)
+        role, name = _offline_role(state, runtime)
         req = ToolRequest.from_hook(
             "gemini" if runtime == "gemini" else "claude", payload, role=role, agent=name
         )
@@ -93,10 +100,10 @@ def _offline_deny(event: str, runtime: str, body: bytes, state: Path | None) -> 
     return True
 
 
-def _offline_role(state: Path | None) -> tuple[str, str]:
+def _offline_role(state: Path | None, runtime: str) -> tuple[str, str]:
     """Role and name behind our token, read from the server's token file; else worker."""
     if state is not None:
-        token = _token(state)
+        token = _token(state, runtime)
         try:
             found = json.loads((state / "tokens.json").read_text()).get(token or "")
         except (OSError, ValueError):
@@ -143,7 +150,7 @@ def main(argv: list[str]) -> int:
             return 0
         return _fail_open(event, "no ExoMonad server is running for this project")
     headers = {"Content-Type": "application/json"}
-    token = _token(state)
+    token = _token(state, runtime)
     if token:
         headers["x-exomonad-token"] = token
     try:
