@@ -1,0 +1,976 @@
+"""Run the real Claude Code (both pinned versions, tests/e2e/claude) offline.
+
+Both versions are installed side by side in `tests/e2e/claude/node_modules` under npm
+aliases (one package name cannot be installed twice):
+
+* `claude-code-112` = `@anthropic-ai/claude-code@2.1.112`: a `cli.js` run with `node`.
+  Teams work headless (`-p`): TeamCreate, SendMessage, and after the turn the lead keeps
+  polling its inbox (see `HeadlessClaude`).
+* `claude-code-330` = `@anthropic-ai/claude-code@2.1.330`: a native binary from the
+  platform's optional dependency (`@anthropic-ai/claude-code-linux-x64/claude`; the
+  wrapper's postinstall hard-links it over `claude-code-330/bin/claude.exe`). Teams only
+  exist in the interactive client: drive it in a tmux pane (`start_claude_in_tmux`).
+
+Pieces, usable separately:
+
+* `CLAUDE_112`, `CLAUDE_330` (`ClaudeVersion`): where each lives, its argv prefix and
+  `install_problem()` (None, or what is missing and how to fix it).
+* `prepare_home(root, ...)`: an isolated HOME + CLAUDE_CONFIG_DIR + workspace, with the
+  global config (`<config>/.claude.json`) pre-seeded so no first-run dialog blocks:
+  `hasCompletedOnboarding`, the workspace's `hasTrustDialogAccepted` and the API key
+  pre-approved in `customApiKeyResponses.approved` (its last 20 characters), and
+  `<config>/settings.json` with `skipDangerousModePermissionPrompt` (bypass-mode
+  disclaimer) and optionally `teammateMode`.
+* `claude_env(home, base_url)`: a scrubbed environment built from scratch.
+* `claude_command(version, ...)`: the argv (headless `-p` or interactive).
+* `HeadlessClaude` / `start_headless(...)`: a `-p` run with stream-json output parsed
+  into events (and optionally `--input-format stream-json` turns written to stdin).
+* `Tmux`, `ClaudePane`, `start_claude_in_tmux(...)`: interactive in a private tmux
+  server (`-L exo-e2e-claude-<hex>`), ready when the empty prompt (`PROMPT_GLYPH`) shows.
+* `wait_for_session_team(home, ...)`: the `session-<8 hex>` team 2.1.330 creates.
+
+What it takes to reach 2.1.330's prompt offline, as root, with no key press:
+
+* `<config>/.claude.json` (the global config lives there once CLAUDE_CONFIG_DIR is set):
+  `hasCompletedOnboarding: true` (else the welcome screen probes api.anthropic.com and
+  stops at "Unable to connect to Anthropic services"), `projects[<workspace realpath>]
+  .hasTrustDialogAccepted: true` (else "Quick safety check: Is this a project you
+  created or one you trust?"), `customApiKeyResponses.approved: [<last 20 chars of
+  ANTHROPIC_API_KEY>]` (else "Detected a custom API key", whose default is No).
+* `<config>/settings.json`: `skipDangerousModePermissionPrompt: true` (else the "Bypass
+  Permissions mode" disclaimer, default "No, exit"), and `teammateMode: "tmux"` for
+  pane teammates.
+* env: `IS_SANDBOX=1` as root for `--permission-mode bypassPermissions`; TMUX and
+  TMUX_PANE must reach the client (the launcher keeps them) or teammateMode tmux
+  cannot split panes.
+* Ready: the empty input line is the prompt glyph alone; first paint takes ~1-2 s.
+* Teammate panes that Claude Code splits run `cd <cwd> && env CLAUDECODE=1
+  CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS=1 ANTHROPIC_BASE_URL=.. CLAUDE_CONFIG_DIR=..
+  NO_PROXY=.. <program> --agent-id ..` in the pane's shell; everything else (HOME,
+  ANTHROPIC_API_KEY, PATH) comes from the tmux session/server environment, which is why
+  `Tmux` starts its server with a scrubbed env and `start_claude_in_tmux` exports the
+  client's env to the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from exomonad.teams import TeamPaths
+
+E2E_DIR = Path(__file__).resolve().parent
+CLAUDE_NPM_DIR = E2E_DIR / "claude"
+NODE_MODULES = CLAUDE_NPM_DIR / "node_modules"
+SETUP_HINT = (
+    "run `make setup` (it must `npm ci` in tests/e2e/claude; "
+    "by hand: `cd tests/e2e/claude && npm ci --no-audit --no-fund`)"
+)
+
+#: Any string works offline; the last 20 characters are what the approval records.
+DEFAULT_API_KEY = "sk-ant-api03-exo-e2e-offline-key-00000000"
+
+#: Variables copied from the caller's environment; everything else is dropped.
+PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
+
+#: The input prompt (U+276F HEAVY RIGHT-POINTING ANGLE QUOTATION MARK ORNAMENT).
+PROMPT_GLYPH = "\u276f"
+
+#: Screens that block the prompt; seeing one means the offline setup is incomplete.
+BLOCKING_DIALOGS: dict[str, str] = {
+    "Detected a custom API key": (
+        "API-key dialog (its default answer is No): pre-approve the key's last 20 chars "
+        "in <config>/.claude.json customApiKeyResponses.approved"
+    ),
+    "Unable to connect to Anthropic services": (
+        "first-run onboarding (it probes api.anthropic.com, unreachable offline): set "
+        "hasCompletedOnboarding in .claude.json"
+    ),
+    "Choose the text style": (
+        "onboarding (theme) dialog: set hasCompletedOnboarding in .claude.json"
+    ),
+    "Quick safety check": (
+        "folder-trust dialog: set projects[<workspace>].hasTrustDialogAccepted in .claude.json"
+    ),
+    "running in Bypass Permissions mode": (
+        "bypass-permissions disclaimer: set skipDangerousModePermissionPrompt in settings.json"
+    ),
+}
+
+
+class ClaudeNotInstalled(RuntimeError):
+    """A pinned Claude Code is missing from tests/e2e/claude/node_modules."""
+
+
+def _package_version(package_json: Path) -> str | None:
+    try:
+        data = json.loads(package_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _native_platform_package() -> str:
+    """`@anthropic-ai/claude-code-<os>-<arch>[-musl]`, as the wrapper's install.cjs picks."""
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        machine, machine
+    )
+    system = platform.system().lower()
+    musl = system == "linux" and any(Path("/lib").glob("ld-musl-*.so.1"))
+    return f"@anthropic-ai/claude-code-{system}-{arch}{'-musl' if musl else ''}"
+
+
+@dataclass(frozen=True)
+class ClaudeVersion:
+    """One pinned Claude Code, installed under the npm alias `alias`."""
+
+    version: str
+    alias: str
+    native: bool  # a native binary (2.1.330) rather than node + cli.js (2.1.112)
+
+    @property
+    def package_dir(self) -> Path:
+        return NODE_MODULES / self.alias
+
+    @property
+    def native_binary(self) -> Path:
+        """The platform package's binary (present even if postinstall did not run)."""
+        return NODE_MODULES / _native_platform_package() / "claude"
+
+    @property
+    def entry(self) -> Path:
+        return self.native_binary if self.native else self.package_dir / "cli.js"
+
+    def argv(self) -> list[str]:
+        """The command prefix that runs this version."""
+        if self.native:
+            return [str(self.entry)]
+        node = shutil.which("node") or "node"
+        return [node, str(self.entry)]
+
+    def install_problem(self) -> str | None:
+        """None when installed as pinned, else what is wrong and how to fix it."""
+        found = _package_version(self.package_dir / "package.json")
+        if found is None:
+            return (
+                f"Claude Code {self.version} is not installed under {NODE_MODULES} "
+                f"(alias {self.alias}): {SETUP_HINT}"
+            )
+        if found != self.version:
+            return f"{self.alias} is version {found!r}, expected {self.version!r}: {SETUP_HINT}"
+        if self.native:
+            pkg = self.native_binary.parent
+            native_version = _package_version(pkg / "package.json")
+            if native_version != self.version or not os.access(self.native_binary, os.X_OK):
+                return (
+                    f"the native binary {self.native_binary} for Claude Code {self.version} is "
+                    f"missing (its optional dependency {pkg.name} was not installed; "
+                    f"--omit=optional?): {SETUP_HINT}"
+                )
+        elif shutil.which("node") is None:
+            return f"`node` is not on PATH: {SETUP_HINT}"
+        elif not self.entry.is_file():
+            return f"{self.entry} is missing: {SETUP_HINT}"
+        return None
+
+    def require(self) -> list[str]:
+        problem = self.install_problem()
+        if problem is not None:
+            raise ClaudeNotInstalled(problem)
+        return self.argv()
+
+
+CLAUDE_112 = ClaudeVersion("2.1.112", "claude-code-112", native=False)
+CLAUDE_330 = ClaudeVersion("2.1.330", "claude-code-330", native=True)
+VERSIONS = {v.version: v for v in (CLAUDE_112, CLAUDE_330)}
+
+
+def require_tmux() -> str:
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        raise ClaudeNotInstalled(f"`tmux` is not installed: {SETUP_HINT}")
+    return tmux
+
+
+# ---------------------------------------------------------------------------- home
+
+
+def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class ClaudeHome:
+    root: Path  # scratch dir owning everything below
+    home: Path  # $HOME
+    config_dir: Path  # $CLAUDE_CONFIG_DIR: teams/, tasks/, settings.json, .claude.json
+    workspace: Path  # the client's cwd
+    api_key: str
+
+    @property
+    def global_config_path(self) -> Path:
+        """With CLAUDE_CONFIG_DIR set, the global config is `<config>/.claude.json`."""
+        return self.config_dir / ".claude.json"
+
+    @property
+    def settings_path(self) -> Path:
+        return self.config_dir / "settings.json"
+
+    @property
+    def teams_dir(self) -> Path:
+        return self.config_dir / "teams"
+
+    def team(self, name: str) -> TeamPaths:
+        return TeamPaths(name, self.config_dir)
+
+    def team_configs(self) -> dict[str, dict[str, Any]]:
+        """Team name -> parsed config.json, for every readable team config."""
+        out: dict[str, dict[str, Any]] = {}
+        for cfg in sorted(self.teams_dir.glob("*/config.json")):
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(cfg.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and isinstance(data.get("name"), str):
+                    out[data["name"]] = data
+        return out
+
+    def global_config(self) -> dict[str, Any]:
+        data = json.loads(self.global_config_path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+
+    def debug_logs(self) -> list[Path]:
+        """`--debug` logs (`<config>/debug/<session>.txt`), oldest first."""
+        return sorted((self.config_dir / "debug").glob("*.txt"), key=lambda p: p.stat().st_mtime)
+
+
+def global_config_seed(workspace: Path, api_key: str) -> dict[str, Any]:
+    """What `<config>/.claude.json` needs so the interactive client opens no dialog."""
+    return {
+        "hasCompletedOnboarding": True,
+        "customApiKeyResponses": {"approved": [api_key.strip()[-20:]], "rejected": []},
+        "projects": {
+            str(workspace): {
+                "hasTrustDialogAccepted": True,
+                "hasCompletedProjectOnboarding": True,
+            }
+        },
+    }
+
+
+def prepare_home(
+    root: Path,
+    *,
+    api_key: str = DEFAULT_API_KEY,
+    teammate_mode: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    global_config: Mapping[str, Any] | None = None,
+    seed: bool = True,
+) -> ClaudeHome:
+    """Create `<root>/{home,config,workspace}` with a seeded global config and settings.
+
+    `teammate_mode` ("tmux", "in-process", "auto") goes into settings.json;
+    `settings` / `global_config` are merged over the defaults; `seed=False` writes no
+    `.claude.json` (to see the first-run dialogs).
+    """
+    root = root.resolve()
+    home, config_dir, workspace = root / "home", root / "config", root / "workspace"
+    for d in (home, config_dir, workspace):
+        d.mkdir(parents=True, exist_ok=True)
+    workspace = workspace.resolve()
+    if seed:
+        data = global_config_seed(workspace, api_key)
+        if global_config:
+            data = _deep_merge(data, global_config)
+        (config_dir / ".claude.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    user_settings: dict[str, Any] = {"skipDangerousModePermissionPrompt": True}
+    if teammate_mode is not None:
+        user_settings["teammateMode"] = teammate_mode
+    if settings:
+        user_settings = _deep_merge(user_settings, settings)
+    (config_dir / "settings.json").write_text(json.dumps(user_settings, indent=2) + "\n", "utf-8")
+    return ClaudeHome(
+        root=root, home=home, config_dir=config_dir, workspace=workspace, api_key=api_key
+    )
+
+
+def claude_env(
+    home: ClaudeHome,
+    base_url: str,
+    *,
+    teams: bool = True,
+    nonessential_traffic: bool = False,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The complete environment for the client (not merged with os.environ).
+
+    `IS_SANDBOX=1` is set when running as root: without it Claude Code refuses
+    `--permission-mode bypassPermissions` / `--dangerously-skip-permissions` for root.
+    `nonessential_traffic=False` sets CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1.
+    """
+    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(
+        {
+            "HOME": str(home.home),
+            "CLAUDE_CONFIG_DIR": str(home.config_dir),
+            "ANTHROPIC_BASE_URL": base_url.rstrip("/"),
+            "ANTHROPIC_API_KEY": home.api_key,
+            "DISABLE_AUTOUPDATER": "1",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+    )
+    if teams:
+        env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
+    if not nonessential_traffic:
+        env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def claude_command(
+    version: ClaudeVersion,
+    *,
+    prompt: str | None = None,
+    headless: bool = False,
+    stream_input: bool = False,
+    permission_mode: str | None = "bypassPermissions",
+    teammate_mode: str | None = None,
+    debug: bool = False,
+    extra_args: Sequence[str] = (),
+) -> list[str]:
+    """The argv. Headless (`headless=True` or a `prompt`) adds `-p` with stream-json
+    output (`--verbose` is required for it); `stream_input` reads user turns as
+    stream-json lines from stdin instead of a prompt argument."""
+    cmd = version.require()
+    if headless or prompt is not None or stream_input:
+        cmd.append("-p")
+        if prompt is not None:
+            cmd.append(prompt)
+        cmd += ["--output-format", "stream-json", "--verbose"]
+        if stream_input:
+            cmd += ["--input-format", "stream-json"]
+    if permission_mode:
+        cmd += ["--permission-mode", permission_mode]
+    if teammate_mode:
+        cmd += ["--teammate-mode", teammate_mode]
+    if debug:
+        cmd.append("--debug")  # writes <config>/debug/<session>.txt
+    cmd += list(extra_args)
+    return cmd
+
+
+def user_turn_line(content: str | Sequence[Mapping[str, Any]]) -> str:
+    """One `--input-format stream-json` user turn: a JSON line (newline included).
+
+    `{"type": "user", "message": {"role": "user", "content": <str | blocks>}}` is all
+    2.1.112 needs (no session_id / parent_tool_use_id).
+    """
+    body: Any = content if isinstance(content, str) else [dict(b) for b in content]
+    return json.dumps({"type": "user", "message": {"role": "user", "content": body}}) + "\n"
+
+
+# ---------------------------------------------------------------------------- processes
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie, which an init that never reaps may keep, is dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+@dataclass
+class HeadlessClaude:
+    """A running `claude -p ... --output-format stream-json --verbose`.
+
+    stdout is parsed line by line into `events` (dicts) by a reader thread; stderr goes
+    to `stderr_path`. The process runs in its own process group; `close()` ends it.
+    """
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    stderr_path: Path
+    stream_input: bool = False
+    proc: subprocess.Popen[str] | None = None
+    started_at: float = 0.0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    event_times: list[float] = field(default_factory=list)
+    raw_lines: list[str] = field(default_factory=list)
+    _cond: threading.Condition = field(default_factory=threading.Condition)
+    _reader: threading.Thread | None = None
+    _stderr: IO[str] | None = None
+
+    def start(self) -> HeadlessClaude:
+        self._stderr = self.stderr_path.open("w", encoding="utf-8")
+        self.started_at = time.monotonic()
+        self.proc = subprocess.Popen(
+            self.argv,
+            env=self.env,
+            cwd=self.cwd,
+            stdin=subprocess.PIPE if self.stream_input else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            encoding="utf-8",
+            start_new_session=True,
+        )
+        self._reader = threading.Thread(target=self._read, name="claude-stdout", daemon=True)
+        self._reader.start()
+        return self
+
+    def _read(self) -> None:
+        assert self.proc is not None
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            with self._cond:
+                self.raw_lines.append(line)
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    event = None
+                if isinstance(event, dict):
+                    self.events.append(event)
+                    self.event_times.append(time.monotonic())
+                self._cond.notify_all()
+        with self._cond:
+            self._cond.notify_all()
+
+    @property
+    def pid(self) -> int:
+        if self.proc is None:
+            raise RuntimeError("not started")
+        return self.proc.pid
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    @property
+    def session_id(self) -> str | None:
+        with self._cond:
+            for e in self.events:
+                if e.get("type") == "system" and e.get("subtype") == "init":
+                    sid = e.get("session_id")
+                    return sid if isinstance(sid, str) else None
+        return None
+
+    def results(self) -> list[dict[str, Any]]:
+        """The `type: result` events (one per completed turn)."""
+        with self._cond:
+            return [e for e in self.events if e.get("type") == "result"]
+
+    def wait_for_event(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float, *, since: int = 0
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for e in self.events[since:]:
+                    if predicate(e):
+                        return e
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or (not self.running() and self._reader_done()):
+                    kinds = [f"{e.get('type')}/{e.get('subtype', '')}" for e in self.events]
+                    raise TimeoutError(
+                        f"no matching stream-json event within {timeout:.0f}s "
+                        f"(running={self.running()}); events: {kinds}\n"
+                        f"stderr: {self.stderr_tail()}"
+                    )
+                self._cond.wait(min(remaining, 0.5))
+
+    def _reader_done(self) -> bool:
+        return self._reader is None or not self._reader.is_alive()
+
+    def wait_for_results(self, count: int, timeout: float) -> list[dict[str, Any]]:
+        """Block until at least `count` `result` events (completed turns) arrived."""
+        # the condition's lock is reentrant: results() may be called under it
+        self.wait_for_event(lambda _e: len(self.results()) >= count, timeout)
+        return self.results()
+
+    def send_turn(self, content: str | Sequence[Mapping[str, Any]]) -> float:
+        """Write one stream-json user turn to stdin; returns time.monotonic()."""
+        if self.proc is None or self.proc.stdin is None:
+            raise RuntimeError("started without stream_input: stdin is not a pipe")
+        self.proc.stdin.write(user_turn_line(content))
+        self.proc.stdin.flush()
+        return time.monotonic()
+
+    def close_stdin(self) -> None:
+        if self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+
+    def wait(self, timeout: float) -> int:
+        """Wait for exit; TimeoutError (the process keeps running) if it does not."""
+        if self.proc is None:
+            raise RuntimeError("not started")
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(
+                f"Claude Code (pid {self.proc.pid}) still running after {timeout:.0f}s"
+            ) from None
+
+    def stderr_tail(self, n: int = 2000) -> str:
+        with contextlib.suppress(OSError):
+            return self.stderr_path.read_text(encoding="utf-8", errors="replace")[-n:]
+        return ""
+
+    def close(self, grace: float = 5.0) -> int | None:
+        """SIGTERM the process group, SIGKILL after `grace` s; returns the exit code."""
+        proc = self.proc
+        if proc is None:
+            return None
+        self.close_stdin()
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+        else:
+            # the leader is gone; make sure nothing it started in its group lingers
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        if self._reader is not None:
+            self._reader.join(timeout=5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        return proc.returncode
+
+    def __enter__(self) -> HeadlessClaude:
+        return self if self.proc is not None else self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def start_headless(
+    version: ClaudeVersion,
+    home: ClaudeHome,
+    base_url: str,
+    *,
+    prompt: str | None = None,
+    stream_input: bool = False,
+    debug: bool = True,
+    nonessential_traffic: bool = False,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+) -> HeadlessClaude:
+    """Start a headless run in `home.workspace` (a prompt argument or stdin turns)."""
+    if prompt is None and not stream_input:
+        raise ValueError("give a prompt or stream_input=True")
+    argv = claude_command(
+        version, prompt=prompt, stream_input=stream_input, debug=debug, extra_args=extra_args
+    )
+    env = claude_env(home, base_url, nonessential_traffic=nonessential_traffic, extra=extra_env)
+    run = HeadlessClaude(
+        argv=argv,
+        env=env,
+        cwd=home.workspace,
+        stderr_path=home.root / f"headless-{secrets.token_hex(3)}.stderr",
+        stream_input=stream_input,
+    )
+    return run.start()
+
+
+# ---------------------------------------------------------------------------- tmux
+
+
+class Tmux:
+    """A private tmux server (`tmux -L exo-e2e-claude-<hex>`); `kill()` ends it."""
+
+    def __init__(self, socket: str | None = None, *, env: Mapping[str, str] | None = None) -> None:
+        self._tmux: str | None = None  # resolved lazily: fixtures never fail early
+        self.socket = socket or f"exo-e2e-claude-{secrets.token_hex(4)}"
+        self._pane_pids: list[int] = []
+        # The server's (global) environment is the env of the client that starts it;
+        # panes Claude Code splits off inherit it. Keep the caller's HOME etc. out.
+        self.env = dict(env) if env is not None else _server_env()
+
+    def run(self, *args: str, check: bool = True, timeout: float = 15.0) -> str:
+        if self._tmux is None:
+            self._tmux = require_tmux()
+        proc = subprocess.run(
+            [self._tmux, "-L", self.socket, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(
+                f"tmux {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}"
+            )
+        return proc.stdout
+
+    def new_session(
+        self,
+        name: str,
+        command: str,
+        *,
+        cwd: Path,
+        width: int = 200,
+        height: int = 50,
+        env: Mapping[str, str] | None = None,
+    ) -> tuple[str, int]:
+        """Start `command` (a shell string) in a new detached session; (pane_id, pane_pid).
+
+        `env` becomes the session's environment (`new-session -e`), which panes split
+        in that session (Claude Code's teammate panes) inherit. remain-on-exit keeps a
+        dead pane readable; focus-events on silences Claude Code's focus-events hint.
+        """
+        session_env = [a for k, v in sorted((env or {}).items()) for a in ("-e", f"{k}={v}")]
+        out = self.run(
+            "-f", "/dev/null",
+            "start-server", ";",
+            "set-option", "-g", "remain-on-exit", "on", ";",
+            "set-option", "-g", "history-limit", "5000", ";",
+            "set-option", "-g", "focus-events", "on", ";",
+            "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+            *session_env,
+            "-c", str(cwd), "-P", "-F", "#{pane_id} #{pane_pid}", command,
+        )  # fmt: skip
+        pane_id, pid = out.split()
+        self._pane_pids.append(int(pid))
+        return pane_id, int(pid)
+
+    def panes(self) -> list[dict[str, str]]:
+        """Every pane of the server: id, pid, command, title, dead flag."""
+        fmt = "#{pane_id}\t#{pane_pid}\t#{pane_current_command}\t#{pane_dead}\t#{pane_title}"
+        out = self.run("list-panes", "-a", "-F", fmt, check=False)
+        rows = []
+        for line in out.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 5:
+                keys = ("id", "pid", "command", "dead", "title")
+                rows.append(dict(zip(keys, parts, strict=True)))
+        return rows
+
+    def kill(self) -> None:
+        if self._tmux is None and not self._pane_pids:
+            return  # never started a server
+        pids = list(self._pane_pids) + [int(p["pid"]) for p in self.panes() if p["pid"].isdigit()]
+        socket_path = self.run("display-message", "-p", "#{socket_path}", check=False).strip()
+        self.run("kill-server", check=False)
+        if socket_path.endswith(f"/{self.socket}"):  # tmux leaves the socket file behind
+            with contextlib.suppress(OSError):
+                Path(socket_path).unlink()
+        # Pane programs get SIGHUP from the dying server; make sure ours are gone.
+        deadline = time.monotonic() + 5
+        for pid in dict.fromkeys(pids):
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+        self._pane_pids.clear()
+
+    def __enter__(self) -> Tmux:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.kill()
+
+
+def _server_env() -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env["SHELL"] = "/bin/sh"
+    return env
+
+
+class PaneError(AssertionError):
+    """The pane did not reach the expected state; the message carries its screen."""
+
+
+def is_ready_screen(screen: str) -> bool:
+    """The input box is empty and focused: a line that is just the prompt glyph.
+
+    (Dialogs draw the glyph before the selected choice, e.g. `<glyph> No, exit`, never
+    alone.)
+    """
+    return any(line.strip() == PROMPT_GLYPH for line in screen.splitlines())
+
+
+def _squash(text: str) -> str:
+    return "".join(ch for ch in text if not ch.isspace() and ch not in "│┃")
+
+
+@dataclass
+class ClaudePane:
+    tmux: Tmux
+    pane_id: str
+    pane_pid: int
+    home: ClaudeHome
+    started_at: float  # time.monotonic() at launch
+    ready_after: float | None = None
+
+    def capture(self, *, history: bool = False) -> str:
+        args = ["capture-pane", "-p", "-J", "-t", self.pane_id]
+        if history:
+            args += ["-S", "-"]
+        return self.tmux.run(*args, check=False)
+
+    def is_dead(self) -> bool:
+        out = self.tmux.run(
+            "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
+        )
+        return out.strip() in ("1", "")
+
+    def send_literal(self, text: str) -> None:
+        self.tmux.run("send-keys", "-t", self.pane_id, "-l", text)
+
+    def send_key(self, *keys: str) -> None:
+        self.tmux.run("send-keys", "-t", self.pane_id, *keys)
+
+    def type_message(
+        self, text: str, *, enter_delay: float = 0.3, echo_timeout: float = 30.0
+    ) -> float:
+        """Type `text`, wait until the pane shows it, pause, press Enter; returns the
+        time.monotonic() of the Enter. One line only; avoid a leading `/`, `!`, `#`, `@`.
+
+        Waiting for the echo matters: text and Enter read in one chunk are taken as a
+        paste, and the Enter then becomes a newline in the input box.
+        """
+        if "\n" in text or "\r" in text:
+            raise ValueError("type_message sends one line; newlines would press Enter")
+        self.send_literal(text)
+        needle = _squash(text)[-40:]
+        self.wait_for(lambda s: needle in _squash(s), echo_timeout, what=f"the typed {text!r}")
+        time.sleep(enter_delay)
+        self.send_key("Enter")
+        return time.monotonic()
+
+    def wait_for(
+        self, condition: Callable[[str], bool], timeout: float, *, what: str, poll: float = 0.2
+    ) -> str:
+        """Poll capture-pane until `condition(screen)`; PaneError with the screen if not."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.capture()
+            if condition(screen):
+                return screen
+            for marker, hint in BLOCKING_DIALOGS.items():
+                if marker in screen:
+                    raise PaneError(f"Claude Code shows a blocking {hint}\n--- pane ---\n{screen}")
+            if self.is_dead():
+                raise PaneError(
+                    f"Claude Code exited while waiting for {what}\n"
+                    f"--- pane ---\n{self.capture(history=True)}"
+                )
+            if time.monotonic() >= deadline:
+                raise PaneError(
+                    f"timed out after {timeout:.0f}s waiting for {what}\n--- pane ---\n{screen}"
+                )
+            time.sleep(poll)
+
+    def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
+        return self.wait_for(lambda s: needle in s, timeout, what=repr(needle))
+
+    def wait_until_ready(self, timeout: float = 60.0) -> float:
+        """Wait for the empty input prompt; returns seconds since launch."""
+        self.wait_for(is_ready_screen, timeout, what="the input prompt")
+        self.ready_after = time.monotonic() - self.started_at
+        return self.ready_after
+
+
+def write_launcher(
+    home: ClaudeHome, env: Mapping[str, str], argv: Sequence[str], *, name: str = "launch.sh"
+) -> Path:
+    """A /bin/sh script that runs `argv` in `home.workspace` with exactly `env`, plus
+    the pane's TERM, TMUX and TMUX_PANE (teammateMode tmux needs to know it is in tmux)."""
+    assigns = " ".join(
+        shlex.quote(f"{k}={v}")
+        for k, v in sorted(env.items())
+        if k not in ("TERM", "TMUX", "TMUX_PANE")
+    )
+    script = (
+        "#!/bin/sh\n"
+        f"cd {shlex.quote(str(home.workspace))} || exit 1\n"
+        'exec env -i TERM="${TERM:-tmux-256color}" TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" '
+        f"{assigns} {' '.join(shlex.quote(a) for a in argv)}\n"
+    )
+    path = home.root / name
+    path.write_text(script, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def start_claude_in_tmux(
+    tmux: Tmux,
+    home: ClaudeHome,
+    base_url: str,
+    *,
+    version: ClaudeVersion = CLAUDE_330,
+    permission_mode: str | None = "bypassPermissions",
+    teammate_mode: str | None = None,
+    debug: bool = True,
+    nonessential_traffic: bool = False,
+    extra_args: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    session: str = "lead",
+    pane_env: bool = True,
+    width: int = 200,
+    height: int = 50,
+    ready_timeout: float = 60.0,
+    wait_ready: bool = True,
+) -> ClaudePane:
+    """Launch Claude Code interactively in a new session of `tmux`; wait for the prompt.
+
+    `pane_env` also makes the client's env the tmux session's environment, so panes
+    Claude Code splits for teammates inherit it (HOME, CLAUDE_CONFIG_DIR, ...); with
+    False they get only the server's scrubbed env plus what Claude Code passes itself.
+    """
+    argv = claude_command(
+        version,
+        permission_mode=permission_mode,
+        teammate_mode=teammate_mode,
+        debug=debug,
+        extra_args=extra_args,
+    )
+    env = claude_env(home, base_url, nonessential_traffic=nonessential_traffic, extra=extra_env)
+    launcher = write_launcher(home, env, argv)
+    started = time.monotonic()
+    pane_id, pid = tmux.new_session(
+        session,
+        shlex.quote(str(launcher)),
+        cwd=home.workspace,
+        width=width,
+        height=height,
+        env=env if pane_env else None,
+    )
+    pane = ClaudePane(tmux=tmux, pane_id=pane_id, pane_pid=pid, home=home, started_at=started)
+    if wait_ready:
+        pane.wait_until_ready(ready_timeout)
+    return pane
+
+
+def wait_for_session_team(
+    home: ClaudeHome,
+    timeout: float = 30.0,
+    *,
+    lead_pid: int | None = None,
+    poll: float = 0.1,
+) -> tuple[str, dict[str, Any]]:
+    """The team 2.1.330's interactive client creates at start (`session-<8 hex>`, with
+    `leadProcess`); (name, config). `lead_pid` picks the one whose leadProcess.pid matches."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for name, cfg in home.team_configs().items():
+            proc = cfg.get("leadProcess")
+            if not isinstance(proc, dict):
+                continue
+            if lead_pid is None or proc.get("pid") == lead_pid:
+                return name, cfg
+        if time.monotonic() >= deadline:
+            raise TimeoutError(
+                f"no session team with leadProcess under {home.teams_dir} after {timeout:.0f}s: "
+                f"{sorted(home.team_configs())}"
+            )
+        time.sleep(poll)
+
+
+def wait_for_path(
+    condition: Callable[[], bool], timeout: float, *, what: str, poll: float = 0.05
+) -> float:
+    """Poll a file-system condition (another process writes it); seconds waited."""
+    start = time.monotonic()
+    deadline = start + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(poll)
+    return time.monotonic() - start
+
+
+def read_json_file(path: Path) -> Any:
+    """Parsed JSON, or None if missing / mid-write."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+__all__ = [
+    "BLOCKING_DIALOGS",
+    "CLAUDE_112",
+    "CLAUDE_330",
+    "CLAUDE_NPM_DIR",
+    "DEFAULT_API_KEY",
+    "PROMPT_GLYPH",
+    "SETUP_HINT",
+    "VERSIONS",
+    "ClaudeHome",
+    "ClaudeNotInstalled",
+    "ClaudePane",
+    "ClaudeVersion",
+    "HeadlessClaude",
+    "PaneError",
+    "Tmux",
+    "claude_command",
+    "claude_env",
+    "global_config_seed",
+    "is_ready_screen",
+    "prepare_home",
+    "read_json_file",
+    "require_tmux",
+    "start_claude_in_tmux",
+    "start_headless",
+    "user_turn_line",
+    "wait_for_path",
+    "wait_for_session_team",
+    "write_launcher",
+]
