@@ -5,7 +5,9 @@ its inbox, so the relay feeds it each new inbox entry as a stream-json user turn
 child process. New entries of the lead's inbox are written to the child's stdin, each
 exactly once (through the same ledger as pane delivery), rendered as Claude Code renders
 teammate messages (``<teammate-message teammate_id=... summary=...>``). Lines on the
-relay's own stdin are passed on unchanged, and the child's stdout is the relay's stdout.
+relay's own stdin are passed on unchanged (its end does not end the lead: inbox turns
+keep coming), and the child's stdout is the relay's stdout. SIGTERM / SIGINT to the relay
+are passed to the lead; the relay exits with the lead's exit code.
 Marking entries read rewrites the inbox and wakes the watcher, but the ledger already
 knows them: no relay loops.
 """
@@ -16,6 +18,7 @@ import asyncio
 import contextlib
 import html
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -106,6 +109,9 @@ async def _relay(argv: Sequence[str], make_watcher: Callable[[StdinSink], InboxW
     threading.Thread(
         target=_forward_stdin, args=(sys.stdin.fileno(), sink), daemon=True, name="relay-stdin"
     ).start()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):  # stopping the relay stops the lead
+        loop.add_signal_handler(sig, proc.send_signal, sig)
     watcher = make_watcher(sink)
     ready = asyncio.Event()
     watching = asyncio.create_task(watcher.run(ready))
