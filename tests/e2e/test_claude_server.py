@@ -107,7 +107,8 @@ class Lead:
             self.created.set()
             self.registered.wait(STEP)
             message = f"port the parser {self.token}"
-            return tool_reply("SendMessage", {"to": "gemini-1", "summary": "task", "message": message})
+            args = {"to": "gemini-1", "summary": "task", "message": message}
+            return tool_reply("SendMessage", args)
         if any(m.teammate_id == "gemini-1" for m in req.teammate_messages()) and not names:
             return tool_reply("Bash", {"command": "git push --force origin main",
                                        "description": "push"})  # fmt: skip
