@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import re
 import tempfile
 import threading
@@ -628,11 +629,11 @@ def test_transient_write_failure_is_retried(
     real = write_json_atomic
     calls: list[int] = []
 
-    def flaky(path: Path, value: Any, *, durable: bool = True) -> None:
+    def flaky(path: Path, value: Any, **kw: Any) -> int:
         calls.append(len(value))
         if len(calls) <= 2:
             raise OSError(errno.EIO, "Input/output error")
-        real(path, value, durable=durable)
+        return real(path, value, **kw)
 
     monkeypatch.setattr(mailbox_mod, "write_json_atomic", flaky)
     mb = make_mailbox(attempts=5)
@@ -647,7 +648,7 @@ def test_permanent_write_failure_raises_delivery_error(
 ) -> None:
     calls: list[int] = []
 
-    def broken(path: Path, value: Any, *, durable: bool = True) -> None:
+    def broken(path: Path, value: Any, **kw: Any) -> int:
         calls.append(1)
         raise OSError(errno.ENOSPC, "No space left on device")
 
@@ -679,7 +680,17 @@ def test_foreign_lock_ends_in_delivery_error_not_a_drop(make_mailbox: MailboxFac
 def test_unverified_write_is_a_delivery_error(
     make_mailbox: MailboxFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mailbox_mod, "_contains", lambda data, message_id: False)
+    # A writer that ignores the lock replaces the file right after our rename.
+    real = write_json_atomic
+
+    def clobbered(path: Path, value: Any, **kw: Any) -> int:
+        inode = real(path, value, **kw)
+        tmp = path.with_name("foreign.tmp")
+        tmp.write_text("[]")
+        os.replace(tmp, path)
+        return inode
+
+    monkeypatch.setattr(mailbox_mod, "write_json_atomic", clobbered)
     mb = make_mailbox(attempts=2)
     with pytest.raises(DeliveryError, match="not found after writing"):
         mb.send("team-lead", sender="g", text="hi")
@@ -693,11 +704,12 @@ def test_failure_after_the_write_landed_does_not_duplicate(
     real = write_json_atomic
     calls: list[int] = []
 
-    def lands_then_fails(path: Path, value: Any, *, durable: bool = True) -> None:
-        real(path, value, durable=durable)
+    def lands_then_fails(path: Path, value: Any, **kw: Any) -> int:
+        inode = real(path, value, **kw)
         calls.append(1)
         if len(calls) == 1:
             raise OSError(errno.EIO, "fsync of directory failed")
+        return inode
 
     monkeypatch.setattr(mailbox_mod, "write_json_atomic", lands_then_fails)
     mb = make_mailbox(attempts=3)

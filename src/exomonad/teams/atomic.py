@@ -18,7 +18,14 @@ import orjson
 
 from exomonad.errors import CorruptFileError
 
-__all__ = ["dump_json", "parse_json_array", "read_json", "read_json_array", "write_json_atomic"]
+__all__ = [
+    "dump_json",
+    "fsync_dir",
+    "parse_json_array",
+    "read_json",
+    "read_json_array",
+    "write_json_atomic",
+]
 
 
 def dump_json(value: Any) -> bytes:
@@ -69,12 +76,16 @@ def parse_json_array(path: Path, data: bytes) -> list[dict[str, Any]]:
     return value
 
 
-def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
+def write_json_atomic(
+    path: Path, value: Any, *, durable: bool = True, sync_dir: bool = True
+) -> int:
     """Write ``value`` to ``path`` atomically (``<path>.tmp.<8 hex>`` then rename).
 
-    With ``durable`` the temp file is fsynced before the rename and the directory after,
-    so the new content survives a power cut; without it the write is still atomic for
-    readers, just not crash-durable.
+    With ``durable`` the temp file is fsynced before the rename and (``sync_dir``) the
+    directory after, so the new content survives a power cut; without it the write is
+    still atomic for readers, just not crash-durable. A caller holding a lock may pass
+    ``sync_dir=False`` and call :func:`fsync_dir` after releasing it. Returns the inode of
+    the file written, so a caller can check the rename put *its* file in place.
     """
     tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
     payload = dump_json(value)
@@ -86,15 +97,22 @@ def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
                 view = view[os.write(fd, view) :]
             if durable:
                 os.fsync(fd)
+            inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    if durable:
-        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    if durable and sync_dir:
+        fsync_dir(path.parent)
+    return inode
+
+
+def fsync_dir(directory: Path) -> None:
+    """fsync a directory, making a rename in it durable."""
+    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)

@@ -21,7 +21,12 @@ import orjson
 from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
-from exomonad.teams.atomic import parse_json_array, read_json_array, write_json_atomic
+from exomonad.teams.atomic import (
+    fsync_dir,
+    parse_json_array,
+    read_json_array,
+    write_json_atomic,
+)
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect, get_dialect
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
@@ -81,6 +86,7 @@ class Mailbox:
         self.durable = durable
         self.lock = lock
         self.attempts = attempts
+        self._members_cache: tuple[tuple[int, int, int], set[str]] | None = None
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -105,32 +111,59 @@ class Mailbox:
     ) -> bool:
         """Run ``change`` on ``member``'s entries under lock; write if it returns True.
 
-        With ``verify_id``, the file is read back before the lock is released and the
-        result says whether that entry is there. Checking under the lock matters: once
-        released, Claude Code 2.1.330 may deliver and prune the entry at once.
+        With ``verify_id`` the result says whether that entry is in the file, checked
+        before the lock is released (once released, Claude Code 2.1.330 may deliver and
+        prune it at once): after our own write, by the file's inode (the rename put our
+        file in place and nobody else writes while we hold the lock); when ``change``
+        wrote nothing, by reading the entry back. The directory fsync of a durable write
+        happens after the lock is released, keeping the lock's hold short for Claude
+        Code's writers, which give up after ~655 ms.
         """
         path = self.paths.inbox(member)
         if create:
             self._ensure_file(path)
         elif not path.exists():
             return False
+        wrote = False
         with FileLock(path, self.lock):
             entries = read_json_array(path)
             if change(entries):
-                write_json_atomic(path, entries, durable=self.durable)
-            return verify_id is None or _contains(path.read_bytes(), verify_id)
+                inode = write_json_atomic(path, entries, durable=self.durable, sync_dir=False)
+                wrote = True
+                ok = verify_id is None or os.stat(path).st_ino == inode
+            else:
+                ok = verify_id is None or _contains(path.read_bytes(), verify_id)
+        if wrote and self.durable:
+            fsync_dir(path.parent)
+        return ok
 
     def check_recipient(self, to: str) -> None:
-        """Refuse a recipient that is not a member of the team (``user`` is always valid)."""
+        """Refuse a recipient that is not a member of the team (``user`` is always valid).
+
+        The member names are cached per ``config.json`` version (inode, mtime, size).
+        """
         validate_name(to, "recipient")
         if to in _ALWAYS_VALID:
             return
-        names = load_config(self.paths).member_names()
+        names = self._member_names()
         if to not in names:
             raise UnknownRecipientError(
                 f"{to!r} is not a member of team {self.paths.team!r} "
                 f"(members: {', '.join(sorted(names))}); refusing to write a phantom inbox"
             )
+
+    def _member_names(self) -> set[str]:
+        try:
+            st = os.stat(self.paths.config_file)
+            version = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            version = None
+        if version is None or self._members_cache is None or self._members_cache[0] != version:
+            names = load_config(self.paths).member_names()
+            if version is None:
+                return names
+            self._members_cache = (version, names)
+        return self._members_cache[1]
 
     # -- writing -----------------------------------------------------------------------
 
