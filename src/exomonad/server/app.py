@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from exomonad.errors import ExomonadError
 from exomonad.server.hooks import handle_hook
-from exomonad.server.identity import TOKEN_HEADER
+from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
@@ -90,8 +90,28 @@ def build_app(svc: Services) -> Starlette:
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}
         )
 
+    async def teammate_token(request: Request) -> Response:
+        """A worker token for a teammate Claude Code spawned (``exomonad teammate``).
+
+        The socket is 0600: whoever can connect is the project's user.
+        """
+        try:
+            body = orjson.loads(await request.body())
+            who = Identity(
+                name=str(body["name"]),
+                role=str(body.get("role", "worker")),
+                team=str(body["team"]),
+                parent=str(body.get("parent", "team-lead")),
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        if who.role == svc.config.lead.role:
+            return JSONResponse({"error": "a teammate cannot take the lead's role"}, 403)
+        return JSONResponse({"token": svc.tokens.issue(who)})
+
     routes = [
         Route("/health", health_route, methods=["GET"]),
+        Route("/teammate/token", teammate_token, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),
     ]
     return build_mcp_server(svc).streamable_http_app(

@@ -21,8 +21,15 @@ Example::
     on_timeout = "ask"          # then: "ask" (the runtime's own prompt) or "deny"
     popup = true                # ask humans in a tmux popup on attached clients
 
+    [teammate]                  # exomonad teammate (CLAUDE_CODE_TEAMMATE_COMMAND)
+    claude = "claude"           # the real Claude Code, for Claude teammates
+    default = "claude"          # runtime when no route matches
+    [[teammate.routes]]
+    agent_type = "gemini*"      # e.g. subagent_type "gemini-worker"
+    runtime = "gemini"          # uses [workers] command unless `command` is set
+
     [workers]
-    command = "gemini --yolo"   # default command for spawn_workers
+    command = "gemini --yolo"   # default command for spawn_workers and gemini teammates
     tmux_session = "exomonad"   # where worker panes are opened
     agent_type = "gemini"
 """
@@ -43,6 +50,8 @@ __all__ = [
     "PolicyConfig",
     "ProjectConfig",
     "RolesConfig",
+    "TeammateConfig",
+    "TeammateRoute",
     "WorkersConfig",
     "load_project_config",
 ]
@@ -101,6 +110,46 @@ class PolicyConfig(_Section):
     popup: bool = True
 
 
+class TeammateRoute(_Section):
+    """One routing rule for ``exomonad teammate`` (fnmatch patterns; omitted = any)."""
+
+    agent_type: str | None = None
+    name: str | None = None
+    runtime: Literal["claude", "gemini", "command"] = "gemini"
+    command: str | None = None
+    ready_marker: str | None = None
+
+    def matches(self, agent_type: str | None, name: str) -> bool:
+        """Whether this rule applies to a teammate."""
+        type_ok = self.agent_type is None or fnmatch.fnmatchcase(agent_type or "", self.agent_type)
+        name_ok = self.name is None or fnmatch.fnmatchcase(name, self.name)
+        return type_ok and name_ok and (self.agent_type is not None or self.name is not None)
+
+
+GEMINI_READY_MARKER = "Type your message or @path/to/file"
+
+
+class TeammateConfig(_Section):
+    """How ``exomonad teammate`` runs the teammates Claude Code spawns."""
+
+    claude: str = "claude"
+    default: Literal["claude", "gemini"] = "claude"
+    ready_timeout: float = 90.0
+    routes: list[TeammateRoute] = Field(
+        default_factory=lambda: [
+            TeammateRoute(agent_type="gemini*", runtime="gemini"),
+            TeammateRoute(name="gemini-*", runtime="gemini"),
+        ]
+    )
+
+    def route(self, agent_type: str | None, name: str) -> TeammateRoute:
+        """The first matching rule, else the default runtime."""
+        for r in self.routes:
+            if r.matches(agent_type, name):
+                return r
+        return TeammateRoute(runtime=self.default)
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
@@ -108,6 +157,7 @@ class ProjectConfig(_Section):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
+    teammate: TeammateConfig = Field(default_factory=TeammateConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:

@@ -1,0 +1,188 @@
+"""What ``exomonad teammate`` does once Claude Code has started it in a pane.
+
+1. Parse Claude Code's teammate arguments (``--agent-id --agent-name --team-name
+   --agent-color --parent-session-id --lead-verify-key [--agent-type T] [--model M]``
+   and permission flags; unknown flags are kept).
+2. Route by ``[teammate]`` config: ``claude`` → exec the real Claude Code with the same
+   arguments, untouched. Otherwise run the worker command (Gemini CLI by default) on a
+   pty this process owns, with a worker token from the project's server in
+   ``EXOMONAD_TOKEN`` (its MCP server and hooks then know who it is).
+3. Wait until the agent is ready for input, then feed it its inbox (the spawn prompt
+   first) exactly once, in order, through the project's delivery ledger.
+4. Speak the protocol: a ``shutdown_request`` is approved (``shutdown_approved`` with
+   ``paneId`` and ``backendType``) and the agent stopped; idle notifications come from
+   the agent's AfterAgent/Stop hook through the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import os
+import shlex
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from exomonad.bridge.ledger import SqliteLedger
+from exomonad.bridge.watcher import InboxWatcher
+from exomonad.errors import ExomonadError
+from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
+from exomonad.server.pidfile import read_server_info
+from exomonad.teammate.pty_agent import PtyAgent, PtySink
+from exomonad.teams import Mailbox, TeamPaths
+from exomonad.teams.models import TeamConfig, now_iso
+from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
+
+__all__ = ["TeammateArgs", "parse_teammate_args", "run_teammate"]
+
+_VALUED = {"--agent-id", "--agent-name", "--team-name", "--agent-color", "--parent-session-id",
+           "--lead-verify-key", "--agent-type", "--model", "--permission-mode"}  # fmt: skip
+
+
+@dataclass
+class TeammateArgs:
+    """Claude Code's teammate command line, parsed."""
+
+    name: str
+    team: str
+    agent_id: str | None = None
+    agent_type: str | None = None
+    color: str | None = None
+    model: str | None = None
+    parent_session_id: str | None = None
+    argv: list[str] = field(default_factory=list)
+
+
+def parse_teammate_args(argv: Sequence[str]) -> TeammateArgs:
+    """Parse tolerantly (unknown flags are kept in ``argv`` for the real Claude Code).
+
+    >>> a = parse_teammate_args(["--agent-id", "g@t", "--agent-name", "g", "--team-name", "t",
+    ...                          "--dangerously-skip-permissions", "--agent-type", "gemini"])
+    >>> (a.name, a.team, a.agent_type)
+    ('g', 't', 'gemini')
+    """
+    values: dict[str, str] = {}
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        flag = items[i]
+        if flag in _VALUED and i + 1 < len(items):
+            values[flag] = items[i + 1]
+            i += 2
+            continue
+        if flag.startswith("--") and "=" in flag and flag.split("=", 1)[0] in _VALUED:
+            key, value = flag.split("=", 1)
+            values[key] = value
+        i += 1
+    agent_id = values.get("--agent-id")
+    name = values.get("--agent-name") or (agent_id.split("@", 1)[0] if agent_id else None)
+    team = values.get("--team-name") or (agent_id.split("@", 1)[1] if agent_id and "@" in agent_id
+                                         else None)  # fmt: skip
+    if not name or not team:
+        raise ExomonadError("exomonad teammate needs --agent-name and --team-name (or --agent-id)")
+    return TeammateArgs(name, team, agent_id, values.get("--agent-type"),
+                        values.get("--agent-color"), values.get("--model"),
+                        values.get("--parent-session-id"), items)  # fmt: skip
+
+
+def _request_token(state: Path, args: TeammateArgs, parent: str) -> str:
+    info = read_server_info(state)
+    if info is None or not info.alive:
+        raise ExomonadError(
+            f"no ExoMonad server runs for {state.parent}: start `exomonad serve` first "
+            "(a teammate needs it for its MCP tools, hooks and policy)"
+        )
+    conn = http.client.HTTPConnection("localhost", timeout=30)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(info.socket)
+    conn.sock = sock
+    body = orjson.dumps({"name": args.name, "team": args.team, "parent": parent})
+    conn.request("POST", "/teammate/token", body=body,
+                 headers={"Content-Type": "application/json"})  # fmt: skip
+    answer = orjson.loads(conn.getresponse().read())
+    if "token" not in answer:
+        raise ExomonadError(f"the server refused a token: {answer.get('error')}")
+    return str(answer["token"])
+
+
+class _Protocol:
+    """Handles protocol messages addressed to the teammate before they are typed."""
+
+    def __init__(self, args: TeammateArgs, agent: PtyAgent, mailbox: Mailbox, lead: str):
+        self.args, self.agent, self.mailbox, self.lead = args, agent, mailbox, lead
+        self.stopping = False
+
+    def __call__(self, entry: dict[str, Any]) -> bool:
+        text = entry.get("text")
+        msg = decode(text) if isinstance(text, str) else None
+        if not isinstance(msg, ShutdownRequest):
+            return False
+        reply = ShutdownApproved(request_id=msg.request_id, from_=self.args.name,
+                                 timestamp=now_iso(), pane_id=os.environ.get("TMUX_PANE"),
+                                 backend_type="tmux")  # fmt: skip
+        self.mailbox.send(str(entry.get("from") or self.lead), sender=self.args.name,
+                          text=encode(reply), check_member=False)  # fmt: skip
+        self.stopping = True
+        self.agent.terminate()
+        return True
+
+
+def _worker_env(state: Path, args: TeammateArgs, token: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(EXOMONAD_TOKEN=token, EXOMONAD_NAME=args.name, EXOMONAD_TEAM=args.team,
+               EXOMONAD_DIR=str(state))  # fmt: skip
+    return env
+
+
+async def _serve(args: TeammateArgs, agent: PtyAgent, watcher: InboxWatcher) -> int:
+    ready = asyncio.Event()
+    watching = asyncio.create_task(watcher.run(ready))
+    try:
+        return await asyncio.to_thread(agent.wait)
+    finally:
+        watcher.request_stop()
+        await watching
+
+
+def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) -> int:
+    """Run one teammate (see the module doc); returns its exit code."""
+    args = parse_teammate_args(argv)
+    config: ProjectConfig = load_project_config(state)
+    route = config.teammate.route(args.agent_type, args.name)
+    if route.runtime == "claude":
+        os.execvp(config.teammate.claude, [config.teammate.claude, *args.argv])
+    paths = TeamPaths(args.team, root)
+    lead = _lead_name(paths)
+    token = _request_token(state, args, lead)
+    command = shlex.split(route.command or config.workers.command)
+    agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=os.getcwd())
+    agent.start()
+    marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
+    if marker is not None:
+        agent.wait_for_text(marker, config.teammate.ready_timeout)
+    mailbox = Mailbox(paths)
+    ledger = SqliteLedger(state / "ledger.db")
+
+    def select(_: TeamConfig) -> dict[str, str | None]:
+        return {args.name: "pty"}
+
+    watcher = InboxWatcher(ledger, PtySink(agent), root=root, teams=[args.team], select=select,
+                           intercept=_Protocol(args, agent, mailbox, lead))  # fmt: skip
+    try:
+        return asyncio.run(_serve(args, agent, watcher))
+    finally:
+        ledger.close()
+        agent.restore()
+
+
+def _lead_name(paths: TeamPaths) -> str:
+    try:
+        data = orjson.loads(paths.config_file.read_bytes())
+        return TeamConfig.from_json(data).lead_name
+    except (OSError, orjson.JSONDecodeError, ExomonadError):
+        return "team-lead"

@@ -1,0 +1,110 @@
+"""`exomonad teammate` as Claude Code runs it: in a pane, with Claude's arguments."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from exomonad.server.config import ProjectConfig
+from exomonad.teammate.run import parse_teammate_args
+from exomonad.teams import Mailbox, TeamPaths, create_team
+from exomonad.teams.models import now_iso
+from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
+from exomonad.util.waiting import retry_until
+from tests.support.tmux import READER, TmuxServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+def test_parse_keeps_every_argument() -> None:
+    argv = ["--agent-id", "g@team", "--agent-color", "blue", "--parent-session-id", "p",
+            "--lead-verify-key", "k", "--dangerously-skip-permissions", "--model", "m"]  # fmt: skip
+    a = parse_teammate_args(argv)
+    assert (a.name, a.team, a.color, a.model, a.argv) == ("g", "team", "blue", "m", argv)
+
+
+def test_routing_defaults() -> None:
+    t = ProjectConfig().teammate
+    assert t.route("gemini-worker", "x").runtime == "gemini"
+    assert t.route(None, "gemini-2").runtime == "gemini"
+    assert t.route("general-purpose", "researcher").runtime == "claude"
+
+
+@pytest.fixture
+def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    state.mkdir(parents=True)
+    out = tmp_path / "worker.jsonl"
+    (state / "config.toml").write_text(
+        "[[teammate.routes]]\nagent_type = \"gemini*\"\nruntime = \"command\"\n"
+        f"command = \"{sys.executable} {READER} {out}\"\n"
+    )
+    paths = TeamPaths("session-abc", root)
+    create_team(paths)
+    # Claude Code registers the teammate itself (its own member, not a synthetic one).
+    cfg = orjson.loads(paths.config_file.read_bytes())
+    cfg["members"].append({"agentId": "gemini-1@session-abc", "name": "gemini-1",
+                           "agentType": "gemini-worker", "backendType": "tmux",
+                           "tmuxPaneId": "%9", "joinedAt": 1, "cwd": str(tmp_path)})  # fmt: skip
+    paths.config_file.write_bytes(orjson.dumps(cfg))
+    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
+    env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state), EXOMONAD_ENTER_DELAY="0.01")
+    server = subprocess.Popen([sys.executable, "-m", "exomonad", "serve"], env=env,
+                              stderr=subprocess.DEVNULL)  # fmt: skip
+    retry_until((state / "server.sock").exists, timeout=30)
+    yield root, out, env
+    server.send_signal(signal.SIGTERM)
+    server.wait(20)
+
+
+def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_server: TmuxServer,
+                            tmp_path: Path) -> None:  # fmt: skip
+    root, out, env = project
+    paths = TeamPaths("session-abc", root)
+    lead = Mailbox(paths)
+    lead.send("gemini-1", sender="team-lead", text="spawn prompt: port the parser")
+    args = ["--agent-id", "gemini-1@session-abc", "--agent-name", "gemini-1", "--team-name",
+            "session-abc", "--agent-color", "blue", "--parent-session-id", "p1",
+            "--agent-type", "gemini-worker", "--dangerously-skip-permissions"]  # fmt: skip
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()
+                       if k.startswith(("CLAUDE_", "EXOMONAD_", "PYTHON", "PATH")))  # fmt: skip
+    cmd = (f"cd {shlex.quote(str(tmp_path))} && env {exports} {shlex.quote(sys.executable)} "
+           f"-m exomonad teammate {' '.join(args)}; echo exited-$?; sleep 60")  # fmt: skip
+    pane = tmux_server.new_pane("sh", "-c", cmd)
+
+    def lines() -> list[str]:
+        if not out.exists():
+            return []
+        recs = [orjson.loads(x) for x in out.read_text().splitlines() if x.strip()]
+        return [r["line"] for r in recs if "line" in r]
+
+    retry_until(lambda: lines() == ["[from team-lead] spawn prompt: port the parser"],
+                timeout=60, message=f"spawn prompt not typed: {lines()}")  # fmt: skip
+    lead.send("gemini-1", sender="team-lead", text="and then the lexer")
+    retry_until(lambda: len(lines()) == 2, timeout=30, message=f"{lines()}")
+    assert lines()[1] == "[from team-lead] and then the lexer"
+    # The token the server issued names the teammate, its team and its parent.
+    # Shutdown: approved with the pane id, the worker stopped, the process exited.
+    req = ShutdownRequest(request_id="shutdown-1@gemini-1", from_="team-lead",
+                          timestamp=now_iso(), reason="done")  # fmt: skip
+    lead.send("gemini-1", sender="team-lead", text=encode(req))
+
+    def approved() -> list[ShutdownApproved]:
+        found = [decode(e["text"]) for e in lead.read_raw("team-lead")]
+        return [m for m in found if isinstance(m, ShutdownApproved)]
+
+    retry_until(lambda: bool(approved()), timeout=30, message="no shutdown_approved")
+    [ok] = approved()
+    assert (ok.request_id, ok.from_, ok.backend_type) == ("shutdown-1@gemini-1", "gemini-1", "tmux")
+    assert ok.pane_id == pane
+    retry_until(lambda: "exited-" in tmux_server.tmux("capture-pane", "-p", "-t", pane),
+                timeout=30, message="teammate did not exit")  # fmt: skip
+    assert len(lines()) == 2  # the shutdown request was handled, not typed
