@@ -153,6 +153,8 @@ def main(argv: list[str]) -> int:
     token = _token(state, runtime)
     if token:
         headers["x-exomonad-token"] = token
+    if os.environ.get("TMUX_PANE"):
+        headers["x-exomonad-pane"] = os.environ["TMUX_PANE"]
     try:
         conn = _UnixConnection(sock, timeout)
         conn.request("POST", f"/hook/{event}?runtime={runtime}", body=body, headers=headers)

@@ -31,6 +31,7 @@ class SessionInfo:
     team: str | None = None
     cwd: str | None = None
     activity: Activity = "active"
+    pane: str | None = None
 
 
 @dataclass
@@ -103,6 +104,19 @@ class TeamRegistry:
             s.activity = activity
             self._save()
             return True
+
+    def lead_session(self, session_id: str, lead_role: str) -> SessionInfo | None:
+        """The session ``session_id`` if it is a lead's."""
+        s = self.session(session_id)
+        return s if s is not None and s.role == lead_role else None
+
+    def current_lead(self, lead_role: str) -> SessionInfo | None:
+        """The lead session whose team is the current team, if known."""
+        with self._lock:
+            for s in self._state.sessions.values():
+                if s.role == lead_role and s.team == self._state.current:
+                    return s
+        return None
 
     def teams(self) -> set[str]:
         """Every team a session is registered in, plus the current one."""

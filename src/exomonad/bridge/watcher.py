@@ -92,6 +92,9 @@ class InboxWatcher:
         serves the lead's own inbox with these.
     intercept:
         Sees each new entry first; True consumes it (see :class:`Deliverer`).
+    on_config:
+        Called with every team config read (new team, members changed): the server
+        finds the lead's session team this way.
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class InboxWatcher:
         select: MemberSelector = synthetic_members,
         renderer: Callable[[dict[str, Any]], str] = render,
         intercept: Callable[[dict[str, Any]], bool] | None = None,
+        on_config: Callable[[TeamConfig], None] | None = None,
     ) -> None:
         self.ledger = ledger
         self.sink = sink
@@ -122,6 +126,7 @@ class InboxWatcher:
         self.select = select
         self.renderer = renderer
         self.intercept = intercept
+        self.on_config = on_config
         self.stats = WatcherStats()
         self._teams: dict[str, _Team] = {}  # by inbox dir name
         self._dirty: dict[_Key, asyncio.Event] = {}
@@ -233,6 +238,11 @@ class InboxWatcher:
         except (ExomonadError, OSError) as exc:
             log.warning("skipping %s: %s", config_dir, exc)
             return
+        if self.on_config is not None:
+            try:
+                self.on_config(config)
+            except Exception:  # a callback bug must not stop the watcher
+                log.exception("on_config callback failed for %s", name)
         key = sanitize_path_name(name)
         team = self._teams.get(key)
         if team is None:

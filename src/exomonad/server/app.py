@@ -85,6 +85,9 @@ def build_app(svc: Services) -> Starlette:
         if not isinstance(payload, dict):
             return JSONResponse({"error": "hook input is not an object"}, status_code=400)
         who = svc.identify(request.headers.get(TOKEN_HEADER))
+        pane = request.headers.get("x-exomonad-pane")
+        if pane:
+            payload["_pane"] = pane
         answer = await anyio.to_thread.run_sync(handle_hook, svc, who, event, runtime, payload)
         return JSONResponse(
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}

@@ -5,6 +5,8 @@ Example::
     [lead]
     name = "team-lead"          # the root lead's member name
     role = "tl"                 # role of the root lead's MCP connection
+    follow = "move"             # lead restarted (new session team): move | remove | keep
+    poll_grace = 5.0            # unread this long in the lead's inbox → type into its pane
 
     [roles]
     default = "guest"           # role of a connection without a valid token
@@ -74,6 +76,12 @@ class LeadConfig(_Section):
 
     name: str = "team-lead"
     role: str = "tl"
+    #: When the lead restarts into a new session team: move our workers there, remove
+    #: them from the old team, or leave them.
+    follow: Literal["move", "remove", "keep"] = "move"
+    #: Seconds a worker's message may wait unread in a lead's inbox before it is typed
+    #: into the lead's pane (a 2.1.330 lead with only roster members does not poll).
+    poll_grace: float = Field(default=5.0, ge=0)
 
 
 class RolesConfig(_Section):

@@ -56,10 +56,14 @@ class HookAnswer:
 def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> SessionInfo:
     sid = str(p.get("session_id") or f"anon-{who.name}")
     known = svc.registry.session(sid)
+    pane = p.get("_pane") if isinstance(p.get("_pane"), str) else None
     if known is not None:
+        if pane and known.pane != pane:
+            known.pane = pane
+            svc.registry.register(known)
         return known
     info = SessionInfo(sid, runtime, who.name, who.role, who.team or svc.registry.current,
-                       p.get("cwd"))  # fmt: skip
+                       p.get("cwd"), pane=pane)  # fmt: skip
     svc.registry.register(info)
     return info
 
@@ -68,12 +72,11 @@ def _session_start(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
     info = _session(svc, who, runtime, p)
     if who.team is not None or runtime != "claude" or who.role != svc.config.lead.role:
         return HookAnswer()
-    # The lead. Today's Claude Code makes a session team at start: adopt it if present.
+    # The lead. Today's Claude Code makes a session team at start: adopt it if present
+    # (else the watcher adopts it when its config.json appears, by leadSessionId).
     session_team = f"session-{info.session_id[:8]}"
     if svc.paths(session_team).config_file.exists():
-        svc.registry.set_current(session_team)
-        info.team = session_team
-        svc.registry.register(info)
+        svc.lead.adopt(info.session_id, session_team)
         return HookAnswer()
     if svc.dialect.team_create:
         return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart",
@@ -104,9 +107,7 @@ def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
     tool, args = p.get("tool_name"), p.get("tool_input") or {}
     team = args.get("team_name") if isinstance(args, dict) else None
     if tool == "TeamCreate" and isinstance(team, str):
-        svc.registry.set_current(team)
-        info.team = team
-        svc.registry.register(info)
+        svc.lead.adopt(info.session_id, team)
     elif tool == "TeamDelete":
         gone = team if isinstance(team, str) else info.team
         if gone:

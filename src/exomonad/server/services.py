@@ -15,6 +15,7 @@ from exomonad.panes import PaneBackend, TmuxBackend
 from exomonad.policy import ApprovalStore, PolicyEngine
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.identity import Identity, TokenStore
+from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
@@ -60,9 +61,10 @@ class Services:
             timeout=self.config.policy.approval_timeout, on_timeout=self.config.policy.on_timeout,
             backend=self.backend, popup=self.config.policy.popup,
         )  # fmt: skip
+        self.lead = LeadLink(self)
         self.watcher = InboxWatcher(
             self.ledger, self.backend, root=self.root, dialect=self.dialect,
-            intercept=self.gatekeeper.intercept,
+            intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
         )  # fmt: skip
         self.counters: Counter[str] = Counter()
         self.started_at = time.time()

@@ -106,6 +106,7 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
             who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
         )
         svc.counters["notify_inbox"] += 1
+        svc.lead.watch_unread(team, who.parent, mid, text)
         return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
     except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
         pane = _pane_of(svc, team, who.parent)

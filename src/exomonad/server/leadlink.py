@@ -1,0 +1,101 @@
+"""Keeping track of the lead: its session team, its restarts, and reaching it at all.
+
+* Today's Claude Code makes a team ``session-<first 8 hex of the session id>`` at start.
+  The lead's SessionStart hook registers its session; the team is adopted when the hook
+  sees it, or later when the watcher reads a ``config.json`` whose ``leadSessionId`` is
+  that session's (the hook may run before the team exists).
+* A lead that restarts gets a new session and a new team. ``[lead] follow`` decides what
+  happens to our workers in the old team: ``move`` them, ``remove`` them, or ``keep``.
+* A 2.1.330 lead whose team has only roster members does not poll its inbox. A worker's
+  message still unread after ``[lead] poll_grace`` seconds is typed into the lead's
+  pane (known from its SessionStart hook) and removed from the inbox, so a poller that
+  starts later does not show it twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from exomonad.errors import ExomonadError
+from exomonad.teams import load_config, register_synthetic, remove_synthetic
+from exomonad.teams.models import TeamConfig, message_identity
+
+if TYPE_CHECKING:
+    from exomonad.server.services import Services
+
+__all__ = ["LeadLink"]
+
+log = logging.getLogger("exomonad.server")
+
+
+class LeadLink:
+    """The server's view of the lead (see the module doc)."""
+
+    def __init__(self, svc: Services) -> None:
+        self.svc = svc
+        self._lock = threading.Lock()
+
+    def adopt(self, session_id: str, team: str) -> None:
+        """Make ``team`` the lead's (and the project's current) team."""
+        svc = self.svc
+        with self._lock:
+            old = svc.registry.current
+            if old == team:
+                return
+            session = svc.registry.session(session_id)
+            if session is not None:
+                session.team = team
+                svc.registry.register(session)
+            svc.registry.set_current(team)
+        log.info("lead session %s: team %s (was %s)", session_id, team, old)
+        if old is not None and svc.config.lead.follow != "keep":
+            self._follow(old, team)
+
+    def _follow(self, old: str, new: str) -> None:
+        svc = self.svc
+        try:
+            members = [m for m in load_config(svc.paths(old)).members if m.synthetic]
+        except ExomonadError:
+            return  # the old team is gone with its config
+        for m in members:
+            if svc.config.lead.follow == "move":
+                extra = m.model_extra or {}
+                pane = extra.get("exomonadPane")
+                register_synthetic(svc.paths(new), m.name, agent_type=m.agent_type or "worker",
+                                   pane=pane if isinstance(pane, str) else None)  # fmt: skip
+            remove_synthetic(svc.paths(old), m.name)
+            log.info("worker %s: %s %s → %s", m.name, svc.config.lead.follow, old, new)
+
+    def on_config(self, config: TeamConfig) -> None:
+        """Watcher callback: a team whose ``leadSessionId`` is a known lead session."""
+        sid = config.lead_session_id
+        if sid and self.svc.registry.lead_session(sid, self.svc.config.lead.role) is not None:
+            self.adopt(sid, config.name)
+
+    def watch_unread(self, team: str, lead: str, message_id: str, text: str) -> None:
+        """After ``poll_grace``, type ``text`` into the lead's pane if still unread."""
+        grace = self.svc.config.lead.poll_grace
+        if grace <= 0 or self.svc.dialect.mark_read != "prune":
+            return  # 2.1.112 keeps entries (marked read): nothing to tell from the file
+        timer = threading.Timer(grace, self._fallback, args=(team, lead, message_id, text))
+        timer.daemon = True
+        timer.start()
+
+    def _fallback(self, team: str, lead: str, message_id: str, text: str) -> None:
+        svc = self.svc
+        mailbox = svc.mailbox(team)
+        try:
+            unread = any(message_identity(e) == message_id for e in mailbox.read_raw(lead))
+        except ExomonadError:
+            unread = True
+        session = svc.registry.current_lead(svc.config.lead.role)
+        if not unread or session is None or not session.pane:
+            return
+        try:
+            svc.backend.deliver(session.pane, text)
+            mailbox.mark_read(lead, [message_id])  # prune: no second showing later
+            svc.counters["lead_pane_fallback"] += 1
+        except ExomonadError as exc:
+            log.warning("lead pane fallback to %s failed: %s", session.pane, exc)

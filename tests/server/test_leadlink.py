@@ -1,0 +1,78 @@
+"""The lead's session team, its restarts, and the pane fallback for a non-polling lead."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from exomonad.panes import FakePaneBackend
+from exomonad.server.hooks import handle_hook
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.teams import TeamPaths, create_team, get_dialect, load_config, register_synthetic
+
+
+def _names(svc: Services, team: str) -> list[str]:
+    return [m.name for m in load_config(svc.paths(team)).members if m.synthetic]
+
+
+async def test_session_team_found_by_lead_session_id(svc: Services, lead: Identity) -> None:
+    svc.dialect = get_dialect("2.1.330")
+    sid = "5e55104a-1111-2222-3333-444455556666"
+    # SessionStart runs before Claude Code has written the session team.
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": sid, "_pane": "%3"})
+    assert svc.registry.current == "proj"
+    ready = asyncio.Event()
+    task = asyncio.create_task(svc.watcher.run(ready))
+    await ready.wait()
+    try:
+        create_team(TeamPaths("session-5e55104a", svc.root), lead_session_id=sid)
+        deadline = time.monotonic() + 10
+        while svc.registry.current != "session-5e55104a":
+            assert time.monotonic() < deadline, "session team never adopted"
+            await asyncio.sleep(0.01)
+    finally:
+        svc.watcher.request_stop()
+        await task
+    session = svc.registry.session(sid)
+    assert session is not None
+    assert (session.team, session.pane) == ("session-5e55104a", "%3")
+
+
+def test_lead_restart_moves_workers(svc: Services, lead: Identity) -> None:
+    register_synthetic(svc.paths("proj"), "gemini-1", pane="%7")
+    create_team(TeamPaths("session-bbbbbbbb", svc.root), lead_session_id="bbbbbbbb-x")
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": "bbbbbbbb-x"})
+    assert svc.registry.current == "session-bbbbbbbb"
+    assert _names(svc, "proj") == []
+    moved = load_config(svc.paths("session-bbbbbbbb")).member("gemini-1")
+    assert moved is not None
+    assert (moved.model_extra or {})["exomonadPane"] == "%7"
+
+
+def test_lead_restart_can_remove_workers(svc: Services, lead: Identity) -> None:
+    svc.config.lead.follow = "remove"
+    register_synthetic(svc.paths("proj"), "gemini-1")
+    create_team(TeamPaths("session-cccccccc", svc.root), lead_session_id="cccccccc-x")
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": "cccccccc-x"})
+    assert _names(svc, "proj") == []
+    assert _names(svc, "session-cccccccc") == []
+
+
+def test_unread_message_is_typed_into_the_leads_pane(svc: Services, fake: FakePaneBackend,
+                                                     lead: Identity) -> None:  # fmt: skip
+    svc.dialect = get_dialect("2.1.330")
+    fake.add_pane("%5")
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": "dddddddd-x", "_pane": "%5"})
+    svc.lead.adopt("dddddddd-x", "proj")
+    register_synthetic(svc.paths("proj"), "gemini-1")
+    mb = svc.mailbox("proj")
+    mid = mb.send("team-lead", sender="gemini-1", text="[from: gemini-1] success: done")
+    svc.lead._fallback("proj", "team-lead", mid, "[from: gemini-1] success: done")
+    assert fake.submitted("%5") == ["[from: gemini-1] success: done"]
+    assert mb.read_raw("team-lead") == []  # pruned: a poller starting later won't repeat it
+    # Already read (the lead polled it): nothing is typed.
+    mid2 = mb.send("team-lead", sender="gemini-1", text="second")
+    mb.mark_read("team-lead", [mid2])
+    svc.lead._fallback("proj", "team-lead", mid2, "second")
+    assert fake.submitted("%5") == ["[from: gemini-1] success: done"]
