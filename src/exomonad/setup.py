@@ -1,0 +1,183 @@
+"""``exomonad init``: set a repository up for ExoMonad, idempotently.
+
+Writes (merging into what exists, never overwriting what it does not own):
+
+* ``.exomonad/config.toml`` (a commented default) and ``.exomonad/.gitignore``;
+* ``.mcp.json``: the ``exomonad`` MCP server for the lead (``mcp-stdio --role tl``);
+* ``.claude/settings.json``: agent teams on, ``teammateMode: "tmux"``,
+  ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``exomonad teammate``, and ExoMonad's hooks;
+* ``.claude/agents/gemini-worker.md``: an agent type the lead can spawn
+  (``subagent_type: "gemini-worker"``), run by ``exomonad teammate`` as Gemini CLI;
+* ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers.
+
+A JSON file that does not parse is refused with a clear error and left untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from exomonad.errors import ExomonadError
+from exomonad.server import config as server_config
+
+__all__ = ["InitReport", "exomonad_command", "init_project"]
+
+_MARK = "exomonad hook"
+
+GEMINI_AGENT = """---
+name: gemini-worker
+description: A Gemini CLI teammate run by ExoMonad. Give it a self-contained task; it
+  reports back with notify_parent and can be messaged with SendMessage.
+---
+You are a Gemini CLI worker in a Claude Code agent team, run by ExoMonad.
+"""
+
+GITIGNORE = "# ExoMonad runtime state (keep config.toml and policy.py)\n*\n!.gitignore\n" \
+            "!config.toml\n!policy.py\n"  # fmt: skip
+
+
+@dataclass
+class InitReport:
+    """What ``init`` did, file by file: created, updated or unchanged."""
+
+    files: dict[str, str] = field(default_factory=dict)
+
+
+def exomonad_command() -> str:
+    """How hooks and MCP clients should start ExoMonad (an absolute command)."""
+    found = shutil.which("exomonad")
+    if found:
+        return str(Path(found).resolve())
+    return f"{shlex.quote(sys.executable)} -m exomonad"
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise ExomonadError(
+            f"{path} is not valid JSON ({exc}); fix it, then run init again"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ExomonadError(f"{path} is not a JSON object; fix it, then run init again")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any], report: InitReport, root: Path) -> None:
+    text = json.dumps(data, indent=2) + "\n"
+    _write_text(path, text, report, root)
+
+
+def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
+    rel = str(path.relative_to(root))
+    if path.exists() and path.read_text("utf-8") == text:
+        report.files[rel] = "unchanged"
+        return
+    report.files[rel] = "updated" if path.exists() else "created"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".exomonad-tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
+def _set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: str,
+               timeout: int) -> None:  # fmt: skip
+    """Put our hook for ``event`` in place, replacing an older ExoMonad entry."""
+    entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+    hook = {"type": "command", "command": command, "timeout": timeout}
+    entry: dict[str, Any] = {"hooks": [hook]}
+    if matcher is not None:
+        entry = {"matcher": matcher, **entry}
+    hooks[event] = [*entries, entry]
+
+
+def _is_ours(entry: Any) -> bool:
+    return isinstance(entry, dict) and any(
+        _MARK in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict)
+    )
+
+
+def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float) -> dict[str, Any]:
+    env = data.setdefault("env", {})
+    env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
+    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = f"{exo} teammate"
+    data["teammateMode"] = "tmux"
+    hooks = data.setdefault("hooks", {})
+    wait = int(approval_timeout) + 30  # the hook may wait for an approval
+    for event, matcher, name in (
+        ("SessionStart", None, "session-start"),
+        ("UserPromptSubmit", None, "user-prompt-submit"),
+        ("PreToolUse", "*", "pre-tool-use"),
+        ("PostToolUse", "TeamCreate|TeamDelete", "post-tool-use"),
+        ("Stop", None, "stop"),
+    ):
+        _set_hooks(hooks, event, matcher, f"{exo} hook {name} --runtime claude", wait)
+    return data
+
+
+def _gemini_settings(data: dict[str, Any], exo: str, approval_timeout: float) -> dict[str, Any]:
+    argv = shlex.split(exo)
+    servers = data.setdefault("mcpServers", {})
+    servers["exo"] = {"command": argv[0], "args": [*argv[1:], "mcp-stdio", "--role", "worker"],
+                      "env": {"EXOMONAD_TOKEN": "$EXOMONAD_TOKEN",
+                              "EXOMONAD_DIR": "$EXOMONAD_DIR"}}  # fmt: skip
+    hooks = data.setdefault("hooks", {})
+    wait_ms = (int(approval_timeout) + 30) * 1000  # Gemini hook timeouts are in ms
+    for event, matcher, name in (
+        ("SessionStart", None, "session-start"),
+        ("BeforeAgent", None, "before-agent"),
+        ("BeforeTool", "*", "before-tool"),
+        ("AfterAgent", None, "after-agent"),
+    ):
+        _set_hooks(hooks, event, matcher, f"{exo} hook {name} --runtime gemini", wait_ms)
+    return data
+
+
+def init_project(root: Path, *, exo: str | None = None) -> InitReport:
+    """Set ``root`` up for ExoMonad (see the module doc); safe to run again."""
+    exo = exo or exomonad_command()
+    report = InitReport()
+    state = root / ".exomonad"
+    config_path = state / "config.toml"
+    if not config_path.exists():
+        _write_text(config_path, _config_template(), report, root)
+    else:
+        report.files[".exomonad/config.toml"] = "unchanged"
+    cfg = server_config.load_project_config(state)  # fails clearly on a broken config
+    _write_text(state / ".gitignore", GITIGNORE, report, root)
+    mcp = _load_json(root / ".mcp.json")
+    argv = shlex.split(exo)
+    mcp.setdefault("mcpServers", {})["exomonad"] = {
+        "type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp-stdio", "--role", "tl"],
+    }  # fmt: skip
+    _write_json(root / ".mcp.json", mcp, report, root)
+    claude = _load_json(root / ".claude" / "settings.json")
+    timeout = cfg.policy.approval_timeout
+    _write_json(root / ".claude" / "settings.json", _claude_settings(claude, exo, timeout),
+                report, root)  # fmt: skip
+    agent = root / ".claude" / "agents" / "gemini-worker.md"
+    if agent.exists():
+        report.files[str(agent.relative_to(root))] = "unchanged"
+    else:
+        _write_text(agent, GEMINI_AGENT, report, root)
+    gemini = _load_json(root / ".gemini" / "settings.json")
+    _write_json(root / ".gemini" / "settings.json", _gemini_settings(gemini, exo, timeout),
+                report, root)  # fmt: skip
+    return report
+
+
+def _config_template() -> str:
+    doc = server_config.__doc__ or ""
+    body = doc.split("Example::", 1)[-1]
+    lines = [line[4:] if line.startswith("    ") else line for line in body.splitlines()]
+    commented = "\n".join(f"# {x}" if x.strip() else "" for x in lines).strip()
+    return ("# ExoMonad project configuration. Every key is optional; the defaults are shown.\n"
+            f"{commented}\n")  # fmt: skip
