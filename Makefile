@@ -54,7 +54,7 @@ bench: setup
 	$(BIN)/python -m benchmarks
 
 soak: setup
-	$(BIN)/pytest -q -m soak --override-ini="addopts=-ra"
+	$(BIN)/pytest -q -m soak --override-ini="addopts=-ra --strict-markers" tests/soak
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(addsuffix /node_modules,$(NODE_DIRS))
