@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.panes import FakePaneBackend
-from exomonad.server.config import PolicyConfig, ProjectConfig
+from exomonad.server.config import PolicyConfig, ProjectConfig, WorkersConfig
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.teams import TeamPaths, create_team, get_dialect
@@ -23,7 +23,8 @@ def fake() -> FakePaneBackend:
 def svc(tmp_path: Path, fake: FakePaneBackend) -> Iterator[Services]:
     root = tmp_path / "claude"
     create_team(TeamPaths("proj", root))
-    config = ProjectConfig(policy=PolicyConfig(approval_timeout=1.0, popup=False))
+    config = ProjectConfig(policy=PolicyConfig(approval_timeout=1.0, popup=False),
+                           workers=WorkersConfig(ready_marker=""))  # fmt: skip
     s = Services(tmp_path / "project" / ".exomonad", root=root, backend=fake,
                  dialect=get_dialect("2.1.112"), config=config)  # fmt: skip
     s.registry.set_current("proj")

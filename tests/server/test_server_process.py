@@ -61,7 +61,7 @@ def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
     state.mkdir(parents=True)
     (state / "config.toml").write_text(
         f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
-        'tmux_session = "main"\n'
+        'tmux_session = "main"\nready_marker = "ready"\n'
     )
     create_team(TeamPaths("proj", root))
     env = _env(root, state, tmux_server)

@@ -136,3 +136,24 @@ def test_every_tool_has_a_schema_and_description() -> None:
     for tool in TOOLS.values():
         assert tool.description
         assert tool.args.model_json_schema()["type"] == "object"
+
+
+def test_spawn_waits_for_the_worker_to_be_ready(
+    svc: Services, lead: Identity, fake: FakePaneBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc.config.workers.ready_marker = "READY>"
+    svc.config.workers.ready_timeout = 0.3
+    out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "slow", "task": "t"}]})
+    assert out["workers"][0]["ready"] is False  # timed out: registered, task still queued
+    assert [e["text"] for e in svc.mailbox("proj").read_raw("slow")] == ["t"]
+    seen: list[str] = []
+
+    def capture(pane: str) -> str:
+        seen.append(pane)
+        return "booting" if len(seen) < 3 else "banner\nREADY> "
+
+    monkeypatch.setattr(fake, "capture", capture)
+    svc.config.workers.ready_timeout = 10
+    out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "quick", "task": "t"}]})
+    assert out["workers"][0]["ready"] is True
+    assert len(seen) >= 3

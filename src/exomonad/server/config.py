@@ -34,6 +34,8 @@ Example::
     command = "gemini --yolo"   # default command for spawn_workers and gemini teammates
     tmux_session = "exomonad"   # where worker panes are opened
     agent_type = "gemini"
+    ready_marker = "Type your message or @path/to/file"  # wait for it before the task
+    ready_timeout = 90.0
 """
 
 from __future__ import annotations
@@ -108,6 +110,10 @@ class WorkersConfig(_Section):
     command: str = "gemini --yolo"
     tmux_session: str = "exomonad"
     agent_type: str = "gemini"
+    #: Text the worker shows when it can take input ("" : do not wait). A TUI that is
+    #: still starting drops what is typed into it, so the task waits for this.
+    ready_marker: str = "Type your message or @path/to/file"
+    ready_timeout: float = Field(default=90.0, ge=0)
 
 
 class PolicyConfig(_Section):
@@ -134,7 +140,7 @@ class TeammateRoute(_Section):
         return type_ok and name_ok and (self.agent_type is not None or self.name is not None)
 
 
-GEMINI_READY_MARKER = "Type your message or @path/to/file"
+GEMINI_READY_MARKER = WorkersConfig.model_fields["ready_marker"].default
 
 
 class TeammateConfig(_Section):

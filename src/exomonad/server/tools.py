@@ -21,6 +21,7 @@ from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
 from exomonad.teams.tasks import TaskStore
+from exomonad.util.waiting import WaitTimeout, retry_until
 
 __all__ = ["TOOLS", "Tool", "ToolError", "call_tool"]
 
@@ -194,24 +195,37 @@ def task_claim(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
 
 
 def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str, Any]:
-    """Open a pane per worker, register it as a synthetic member, send it its task."""
+    """Open a pane per worker, wait until each is ready, register it, send it its task."""
     team = svc.team_of(who)
     paths = svc.paths(team)
-    spawned = []
+    cfg = svc.config.workers
+    panes: list[tuple[WorkerSpec, str]] = []
     for w in a.workers:
-        ident = Identity(name=w.name, role="worker", team=team, parent=who.name)
-        token = svc.tokens.issue(ident)
-        argv = shlex.split(w.command or svc.config.workers.command)
+        token = svc.tokens.issue(Identity(name=w.name, role="worker", team=team, parent=who.name))
         env = {"EXOMONAD_TOKEN": token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
                "EXOMONAD_DIR": str(svc.state_dir)}  # fmt: skip
-        pane = svc.backend.spawn(
-            argv, cwd=str(svc.state_dir.parent), env=env, name=w.name,
-            target=svc.config.workers.tmux_session,
-        )  # fmt: skip
-        register_synthetic(paths, w.name, agent_type=svc.config.workers.agent_type, pane=pane)
+        pane = svc.backend.spawn(shlex.split(w.command or cfg.command),
+                                 cwd=str(svc.state_dir.parent), env=env, name=w.name,
+                                 target=cfg.tmux_session)  # fmt: skip
+        panes.append((w, pane))
+    spawned = []
+    for w, pane in panes:  # started together, awaited in turn
+        ready = _await_ready(svc, pane) if cfg.ready_marker else True
+        register_synthetic(paths, w.name, agent_type=cfg.agent_type, pane=pane)
         mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task)
-        spawned.append({"name": w.name, "pane": pane, "taskMessageId": mid})
+        spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid})
     return _done(f"spawned {len(spawned)} worker(s) in team {team}", workers=spawned)
+
+
+def _await_ready(svc: Services, pane: str) -> bool:
+    """Wait for the worker's ready marker; False (task still queued) on timeout."""
+    marker = svc.config.workers.ready_marker
+    try:
+        retry_until(lambda: marker in svc.backend.capture(pane).replace("\n", " "),
+                    timeout=svc.config.workers.ready_timeout, interval=0.1)  # fmt: skip
+    except (WaitTimeout, PaneError):
+        return False  # the watcher still delivers (and retries a dead pane)
+    return True
 
 
 def remove_worker(svc: Services, who: Identity, a: RemoveWorkerArgs) -> dict[str, Any]:
