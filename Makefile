@@ -38,7 +38,7 @@ node: sysdeps
 setup: sysdeps venv node
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks demo
 	$(BIN)/mypy
 
 unit: setup
@@ -48,7 +48,7 @@ test: setup lint
 	$(BIN)/pytest -q
 
 demo: setup
-	$(BIN)/python -m exomonad.demo
+	$(BIN)/python -m demo
 
 bench: setup
 	$(BIN)/python -m benchmarks

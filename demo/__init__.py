@@ -1,0 +1,1 @@
+"""`make demo`: ExoMonad's main job, end to end, on this machine (see __main__)."""
