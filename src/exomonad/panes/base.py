@@ -24,6 +24,7 @@ Confirmation is best effort: a pane that redraws on its own (a spinner) looks "c
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterator, Mapping, Sequence
@@ -49,6 +50,7 @@ __all__ = [
     "KeystrokeBackend",
     "PaneBackend",
     "resolve_enter_delay",
+    "run_cli",
 ]
 
 ENTER_DELAY_ENV = "EXOMONAD_ENTER_DELAY"
@@ -82,6 +84,26 @@ def resolve_enter_delay(value: float | None) -> float:
     if value < 0:
         raise ValueError(f"enter_delay must be >= 0, got {value}")
     return value
+
+
+def run_cli(argv: list[str], *, what: str, timeout: float, input: str | None = None) -> str:
+    """Run a multiplexer command (tmux, zellij) and return its stdout.
+
+    ``what`` names the command in errors. Raises :class:`PaneError` when the executable
+    is missing, does not answer within ``timeout`` seconds, or exits non-zero.
+    """
+    try:
+        proc = subprocess.run(
+            argv, input=input, capture_output=True, text=True, encoding="utf-8",
+            errors="replace", timeout=timeout, check=False,
+        )  # fmt: skip
+    except FileNotFoundError:
+        raise PaneError(f"{what}: executable not found: {argv[0]!r}") from None
+    except subprocess.TimeoutExpired:
+        raise PaneError(f"{what} did not answer within {timeout:.0f}s") from None
+    if proc.returncode != 0:
+        raise PaneError(f"{what} failed: {proc.stderr.strip()}")
+    return proc.stdout
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import uuid
 from collections.abc import Mapping
 from typing import Literal, NamedTuple
@@ -49,6 +48,7 @@ from exomonad.panes.base import (
     KeystrokeBackend,
     check_command,
     check_env,
+    run_cli,
 )
 from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT
 
@@ -166,25 +166,8 @@ class TmuxBackend(KeystrokeBackend):
         argv = [self.executable]
         if self.socket_name is not None:
             argv += ["-L", self.socket_name]
-        argv += args
-        try:
-            proc = subprocess.run(
-                argv,
-                input=input,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                timeout=TMUX_TIMEOUT,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise PaneError(f"tmux executable not found: {self.executable!r}") from None
-        except subprocess.TimeoutExpired:
-            raise PaneError(f"tmux {args[0]} did not answer within {TMUX_TIMEOUT:.0f}s") from None
-        if proc.returncode != 0:
-            raise PaneError(f"tmux {args[0]} failed ({self._server()}): {proc.stderr.strip()}")
-        return proc.stdout
+        what = f"tmux {args[0] if args else ''} ({self._server()})"
+        return run_cli([*argv, *args], what=what, timeout=TMUX_TIMEOUT, input=input)
 
     def _server(self) -> str:
         return f"server {self.socket_name!r}" if self.socket_name else "default server"

@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,6 +45,7 @@ from exomonad.panes.base import (
     KeystrokeBackend,
     check_command,
     check_env,
+    run_cli,
 )
 from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT
 
@@ -127,24 +127,8 @@ class ZellijBackend(KeystrokeBackend):
         argv = [self.executable]
         if self.session is not None:
             argv += ["--session", self.session]
-        argv += args
-        try:
-            proc = subprocess.run(
-                argv,
-                capture_output=True,
-                text=True,
-                encoding="utf-8",
-                errors="replace",
-                timeout=ZELLIJ_TIMEOUT,
-                check=False,
-            )
-        except FileNotFoundError:
-            raise PaneError(f"zellij executable not found: {self.executable!r}") from None
-        except subprocess.TimeoutExpired:
-            raise PaneError(f"zellij {' '.join(args[:2])} timed out") from None
-        if proc.returncode != 0:
-            raise PaneError(f"zellij {' '.join(args[:2])} failed: {proc.stderr.strip()}")
-        return proc.stdout
+        what = f"zellij {' '.join(args[:2])}"
+        return run_cli([*argv, *args], what=what, timeout=ZELLIJ_TIMEOUT)
 
     def _session_label(self) -> str:
         return self.session or os.environ.get("ZELLIJ_SESSION_NAME") or "current"
