@@ -24,6 +24,7 @@ Confirmation is best effort: a pane that redraws on its own (a spinner) looks "c
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -84,6 +85,14 @@ def resolve_enter_delay(value: float | None) -> float:
     if value < 0:
         raise ValueError(f"enter_delay must be >= 0, got {value}")
     return value
+
+
+_SQUASH = re.compile(r"[\s\u2500-\u257f|]+")
+
+
+def _squash(text: str) -> str:
+    """Text without white space or box drawing, to find typed text in a TUI's screen."""
+    return _SQUASH.sub("", text)
 
 
 def run_cli(argv: list[str], *, what: str, timeout: float, input: str | None = None) -> str:
@@ -234,16 +243,21 @@ class KeystrokeBackend(ABC):
     def _snapshot(self, pane: str) -> Hashable:
         """Something that changes when the pane's content or cursor changes."""
 
-    def _await_echo(self, pane: str, before: Hashable) -> None:
-        """Wait until the pane differs from ``before`` (the program read the input).
+    def _await_echo(self, pane: str, before: Hashable, line: str) -> None:
+        """Wait until the program shows the end of ``line`` (it read the input).
 
-        A program that never echoes costs ``echo_timeout`` once per message; it is then
-        submitted as usual.
+        Any change is not enough: a busy TUI redraws (a spinner) before it reads what was
+        typed, and an Enter arriving with the text becomes a newline. White space and box
+        drawing are ignored (wrapping, input-box borders). A program that never echoes
+        costs ``echo_timeout`` once per message; it is then submitted as usual.
         """
-        with suppress(WaitTimeout):
-            retry_until(
-                lambda: self._snapshot(pane) != before, timeout=self.echo_timeout, interval=0.005
-            )
+        tail = _squash(line)[-12:]
+
+        def shown() -> bool:
+            return self._snapshot(pane) != before and tail in _squash(self.capture(pane))
+
+        with suppress(WaitTimeout, PaneError):
+            retry_until(shown, timeout=self.echo_timeout, interval=0.01)
 
     def _snapshot_then_enter(self, pane: str) -> Hashable:
         """Snapshot, then press Enter; backends may do both in one round trip."""
@@ -314,7 +328,7 @@ class KeystrokeBackend(ABC):
             self._type(canonical, outgoing.line)
             typed_at = time.time()
             if unread is not None:
-                self._await_echo(canonical, unread)
+                self._await_echo(canonical, unread, outgoing.line)
             if self.enter_delay:
                 time.sleep(self.enter_delay)  # deliberate pacing, not a wait on a condition
             before = self._snapshot_then_enter(canonical)

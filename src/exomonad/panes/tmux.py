@@ -13,8 +13,10 @@ Two tmux behaviours shape this module (both verified on tmux 3.3a):
 Typing method (``method=``):
 
 ``"paste-buffer"`` (default)
-    ``load-buffer -b NAME -`` (text on stdin) ``; paste-buffer -d -b NAME -t PANE`` in one
-    tmux call. No ``-p``, so no bracketed-paste markers are ever added. Text never passes
+    ``load-buffer -b NAME -`` (text on stdin) ``; paste-buffer -d -p -b NAME -t PANE`` in
+    one tmux call. ``-p`` brackets the text for programs that enabled bracketed paste, so
+    TUIs take it literally (no ``!`` shell mode, no ``?`` help in Gemini CLI); Enter is
+    pasted unbracketed. Text never passes
     through argv (no ``;`` parsing, no size limit), it is written to the target pane only
     (``send-keys`` is copied to every pane of a window with ``synchronize-panes`` on, so
     Enter is a pasted CR in this mode too), and it costs one tmux call for any length.
@@ -223,20 +225,23 @@ class TmuxBackend(KeystrokeBackend):
             if probe.in_mode:
                 raise PaneError(f"pane {pane!r} is stuck in {probe.mode or 'a mode'}")
 
-    def _paste(self, pane: str, text: str, *before: str) -> str:
+    def _paste(self, pane: str, text: str, *before: str, bracketed: bool = False) -> str:
         """Run ``before`` (a command prefix ending in ``;``, or nothing), then paste ``text``
-        into ``pane`` through a private, self-deleting buffer, in one tmux call."""
+        into ``pane`` through a private, self-deleting buffer, in one tmux call.
+
+        ``bracketed`` (``paste-buffer -p``) wraps the text in bracketed-paste markers when
+        the program asked for them (DECSET 2004), so a TUI takes it as literal text: Gemini
+        CLI otherwise handles a typed burst against its still-empty input box, where ``?``
+        opens help and ``!`` switches to shell mode (running the rest, with no hooks).
+        Programs that did not ask get the plain text.
+        """
         buffer = f"exomonad-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        return self.run(
-            *before,
-            "load-buffer", "-b", buffer, "-", ";",
-            "paste-buffer", "-d", "-b", buffer, "-t", pane,
-            input=text,
-        )  # fmt: skip
+        paste = ["paste-buffer", "-d", *(["-p"] if bracketed else []), "-b", buffer, "-t", pane]
+        return self.run(*before, "load-buffer", "-b", buffer, "-", ";", *paste, input=text)
 
     def _type(self, pane: str, line: str) -> None:
         if self.method == "paste-buffer":
-            self._paste(pane, line)
+            self._paste(pane, line, bracketed=True)
             return
         for start in range(0, len(line), self.chunk_size):
             chunk = line[start : start + self.chunk_size]
