@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["STATE_DIR_NAME", "find_state_dir"]
+__all__ = ["STATE_DIR_NAME", "adopt_lock_journal", "find_state_dir"]
 
 STATE_DIR_NAME = ".exomonad"
 
@@ -31,3 +31,15 @@ def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
     if create:
         found.mkdir(parents=True, exist_ok=True)
     return found
+
+
+def adopt_lock_journal(state_dir: Path) -> list[Path]:
+    """Journal the inbox locks this process holds under ``<state>/locks-held``, after
+    removing the ones a killed ExoMonad process left behind (see
+    :func:`exomonad.teams.lock.recover_locks`). Returns the lock dirs removed."""
+    from exomonad.teams.lock import recover_locks, set_lock_journal
+
+    journal = state_dir / "locks-held"
+    removed = recover_locks(journal)
+    set_lock_journal(journal)
+    return removed

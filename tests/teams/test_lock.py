@@ -424,3 +424,43 @@ def test_processes_never_lose_an_update(target: Path) -> None:
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     assert int(target.read_text()) == 4 * 25
     assert not lock_dir_for(target).exists()
+
+
+def test_lock_journal_recovers_a_killed_holders_lock(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from exomonad.teams.lock import recover_locks
+
+    target, journal = tmp_path / "inbox.json", tmp_path / "journal"
+    code = (
+        "import sys, time; from pathlib import Path\n"
+        "from exomonad.teams.lock import FileLock, set_lock_journal\n"
+        f"set_lock_journal(Path({str(journal)!r}))\n"
+        f"FileLock(Path({str(target)!r})).acquire(); print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "held"
+    lock = target.with_name("inbox.json.lock")
+    assert lock.is_dir()
+    assert recover_locks(journal) == []  # its holder is alive: not touched
+    holder.send_signal(signal.SIGKILL)
+    holder.wait(10)
+    assert recover_locks(journal) == [lock]
+    assert not lock.exists()
+    assert list(journal.iterdir()) == []
+
+
+def test_lock_journal_leaves_a_lock_someone_took_since(tmp_path: Path) -> None:
+    from exomonad.teams.lock import recover_locks
+
+    journal = tmp_path / "journal"
+    journal.mkdir()
+    lock = tmp_path / "inbox.json.lock"
+    lock.mkdir()
+    (journal / "999999999-0").write_text(f"{lock}\n{lock.stat().st_mtime_ns - 1}\n")  # dead pid
+    assert recover_locks(journal) == []
+    assert lock.is_dir()  # another mtime: not ours
+    assert list(journal.iterdir()) == []

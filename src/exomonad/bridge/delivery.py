@@ -10,6 +10,7 @@ the file, is what decides what is new.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ class Deliverer:
     def run_pass(self, member: str, pane: str | None) -> PassResult:
         """Deliver ``member``'s pending entries to ``pane``; never raises for bad input."""
         result = PassResult()
+        if self.mailbox.unchanged_since_our_write(member):
+            return result  # woken by our own mark-read write: nothing new
         try:
             entries = self.mailbox.read_raw(member)
         except CorruptFileError as exc:
@@ -105,7 +108,14 @@ class Deliverer:
                 result.pending, result.error = len(todo) - position, reason
                 break
             if self.ledger.begin(self.team, member, message_id):
+                # A crash between typing and recording: the text may sit unsubmitted in
+                # the input box. Submit it first, so the new copy does not run into it
+                # (a duplicate, counted and reported; never a garbled message).
                 result.possible_duplicates += 1
+                submit = getattr(self.sink, "submit", None)
+                if submit is not None:
+                    with contextlib.suppress(PaneError):
+                        submit(pane)
             if self.intercept is not None and self.intercept(entry):  # consumed, not typed
                 self.ledger.mark_delivered(self.team, member, message_id)
                 result.delivered.append(message_id)
@@ -120,7 +130,8 @@ class Deliverer:
             result.delivered.append(message_id)
         if self.mark_read and result.delivered:
             try:
-                self.mailbox.mark_read(member, result.delivered)
+                handled = done.union(result.delivered)  # never the pending ones
+                self.mailbox.mark_read(member, result.delivered, seen=handled)
             except ExomonadError as exc:  # delivery stands; the ledger remembers it
                 log.warning("could not mark %s/%s read: %s", self.team, member, exc)
         return result

@@ -31,6 +31,7 @@ import orjson
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import PaneError
+from exomonad.state import adopt_lock_journal
 from exomonad.teams import Dialect
 from exomonad.teams.models import TeamConfig
 
@@ -140,6 +141,7 @@ def run_relay(
     def select(config: TeamConfig) -> dict[str, str | None]:
         return {member or config.lead_name: RELAY_PANE}
 
+    adopt_lock_journal(state_dir)
     ledger = SqliteLedger(state_dir / "ledger.db")
 
     def make_watcher(sink: StdinSink) -> InboxWatcher:

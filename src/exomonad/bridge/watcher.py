@@ -86,6 +86,9 @@ class InboxWatcher:
         Seconds to wait after an event before a pass, to coalesce bursts (default 2 ms).
     retry_interval:
         Seconds between retries of members whose messages are pending.
+    durable:
+        fsync the watcher's own writes (marking entries read). Off by default: the
+        ledger, not the inbox file, records what was delivered.
     select, renderer:
         Which members to serve (default :func:`synthetic_members`) and how an entry
         becomes text (default :func:`~exomonad.bridge.render.render`); the lead relay
@@ -105,7 +108,7 @@ class InboxWatcher:
         root: Path | None = None,
         teams: Iterable[str] | None = None,
         dialect: Dialect | None = None,
-        durable: bool = True,
+        durable: bool = False,
         mark_read: bool = True,
         debounce: float = 0.002,
         retry_interval: float = 5.0,

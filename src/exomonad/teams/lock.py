@@ -16,7 +16,9 @@ the directory's mtime is still the one we set; if not, we leave it and raise
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import itertools
 import os
 import threading
 import time
@@ -33,6 +35,8 @@ __all__ = [
     "FileLock",
     "LockSettings",
     "lock_dir_for",
+    "recover_locks",
+    "set_lock_journal",
 ]
 
 
@@ -123,6 +127,57 @@ class _Refresher:
 
 _REFRESHER = _Refresher()
 
+_journal: Path | None = None
+_journal_seq = itertools.count()
+
+
+def set_lock_journal(directory: Path | None) -> None:
+    """Record the locks this process holds in ``directory`` (None: stop recording).
+
+    proper-lockfile locks carry no owner: a process killed while holding one leaves a
+    lock dir that Claude Code waits on until it is stale (10 s), dropping its messages
+    meanwhile. With a journal, :func:`recover_locks` removes exactly those leftovers.
+    """
+    global _journal
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+    _journal = directory
+
+
+def recover_locks(directory: Path) -> list[Path]:
+    """Remove lock dirs left by dead processes of ours; returns the locks removed.
+
+    A journal entry names the lock dir and the mtime it had when we made it; the lock is
+    removed only if its holder is gone and the mtime is unchanged (a lock someone took
+    since has another mtime).
+    """
+    removed: list[Path] = []
+    if not directory.is_dir():
+        return removed
+    for entry in directory.iterdir():
+        pid_text = entry.name.split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            lock_path, mtime_ns = entry.read_text().split("\n")[:2]
+            if os.stat(lock_path).st_mtime_ns == int(mtime_ns):
+                os.rmdir(lock_path)
+                removed.append(Path(lock_path))
+        except (OSError, ValueError):
+            pass
+        entry.unlink(missing_ok=True)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
 
 class FileLock:
     """A proper-lockfile compatible lock on ``target`` (a context manager).
@@ -141,6 +196,7 @@ class FileLock:
         self.path = lock_dir_for(target)
         self.settings = settings
         self._mtime_ns: int | None = None
+        self._journal_entry: Path | None = None
         self._next_refresh = 0.0
         self.compromised = False
 
@@ -155,6 +211,10 @@ class FileLock:
         except FileExistsError:
             return False
         self._mtime_ns = os.stat(self.path).st_mtime_ns
+        if _journal is not None:
+            self._journal_entry = _journal / f"{os.getpid()}-{next(_journal_seq)}"
+            with contextlib.suppress(OSError):
+                self._journal_entry.write_text(f"{self.path}\n{self._mtime_ns}\n")
         return True
 
     def _remove_if_stale(self) -> bool:
@@ -234,6 +294,9 @@ class FileLock:
             self._mtime_ns = None
         try:
             os.rmdir(self.path)
+            if self._journal_entry is not None:
+                self._journal_entry.unlink(missing_ok=True)
+                self._journal_entry = None
         except OSError as exc:
             if exc.errno != errno.ENOENT:
                 raise LockError(f"could not release {self.path}: {exc}") from exc

@@ -87,6 +87,9 @@ class Mailbox:
         self.lock = lock
         self.attempts = attempts
         self._members_cache: tuple[tuple[int, int, int], set[str]] | None = None
+        #: member → (inode, mtime_ns, size) of the inbox as our last write left it,
+        #: taken under the lock (see :meth:`unchanged_since_our_write`).
+        self._our_version: dict[str, tuple[int, int, int]] = {}
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -108,6 +111,7 @@ class Mailbox:
         verify_id: str | None = None,
         *,
         create: bool = True,
+        remember: Callable[[], bool] | None = None,
     ) -> bool:
         """Run ``change`` on ``member``'s entries under lock; write if it returns True.
 
@@ -130,12 +134,34 @@ class Mailbox:
             if change(entries):
                 inode = write_json_atomic(path, entries, durable=self.durable, sync_dir=False)
                 wrote = True
-                ok = verify_id is None or os.stat(path).st_ino == inode
+                st = os.stat(path)
+                if remember is not None and remember():  # see unchanged_since_our_write
+                    self._our_version[member] = (st.st_ino, st.st_mtime_ns, st.st_size)
+                else:
+                    self._our_version.pop(member, None)
+                ok = verify_id is None or st.st_ino == inode
             else:
                 ok = verify_id is None or _contains(path.read_bytes(), verify_id)
         if wrote and self.durable:
             fsync_dir(path.parent)
         return ok
+
+    def unchanged_since_our_write(self, member: str) -> bool:
+        """True if ``member``'s inbox is exactly as this mailbox's last write left it.
+
+        Only :meth:`mark_read` writes that leave no unseen entry are remembered, so a
+        reader can skip the wake-up its own write caused. Any later write that adds an
+        entry changes the size (and our own appends forget the version), so this can
+        never hide a new message.
+        """
+        ours = self._our_version.get(member)
+        if ours is None:
+            return False
+        try:
+            st = os.stat(self.paths.inbox(member))
+        except FileNotFoundError:
+            return False
+        return (st.st_ino, st.st_mtime_ns, st.st_size) == ours
 
     def check_recipient(self, to: str) -> None:
         """Refuse a recipient that is not a member of the team (``user`` is always valid).
@@ -270,16 +296,23 @@ class Mailbox:
                 out.append(msg)
         return out
 
-    def mark_read(self, member: str, ids: Iterable[str]) -> int:
+    def mark_read(
+        self, member: str, ids: Iterable[str], *, seen: Iterable[str] | None = None
+    ) -> int:
         """Mark entries delivered, the way the dialect does; returns how many matched.
 
-        ``flag`` sets ``read: true`` and keeps them; ``prune`` deletes them.
+        ``flag`` sets ``read: true`` and keeps them; ``prune`` deletes them. A reader that
+        passes ``seen`` (the identities it has read) lets :meth:`unchanged_since_our_write`
+        recognise this write, but only when every entry left in the file was seen: an
+        entry appended after the reader's read must wake it again.
         """
         wanted = set(ids)
+        known = set(seen) if seen is not None else None
         count = 0
+        all_seen = False
 
         def change(entries: list[dict[str, Any]]) -> bool:
-            nonlocal count
+            nonlocal count, all_seen
             keep = []
             for e in entries:
                 if message_identity(e) in wanted:
@@ -290,9 +323,10 @@ class Mailbox:
                 else:
                     keep.append(e)
             entries[:] = keep
+            all_seen = known is not None and all(message_identity(e) in known for e in keep)
             return count > 0
 
-        self._mutate(member, change, create=False)
+        self._mutate(member, change, create=False, remember=lambda: all_seen)
         return count
 
     # -- compaction --------------------------------------------------------------------
