@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +31,11 @@ def test_fresh_repository(tmp_path: Path) -> None:
     assert mcp == {"exomonad": {"type": "stdio", "command": EXO,
                                 "args": ["mcp-stdio", "--role", "tl"]}}  # fmt: skip
     claude = json.loads((tmp_path / ".claude" / "settings.json").read_text())
-    assert claude["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == f"{EXO} teammate"
+    # One program, no arguments: Claude Code 2.1.330 quotes the value as a single word.
+    wrapper = tmp_path / ".exomonad" / "bin" / "exomonad-teammate"
+    assert claude["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == str(wrapper.resolve())
+    assert os.access(wrapper, os.X_OK)
+    assert f'exec {EXO} teammate "$@"' in wrapper.read_text()
     assert claude["teammateMode"] == "tmux"
     pre = claude["hooks"]["PreToolUse"][0]
     assert pre["hooks"][0]["command"] == f"{EXO} hook pre-tool-use --runtime claude"
@@ -69,3 +77,15 @@ def test_broken_json_is_refused_and_kept(tmp_path: Path, content: str) -> None:
     with pytest.raises(ExomonadError, match=r"\.mcp\.json"):
         init_project(tmp_path, exo=EXO)
     assert (tmp_path / ".mcp.json").read_text() == content
+
+
+def test_teammate_wrapper_passes_claude_codes_arguments_on(tmp_path: Path) -> None:
+    echo = shlex.quote(sys.executable) + " -c " + shlex.quote("import sys; print(sys.argv[1:])")
+    init_project(tmp_path, exo=echo)
+    command = _json(tmp_path / ".claude" / "settings.json")["env"]
+    assert isinstance(command, dict)
+    program = command["CLAUDE_CODE_TEAMMATE_COMMAND"]
+    # As Claude Code runs it: the value quoted as one word, then its arguments.
+    out = subprocess.run(f"{shlex.quote(program)} --agent-id 'g@t' --agent-name g",
+                         shell=True, capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == "['teammate', '--agent-id', 'g@t', '--agent-name', 'g']"

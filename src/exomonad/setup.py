@@ -5,7 +5,11 @@ Writes (merging into what exists, never overwriting what it does not own):
 * ``.exomonad/config.toml`` (a commented default) and ``.exomonad/.gitignore``;
 * ``.mcp.json``: the ``exomonad`` MCP server for the lead (``mcp-stdio --role tl``);
 * ``.claude/settings.json``: agent teams on, ``teammateMode: "tmux"``,
-  ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``exomonad teammate``, and ExoMonad's hooks;
+  ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``.exomonad/bin/exomonad-teammate``, and ExoMonad's
+  hooks. Claude Code (2.1.330) runs that variable as *one program*, shell-quoted, before
+  its own arguments (``'<value>' --agent-id ...``), so ``exomonad teammate`` (two words)
+  would be looked up as a file of that name: the wrapper runs
+  ``exec <exomonad> teammate "$@"``;
 * ``.claude/agents/gemini-worker.md``: an agent type the lead can spawn
   (``subagent_type: "gemini-worker"``), run by ``exomonad teammate`` as Gemini CLI;
 * ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers.
@@ -105,10 +109,21 @@ def _is_ours(entry: Any) -> bool:
     )
 
 
-def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float) -> dict[str, Any]:
+def _teammate_wrapper(exo: str) -> str:
+    """The program ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (Claude Code adds no words)."""
+    return (
+        "#!/bin/sh\n"
+        "# Written by `exomonad init`: Claude Code runs CLAUDE_CODE_TEAMMATE_COMMAND as a single\n"
+        "# program with its teammate arguments; this adds the `teammate` subcommand.\n"
+        f'exec {exo} teammate "$@"\n'
+    )
+
+
+def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float,
+                     teammate: Path) -> dict[str, Any]:  # fmt: skip
     env = data.setdefault("env", {})
     env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
-    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = f"{exo} teammate"
+    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = str(teammate)
     data["teammateMode"] = "tmux"
     hooks = data.setdefault("hooks", {})
     wait = int(approval_timeout) + 30  # the hook may wait for an approval
@@ -159,10 +174,13 @@ def init_project(root: Path, *, exo: str | None = None) -> InitReport:
         "type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp-stdio", "--role", "tl"],
     }  # fmt: skip
     _write_json(root / ".mcp.json", mcp, report, root)
+    teammate = state / "bin" / "exomonad-teammate"
+    _write_text(teammate, _teammate_wrapper(exo), report, root)
+    teammate.chmod(0o755)
     claude = _load_json(root / ".claude" / "settings.json")
     timeout = cfg.policy.approval_timeout
-    _write_json(root / ".claude" / "settings.json", _claude_settings(claude, exo, timeout),
-                report, root)  # fmt: skip
+    claude = _claude_settings(claude, exo, timeout, teammate.resolve())
+    _write_json(root / ".claude" / "settings.json", claude, report, root)
     agent = root / ".claude" / "agents" / "gemini-worker.md"
     if agent.exists():
         report.files[str(agent.relative_to(root))] = "unchanged"

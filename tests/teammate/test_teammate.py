@@ -9,14 +9,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from exomonad.bridge.ledger import SqliteLedger
 from exomonad.server.config import ProjectConfig
-from exomonad.teammate.run import parse_teammate_args
+from exomonad.teammate.pty_agent import PtyAgent
+from exomonad.teammate.run import _Protocol, parse_teammate_args
 from exomonad.teams import Mailbox, TeamPaths, create_team
-from exomonad.teams.models import now_iso
+from exomonad.teams.models import message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
 from exomonad.util.waiting import retry_until
 from tests.support.tmux import READER, TmuxServer
@@ -108,3 +111,36 @@ def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_ser
     retry_until(lambda: "exited-" in tmux_server.tmux("capture-pane", "-p", "-t", pane),
                 timeout=30, message="teammate did not exit")  # fmt: skip
     assert len(lines()) == 2  # the shutdown request was handled, not typed
+
+
+def test_shutdown_request_is_consumed_before_it_is_approved(tmp_path: Path) -> None:
+    """On shutdown_approved Claude Code 2.1.330 kills the teammate's pane at once; a request
+    still in the inbox then would stop the next teammate of that name."""
+    paths = TeamPaths("t", tmp_path / "claude")
+    create_team(paths)
+    req = ShutdownRequest(request_id="shutdown-1@g", from_="team-lead", timestamp=now_iso(),
+                          reason="done")  # fmt: skip
+    Mailbox(paths).send("g", sender="team-lead", text=encode(req), check_member=False)
+    [entry] = Mailbox(paths).read_raw("g")
+    inbox_when_approved: list[list[dict[str, Any]]] = []
+
+    class Spy(Mailbox):
+        def send(self, to: str, **kw: Any) -> str:
+            inbox_when_approved.append(self.read_raw("g"))
+            return super().send(to, **kw)
+
+    class Agent(PtyAgent):
+        def terminate(self, grace: float = 5.0) -> None:
+            pass
+
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    args = parse_teammate_args(["--agent-name", "g", "--team-name", "t"])
+    protocol = _Protocol(args, Agent(["true"], env={}), Spy(paths), "team-lead", ledger)
+    mid = message_identity(entry)
+    ledger.begin("t", "g", mid)  # as the delivery pass does before it asks the intercept
+    assert protocol(entry)
+    assert inbox_when_approved == [[]]  # pruned before the approval went out
+    assert ledger.delivered("t", "g", [mid]) == {mid}
+    [approval] = [decode(e["text"]) for e in Mailbox(paths).read_raw("team-lead")]
+    assert isinstance(approval, ShutdownApproved)
+    ledger.close()

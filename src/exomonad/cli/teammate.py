@@ -13,7 +13,8 @@ __all__ = ["register"]
 
 @handle_errors
 def teammate(ctx: typer.Context) -> None:
-    """Run a teammate for Claude Code (set CLAUDE_CODE_TEAMMATE_COMMAND="exomonad teammate").
+    """Run a teammate for Claude Code (CLAUDE_CODE_TEAMMATE_COMMAND names a program that
+    runs `exomonad teammate "$@"`, e.g. the .exomonad/bin/exomonad-teammate `init` writes).
 
     Takes Claude Code's teammate arguments (--agent-id, --agent-name, --team-name, ...).
     Routed by [teammate] in .exomonad/config.toml: Claude teammates run the real claude

@@ -30,6 +30,13 @@ from exomonad.panes.spool import Spool
 
 __all__ = ["PtyAgent", "PtySink"]
 
+_SQUASH = re.compile(r"[\s\u2500-\u257f|]+")  # as panes.base: white space, box drawing
+
+
+def _squash(text: str) -> str:
+    return _SQUASH.sub("", text)
+
+
 _ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
 
@@ -127,6 +134,27 @@ class PtyAgent:
                 self._output.wait(left)
             return True
 
+    def wait_for_echo(self, text: str, after: int, timeout: float) -> bool:
+        """Wait until the end of ``text`` shows in what the program wrote after byte
+        ``after`` (escape codes, white space and box drawing ignored): it read the input.
+
+        Any output is not enough: a busy TUI redraws (a spinner, start-up notices) before
+        it reads what was typed, and an Enter read together with the text becomes a
+        newline (Gemini CLI just after its prompt appears).
+        """
+        tail = _squash(text)[-12:]
+        deadline = time.monotonic() + timeout
+        with self._output:
+            while True:
+                new = min(self.output_bytes - after, len(self.recent))
+                written = bytes(self.recent[-new:]) if new > 0 else b""
+                if tail in _squash(_ANSI.sub("", written.decode("utf-8", "replace"))):
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0 or not self.alive():
+                    return False
+                self._output.wait(min(left, 0.5))
+
     def wait_for_text(self, marker: str, timeout: float) -> bool:
         """Wait until ``marker`` shows in the program's output (escape codes ignored)."""
         deadline = time.monotonic() + timeout
@@ -184,8 +212,8 @@ class PtyAgent:
 class PtySink:
     """A TextSink typing into a :class:`PtyAgent`: sanitised, spooled if long, then Enter.
 
-    Like the pane backends: after typing, wait (bounded) until the program writes
-    something (it read the input), then ``enter_delay``, then a carriage return.
+    Like the pane backends: after typing, wait (bounded) until the program echoes the
+    end of the text (it read the input), then ``enter_delay``, then a carriage return.
     """
 
     def __init__(
@@ -204,6 +232,6 @@ class PtySink:
         line = sanitize(self.spool.prepare(text, sender=sender).line, keep_newlines=False)
         before = self.agent.output_bytes
         self.agent.write(line.encode())
-        self.agent.wait_output(before, self.echo_timeout)
+        self.agent.wait_for_echo(line, before, self.echo_timeout)  # no echo: submit anyway
         time.sleep(self.enter_delay)  # deliberate pacing: Ink reads a quick Enter as newline
         self.agent.write(b"\r")

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import os
 import shlex
@@ -33,9 +34,10 @@ from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import ExomonadError
 from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
 from exomonad.server.pidfile import read_server_info
+from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
 from exomonad.teams import Mailbox, TeamPaths
-from exomonad.teams.models import TeamConfig, now_iso
+from exomonad.teams.models import TeamConfig, message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
 
 __all__ = ["TeammateArgs", "parse_teammate_args", "run_teammate"]
@@ -113,8 +115,10 @@ def _request_token(state: Path, args: TeammateArgs, parent: str) -> str:
 class _Protocol:
     """Handles protocol messages addressed to the teammate before they are typed."""
 
-    def __init__(self, args: TeammateArgs, agent: PtyAgent, mailbox: Mailbox, lead: str):
+    def __init__(self, args: TeammateArgs, agent: PtyAgent, mailbox: Mailbox, lead: str,
+                 ledger: SqliteLedger):  # fmt: skip
         self.args, self.agent, self.mailbox, self.lead = args, agent, mailbox, lead
+        self.ledger = ledger
         self.stopping = False
 
     def __call__(self, entry: dict[str, Any]) -> bool:
@@ -122,6 +126,13 @@ class _Protocol:
         msg = decode(text) if isinstance(text, str) else None
         if not isinstance(msg, ShutdownRequest):
             return False
+        # Consume the request before approving: on shutdown_approved Claude Code 2.1.330
+        # kills this pane (and us) at once; a request left in the inbox (ledger: in
+        # flight) would be handled again by the next teammate of this name and stop it.
+        message_id = message_identity(entry)
+        self.ledger.mark_delivered(self.args.team, self.args.name, message_id)
+        with contextlib.suppress(ExomonadError):
+            self.mailbox.mark_read(self.args.name, [message_id])
         reply = ShutdownApproved(request_id=msg.request_id, from_=self.args.name,
                                  timestamp=now_iso(), pane_id=os.environ.get("TMUX_PANE"),
                                  backend_type="tmux")  # fmt: skip
@@ -166,13 +177,14 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     if marker is not None:
         agent.wait_for_text(marker, config.teammate.ready_timeout)
     mailbox = Mailbox(paths)
+    adopt_lock_journal(state)
     ledger = SqliteLedger(state / "ledger.db")
 
     def select(_: TeamConfig) -> dict[str, str | None]:
         return {args.name: "pty"}
 
     watcher = InboxWatcher(ledger, PtySink(agent), root=root, teams=[args.team], select=select,
-                           intercept=_Protocol(args, agent, mailbox, lead))  # fmt: skip
+                           intercept=_Protocol(args, agent, mailbox, lead, ledger))  # fmt: skip
     try:
         return asyncio.run(_serve(args, agent, watcher))
     finally:
