@@ -16,6 +16,11 @@ REGISTRY: dict[str, str] = {
     "append_latency": "benchmarks.append_latency",
     "append_phases": "benchmarks.append_phases",
     "throughput": "benchmarks.throughput",
+    "watch_latency": "benchmarks.watch_latency",
+    "watch_cpu": "benchmarks.watch_cpu",
+    "notify": "benchmarks.notify",
+    "hooks": "benchmarks.hooks",
+    "policy": "benchmarks.policy",
 }
 
 __all__ = ["REGISTRY"]

@@ -1,0 +1,191 @@
+"""Hook process wall time: ``exomonad hook pre-tool-use`` against a real server.
+
+Every tool call of every agent starts one hook process, so its whole wall time (start
+Python, import the stdlib-only client, find the project, post to the server over its Unix
+socket, the server's policy decision, print, exit) is what an agent waits for. Measured
+per run from ``Popen`` to exit (``subprocess.run`` with the stdin JSON), for:
+
+* ``python -c pass``: bare interpreter start-up, the floor;
+* ``python -c 'import exomonad.hookclient'``: start-up plus the client's imports;
+* ``python -m exomonad hook pre-tool-use --runtime claude`` and the installed console
+  script ``.venv/bin/exomonad hook ...``: a Claude Code PreToolUse for Bash ``ls``, as the
+  lead (no ``EXOMONAD_TOKEN``: the client uses ``lead.token``);
+* ``python -m exomonad hook before-tool --runtime gemini``: Gemini CLI's BeforeTool for
+  ``run_shell_command`` ``ls``, with a worker's token.
+
+The project is found as in real use: no ``EXOMONAD_DIR``, the hook's ``cwd`` (the
+project) is walked up to ``.exomonad/``. Every answer is checked (exit 0, ``allow``, no
+fail-open). Sequential runs interleave the variants round-robin so load drift hits all
+alike; then 16 at a time (a thread pool of 16 ``subprocess.run``). For reference, the
+same hook posted directly over the socket from this process (no hook process): the
+server's share.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks._common import Settings, fmt_ms, summarize
+from benchmarks._live import ExoServer, exomonad_server, verdict
+
+NAME = "hooks"
+TITLE = "Hook process wall time: `exomonad hook pre-tool-use` against a running server"
+
+TARGET_P50_MS = 50.0
+WORKER = "gemini-1"
+CONCURRENCY = 16
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One command line and its stdin."""
+
+    name: str
+    argv: list[str]
+    stdin: bytes
+    env: dict[str, str]
+    runtime: str | None  # None: not a hook (no answer to check)
+
+
+def _payloads(server: ExoServer) -> tuple[dict[str, Any], dict[str, Any]]:
+    cwd = str(server.state.parent)
+    claude = {
+        "session_id": "0b7c6f3e-bench-claude", "transcript_path": f"{cwd}/transcript.jsonl",
+        "cwd": cwd, "permission_mode": "default", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls", "description": "List files"},
+        "tool_use_id": "toolu_01BenchBenchBenchBench",
+    }  # fmt: skip
+    gemini = {
+        "session_id": "bench-gemini", "transcript_path": f"{cwd}/gemini.json", "cwd": cwd,
+        "hook_event_name": "BeforeTool", "timestamp": "2026-11-21T12:00:00.000Z",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"},
+    }  # fmt: skip
+    return claude, gemini
+
+
+def _variants(server: ExoServer) -> list[Variant]:
+    py = sys.executable
+    script = str(Path(sys.executable).parent / "exomonad")
+    env = {k: v for k, v in server.env.items() if k != "EXOMONAD_DIR"}
+    worker_env = {**env, "EXOMONAD_TOKEN": server.workers[WORKER]}
+    claude, gemini = (orjson.dumps(p) for p in _payloads(server))
+    return [
+        Variant("python -c pass", [py, "-c", "pass"], b"", env, None),
+        Variant("python -c 'import exomonad.hookclient'",
+                [py, "-c", "import exomonad.hookclient"], b"", env, None),
+        Variant("python -m exomonad hook pre-tool-use (claude)",
+                [py, "-m", "exomonad", "hook", "pre-tool-use", "--runtime", "claude"],
+                claude, env, "claude"),
+        Variant("exomonad hook pre-tool-use (claude, console script)",
+                [script, "hook", "pre-tool-use", "--runtime", "claude"], claude, env, "claude"),
+        Variant("python -m exomonad hook before-tool (gemini)",
+                [py, "-m", "exomonad", "hook", "before-tool", "--runtime", "gemini"],
+                gemini, worker_env, "gemini"),
+    ]  # fmt: skip
+
+
+def _once(v: Variant, cwd: Path) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(v.argv, input=v.stdin, env=v.env, cwd=cwd, capture_output=True,
+                          timeout=60, check=False)  # fmt: skip
+    dt = (time.perf_counter() - t0) * 1000
+    if done.returncode != 0:
+        raise RuntimeError(f"{v.name} exited {done.returncode}: {done.stderr.decode()}")
+    if v.runtime is not None:
+        out = orjson.loads(done.stdout)
+        decision = (out.get("decision") if v.runtime == "gemini"
+                    else out.get("hookSpecificOutput", {}).get("permissionDecision"))  # fmt: skip
+        if decision != "allow" or b"fail-open" in done.stderr:
+            raise RuntimeError(f"{v.name}: unexpected answer {done.stdout!r} {done.stderr!r}")
+    return dt
+
+
+def _concurrent(v: Variant, cwd: Path, runs: int) -> tuple[list[float], float]:
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        lat = list(pool.map(lambda _: _once(v, cwd), range(runs)))
+    return lat, time.perf_counter() - t0
+
+
+def run(settings: Settings, console: Console) -> dict[str, Any]:
+    """Sequential (interleaved), 16 concurrent, and direct posts for reference."""
+    rounds = settings.scale(100, 8)
+    conc_runs = settings.scale(8 * CONCURRENCY, 2 * CONCURRENCY)
+    direct_n = settings.scale(200, 20)
+    rows: list[dict[str, Any]] = []
+    with exomonad_server(settings, workers=[WORKER]) as server:
+        cwd = server.state.parent
+        variants = _variants(server)
+        for v in variants:  # warm the page cache and .pyc files, untimed
+            _once(v, cwd)
+        before = int(server.health()["counters"].get("hook_pre_tool_use", 0))
+        console.log(f"hooks: {rounds} rounds of {len(variants)} variants, sequential")
+        seq: dict[str, list[float]] = {v.name: [] for v in variants}
+        for _ in range(rounds):
+            for v in variants:
+                seq[v.name].append(_once(v, cwd))
+        for v in variants:
+            rows.append({"case": v.name, "mode": "sequential", "hook": v.runtime is not None,
+                         "runs": rounds, "latency": summarize(seq[v.name])})  # fmt: skip
+        for v in (variants[0], variants[3]):
+            console.log(f"hooks: {conc_runs} runs, {CONCURRENCY} at a time: {v.name}")
+            lat, elapsed = _concurrent(v, cwd, conc_runs)
+            rows.append({"case": v.name, "mode": f"{CONCURRENCY} concurrent",
+                         "hook": v.runtime is not None, "runs": conc_runs,
+                         "runs_per_s": conc_runs / elapsed, "latency": summarize(lat)})  # fmt: skip
+        console.log(f"hooks: {direct_n} direct posts (no hook process)")
+        claude, _ = _payloads(server)
+        lead = server.lead_token
+        lat = []
+        for _ in range(direct_n):
+            t0 = time.perf_counter()
+            answer = server.hook("pre-tool-use", claude, token=lead)
+            lat.append((time.perf_counter() - t0) * 1000)
+            if answer["output"]["hookSpecificOutput"]["permissionDecision"] != "allow":
+                raise RuntimeError(f"direct post: unexpected answer {answer!r}")
+        rows.append({"case": "POST /hook/pre-tool-use from this process (no hook process)",
+                     "mode": "sequential", "hook": False, "runs": direct_n,
+                     "latency": summarize(lat)})  # fmt: skip
+        after = int(server.health()["counters"].get("hook_pre_tool_use", 0))
+    hook_runs = sum(r["runs"] for r in rows if r["hook"]) + direct_n
+    return {
+        "method": (
+            "wall time per process, Popen to exit, stdin = a realistic hook JSON; project found "
+            "from the hook's cwd; sequential runs interleave the variants; then a pool of "
+            f"{CONCURRENCY}; the server is a real `exomonad serve` (policy + audit on)"
+        ),
+        "rows": rows,
+        "server_hook_count": after - before,
+        "expected_hook_count": hook_runs,
+        "target_p50_ms": TARGET_P50_MS,
+    }
+
+
+def render(data: dict[str, Any], console: Console) -> None:
+    """One row per (variant, mode)."""
+    table = Table(title=TITLE, caption=data["method"])
+    for col in ("command", "mode", "runs", "p50", "p90", "p99", "max", "runs/s", "target"):
+        table.add_column(col, justify="right")
+    for r in data["rows"]:
+        lat = r["latency"]
+        target = ""
+        if r["hook"]:
+            target = verdict(f"p50 < {TARGET_P50_MS:.0f}", lat["p50"] < TARGET_P50_MS)
+        rate = f"{r['runs_per_s']:.0f}" if "runs_per_s" in r else ""
+        table.add_row(r["case"], r["mode"], str(r["runs"]), fmt_ms(lat["p50"]), fmt_ms(lat["p90"]),
+                      fmt_ms(lat["p99"]), fmt_ms(lat["max"]), rate, target)  # fmt: skip
+    console.print(table)
+    console.print(
+        f"times in ms; the server counted {data['server_hook_count']} PreToolUse/BeforeTool "
+        f"hooks, {data['expected_hook_count']} expected (warm-up runs excluded)"
+    )
