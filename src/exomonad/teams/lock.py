@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import itertools
 import os
 import threading
@@ -55,16 +56,24 @@ class LockSettings:
     update: float = 5.0
 
     def waits(self) -> list[float]:
-        """The sleep before each retry.
+        """The sleep before each retry (computed once per settings value).
 
         >>> round(sum(CLAUDE_INBOX_LOCK.waits()), 3)
         0.655
         """
+        return list(_waits(self))
+
+    def _compute_waits(self) -> tuple[float, ...]:
         out, wait = [], self.min_timeout
         for _ in range(self.retries):
             out.append(min(self.max_timeout, wait))
             wait = min(self.max_timeout, wait * self.factor)  # capped: no float overflow
-        return out
+        return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _waits(settings: LockSettings) -> tuple[float, ...]:
+    return settings._compute_waits()
 
 
 #: Claude Code's inbox and config.json settings (retries 10, 5..100 ms, factor 2).

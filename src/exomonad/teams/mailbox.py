@@ -11,6 +11,7 @@ reported as sent is on disk. Failures retry with backoff and end in
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -37,6 +38,23 @@ __all__ = ["CompactionResult", "Mailbox"]
 
 #: Recipients that are never members but always valid.
 _ALWAYS_VALID = frozenset({"user"})
+
+_local_locks: dict[Path, threading.Lock] = {}
+_local_locks_guard = threading.Lock()
+
+
+def _local_lock(path: Path) -> threading.Lock:
+    """One in-process lock per inbox, taken before the file lock.
+
+    Threads of one process (the server's tool calls) then queue for an inbox in order
+    instead of racing for proper-lockfile's lock with back-off sleeps, and only one of
+    them at a time competes with Claude Code, whose writers give up after ~655 ms.
+    """
+    with _local_locks_guard:
+        lock = _local_locks.get(path)
+        if lock is None:
+            lock = _local_locks[path] = threading.Lock()
+        return lock
 
 
 def _contains(data: bytes, message_id: str) -> bool:
@@ -129,7 +147,7 @@ class Mailbox:
         elif not path.exists():
             return False
         wrote = False
-        with FileLock(path, self.lock):
+        with _local_lock(path), FileLock(path, self.lock):
             entries = read_json_array(path)
             if change(entries):
                 inode = write_json_atomic(path, entries, durable=self.durable, sync_dir=False)
