@@ -10,12 +10,10 @@ that a PreToolUse / BeforeTool call the built-in policy would deny is denied.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
 import sys
-from pathlib import Path
 
 __all__ = ["main"]
 
@@ -23,38 +21,72 @@ _USAGE = "usage: exomonad hook EVENT [--runtime claude|gemini] [--timeout SECOND
 TIMEOUT = 30.0
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
+def _post(sock_path: str, target: str, body: bytes, headers: dict[str, str],
+          timeout: float) -> tuple[int, bytes]:  # fmt: skip
+    """One HTTP/1.1 POST over the Unix socket, by hand (``http.client`` alone costs
+    ~35 ms of imports, and this runs on every tool call)."""
+    head = [f"POST {target} HTTP/1.1", "Host: localhost", "Connection: close",
+            f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(sock_path)
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        chunks = []
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            chunks.append(data)
+    raw = b"".join(chunks)
+    header, _, payload = raw.partition(b"\r\n\r\n")
+    lines = header.split(b"\r\n")
+    status = int(lines[0].split()[1])
+    if any(line.lower() == b"transfer-encoding: chunked" for line in lines[1:]):
+        payload = _dechunk(payload)
+    return status, payload
 
-    def connect(self) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self._path)
+
+def _dechunk(data: bytes) -> bytes:
+    out = []
+    while data:
+        size_line, _, rest = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            break
+        out.append(rest[:size])
+        data = rest[size + 2 :]
+    return b"".join(out)
 
 
-def _state_dir(cwd: str | None) -> Path | None:
+def _state_dir(cwd: str | None) -> str | None:
     env = os.environ.get("EXOMONAD_DIR")
     if env:
-        return Path(env)
-    here = Path(cwd or os.getcwd()).resolve()
-    for d in (here, *here.parents):
-        if (d / ".exomonad").is_dir():
-            return d / ".exomonad"
-    return None
+        return env
+    here = os.path.realpath(cwd or os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(here, ".exomonad")):
+            return os.path.join(here, ".exomonad")
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
 
 
-def _server_socket(state: Path) -> str | None:
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def _server_socket(state: str) -> str | None:
     try:
-        info = json.loads((state / "server.pid").read_text())
+        info = json.loads(_read(os.path.join(state, "server.pid")))
         os.kill(int(info["pid"]), 0)
         return str(info["socket"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def _token(state: Path, runtime: str = "claude") -> str | None:
+def _token(state: str, runtime: str = "claude") -> str | None:
     """``$EXOMONAD_TOKEN``; else, for Claude Code hooks only, the root lead's token.
 
     A Gemini hook without a token gets no fallback (the least role): a worker whose
@@ -66,7 +98,7 @@ def _token(state: Path, runtime: str = "claude") -> str | None:
     if runtime != "claude":
         return None
     try:
-        return (state / "lead.token").read_text().strip() or None
+        return _read(os.path.join(state, "lead.token")).strip() or None
     except OSError:
         return None
 
@@ -74,7 +106,7 @@ def _token(state: Path, runtime: str = "claude") -> str | None:
 _POLICY_EVENTS = ("pre-tool-use", "before-tool")
 
 
-def _offline_deny(event: str, runtime: str, body: bytes, state: Path | None) -> bool:
+def _offline_deny(event: str, runtime: str, body: bytes, state: str | None) -> bool:
     """No server: deny what the built-in policy would deny (else fail open). Imports the
     policy package, so only this rare path pays for it."""
     if event not in _POLICY_EVENTS:
@@ -100,12 +132,12 @@ def _offline_deny(event: str, runtime: str, body: bytes, state: Path | None) -> 
     return True
 
 
-def _offline_role(state: Path | None, runtime: str) -> tuple[str, str]:
+def _offline_role(state: str | None, runtime: str) -> tuple[str, str]:
     """Role and name behind our token, read from the server's token file; else worker."""
     if state is not None:
         token = _token(state, runtime)
         try:
-            found = json.loads((state / "tokens.json").read_text()).get(token or "")
+            found = json.loads(_read(os.path.join(state, "tokens.json"))).get(token or "")
         except (OSError, ValueError):
             found = None
         if isinstance(found, dict):
@@ -156,14 +188,12 @@ def main(argv: list[str]) -> int:
     if os.environ.get("TMUX_PANE"):
         headers["x-exomonad-pane"] = os.environ["TMUX_PANE"]
     try:
-        conn = _UnixConnection(sock, timeout)
-        conn.request("POST", f"/hook/{event}?runtime={runtime}", body=body, headers=headers)
-        resp = conn.getresponse()
-        answer = json.loads(resp.read())
-    except (OSError, ValueError, http.client.HTTPException) as exc:
+        status, payload = _post(sock, f"/hook/{event}?runtime={runtime}", body, headers, timeout)
+        answer = json.loads(payload)
+    except (OSError, ValueError, IndexError) as exc:
         return _fail_open(event, f"server on {sock} did not answer ({exc})")
-    if resp.status != 200:
-        return _fail_open(event, f"server refused the hook: {answer.get('error', resp.status)}")
+    if status != 200:
+        return _fail_open(event, f"server refused the hook: {answer.get('error', status)}")
     sys.stdout.write(json.dumps(answer.get("output") or {}) + "\n")
     if answer.get("stderr"):
         sys.stderr.write(str(answer["stderr"]) + "\n")
