@@ -95,3 +95,22 @@ def test_entries_without_ids_and_malformed_entries(
     assert len(r.delivered) == 1
     d.run_pass("gemini-1", "%1")
     assert len(sink.texts()) == 1
+
+
+def test_mark_read_is_batched(
+    mailbox: Mailbox, ledger: SqliteLedger, sink: RecordingSink
+) -> None:
+    d = Deliverer(mailbox, ledger, sink, mark_read_every=3600, mark_read_batch=3)
+    mailbox.send("gemini-1", sender="team-lead", text="first")
+    d.run_pass("gemini-1", "%1")
+    assert mailbox.read_raw("gemini-1") == []  # the first is marked (pruned) at once
+    for i in range(2):
+        mailbox.send("gemini-1", sender="team-lead", text=f"m{i}")
+        d.run_pass("gemini-1", "%1")
+    assert len(mailbox.read_raw("gemini-1")) == 2  # batched: not yet marked
+    assert d.mark_due() == []
+    assert d.mark_due(now=10**9) == ["gemini-1"]  # due once the interval has passed
+    mailbox.send("gemini-1", sender="team-lead", text="m2")
+    d.run_pass("gemini-1", "%1")  # the batch is full: all three marked
+    assert mailbox.read_raw("gemini-1") == []
+    assert len(sink.texts()) == 4  # each delivered exactly once throughout

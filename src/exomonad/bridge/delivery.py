@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,8 +67,14 @@ class Deliverer:
         mark_read: bool = True,
         renderer: Callable[[dict[str, Any]], str] = render,
         intercept: Callable[[dict[str, Any]], bool] | None = None,
+        mark_read_every: float = 5.0,
+        mark_read_batch: int = 32,
     ) -> None:
         self.intercept = intercept
+        self.mark_read_every = mark_read_every
+        self.mark_read_batch = mark_read_batch
+        self._unmarked: dict[str, list[str]] = {}
+        self._marked_at: dict[str, float] = {}
         self.mailbox = mailbox
         self.ledger = ledger
         self.sink = sink
@@ -128,13 +135,36 @@ class Deliverer:
                 break
             self.ledger.mark_delivered(self.team, member, message_id)
             result.delivered.append(message_id)
-        if self.mark_read and result.delivered:
-            try:
-                handled = done.union(result.delivered)  # never the pending ones
-                self.mailbox.mark_read(member, result.delivered, seen=handled)
-            except ExomonadError as exc:  # delivery stands; the ledger remembers it
-                log.warning("could not mark %s/%s read: %s", self.team, member, exc)
+        if self.mark_read:
+            self._unmarked.setdefault(member, []).extend(result.delivered)
+            self._mark(member, seen=done.union(result.delivered))  # never the pending ones
         return result
+
+    def mark_due(self, now: float | None = None) -> list[str]:
+        """Members whose delivered entries wait to be marked read and are due."""
+        now = time.monotonic() if now is None else now
+        return [m for m, ids in self._unmarked.items()
+                if ids and now - self._marked_at.get(m, 0.0) >= self.mark_read_every]  # fmt: skip
+
+    def _mark(self, member: str, *, seen: set[str]) -> None:
+        """Mark delivered entries read, batched: the first at once, then at most once per
+        ``mark_read_every`` seconds (or every ``mark_read_batch`` entries). The ledger
+        records delivery; marking keeps the file small and Claude Code's view tidy, and
+        each rewrite costs a lock, a read and a rename."""
+        ids = self._unmarked.get(member)
+        if not ids:
+            return
+        now = time.monotonic()
+        due = now - self._marked_at.get(member, float("-inf")) >= self.mark_read_every
+        if not due and len(ids) < self.mark_read_batch:
+            return
+        try:
+            self.mailbox.mark_read(member, ids, seen=seen)
+        except ExomonadError as exc:  # delivery stands; the ledger remembers it
+            log.warning("could not mark %s/%s read: %s", self.team, member, exc)
+            return
+        self._unmarked[member] = []
+        self._marked_at[member] = now
 
     def _undeliverable(
         self, member: str, rest: list[tuple[str, dict[str, Any]]], reason: str

@@ -318,10 +318,19 @@ class InboxWatcher:
             s.pending.pop("/".join(key), None)
 
     async def _retry_loop(self) -> None:
+        """Retry pending members every ``retry_interval``; flush due mark-reads each tick."""
+        tick = min(1.0, self.retry_interval)
+        since_retry = 0.0
         while True:
-            await asyncio.sleep(self.retry_interval)
-            for key in list(self._pending):
-                self._schedule(key)
+            await asyncio.sleep(tick)
+            since_retry += tick
+            if since_retry >= self.retry_interval:
+                since_retry = 0.0
+                for key in list(self._pending):
+                    self._schedule(key)
+            for team in self._teams.values():
+                for member in team.deliverer.mark_due():
+                    self._schedule((team.paths.team, member))
 
 
 def _pane_of(extra: dict[str, object] | None) -> str | None:
