@@ -79,6 +79,9 @@ class LeadLink:
         grace = self.svc.config.lead.poll_grace
         if grace <= 0 or self.svc.dialect.mark_read != "prune":
             return  # 2.1.112 keeps entries (marked read): nothing to tell from the file
+        session = self.svc.registry.current_lead(self.svc.config.lead.role)
+        if session is None or not session.pane:
+            return  # no pane to fall back to: no timer
         timer = threading.Timer(grace, self._fallback, args=(team, lead, message_id, text))
         timer.daemon = True
         timer.start()

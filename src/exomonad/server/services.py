@@ -69,6 +69,7 @@ class Services:
             intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
         )  # fmt: skip
         self.counters: Counter[str] = Counter()
+        self._mailboxes: dict[str, Mailbox] = {}
         self.started_at = time.time()
         self.version = __version__
 
@@ -94,8 +95,12 @@ class Services:
         return TeamPaths(team, self.root)
 
     def mailbox(self, team: str) -> Mailbox:
-        """A mailbox for ``team`` in the server's dialect."""
-        return Mailbox(self.paths(team), dialect=self.dialect)
+        """The mailbox of ``team`` in the server's dialect (one per team: its member
+        cache and bookkeeping persist across calls)."""
+        box = self._mailboxes.get(team)
+        if box is None or box.dialect is not self.dialect:
+            box = self._mailboxes[team] = Mailbox(self.paths(team), dialect=self.dialect)
+        return box
 
     def close(self) -> None:
         """Flush and close what holds files open."""
