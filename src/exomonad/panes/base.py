@@ -32,7 +32,7 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
 from exomonad.errors import PaneError
 from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT, default_lock_dir, pane_lock
@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_SUBMIT_TIMEOUT",
     "ENTER_DELAY_ENV",
     "Command",
+    "DeliveryOptions",
     "DeliveryReceipt",
     "KeystrokeBackend",
     "PaneBackend",
@@ -113,6 +114,19 @@ def run_cli(argv: list[str], *, what: str, timeout: float, input: str | None = N
     if proc.returncode != 0:
         raise PaneError(f"{what} failed: {proc.stderr.strip()}")
     return proc.stdout
+
+
+class DeliveryOptions(TypedDict, total=False):
+    """The delivery options every keystroke backend takes (see :class:`KeystrokeBackend`)."""
+
+    enter_delay: float | None
+    submit_timeout: float
+    max_enter_attempts: int
+    spool_dir: str | os.PathLike[str] | None
+    spool_threshold: int | None
+    lock_dir: str | os.PathLike[str] | None
+    lock_timeout: float
+    echo_timeout: float
 
 
 @dataclass(frozen=True, slots=True)

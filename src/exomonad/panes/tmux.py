@@ -39,20 +39,17 @@ import os
 import re
 import uuid
 from collections.abc import Mapping
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Unpack
 
 from exomonad.errors import PaneError
 from exomonad.panes.base import (
-    DEFAULT_ECHO_TIMEOUT,
-    DEFAULT_MAX_ENTER_ATTEMPTS,
-    DEFAULT_SUBMIT_TIMEOUT,
     Command,
+    DeliveryOptions,
     KeystrokeBackend,
     check_command,
     check_env,
     run_cli,
 )
-from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "TmuxBackend", "TypingMethod", "tmux_arg"]
 
@@ -125,25 +122,9 @@ class TmuxBackend(KeystrokeBackend):
         executable: str = "tmux",
         method: TypingMethod = "paste-buffer",
         chunk_size: int = DEFAULT_CHUNK_SIZE,
-        enter_delay: float | None = None,
-        submit_timeout: float = DEFAULT_SUBMIT_TIMEOUT,
-        max_enter_attempts: int = DEFAULT_MAX_ENTER_ATTEMPTS,
-        spool_dir: str | os.PathLike[str] | None = None,
-        spool_threshold: int | None = None,
-        lock_dir: str | os.PathLike[str] | None = None,
-        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        echo_timeout: float = DEFAULT_ECHO_TIMEOUT,
+        **options: Unpack[DeliveryOptions],
     ) -> None:
-        super().__init__(
-            enter_delay=enter_delay,
-            submit_timeout=submit_timeout,
-            echo_timeout=echo_timeout,
-            max_enter_attempts=max_enter_attempts,
-            spool_dir=spool_dir,
-            spool_threshold=spool_threshold,
-            lock_dir=lock_dir,
-            lock_timeout=lock_timeout,
-        )
+        super().__init__(**options)
         if method not in ("paste-buffer", "send-keys"):
             raise ValueError(f"unknown typing method {method!r}")
         if chunk_size < 1:

@@ -34,20 +34,17 @@ import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from exomonad.errors import PaneError
 from exomonad.panes.base import (
-    DEFAULT_ECHO_TIMEOUT,
-    DEFAULT_MAX_ENTER_ATTEMPTS,
-    DEFAULT_SUBMIT_TIMEOUT,
     Command,
+    DeliveryOptions,
     KeystrokeBackend,
     check_command,
     check_env,
     run_cli,
 )
-from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT
 
 __all__ = ["ZELLIJ_ENV", "ZellijBackend", "normalize_pane_id"]
 
@@ -91,25 +88,9 @@ class ZellijBackend(KeystrokeBackend):
         session: str | None = None,
         *,
         executable: str | None = None,
-        enter_delay: float | None = None,
-        submit_timeout: float = DEFAULT_SUBMIT_TIMEOUT,
-        max_enter_attempts: int = DEFAULT_MAX_ENTER_ATTEMPTS,
-        spool_dir: str | os.PathLike[str] | None = None,
-        spool_threshold: int | None = None,
-        lock_dir: str | os.PathLike[str] | None = None,
-        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        echo_timeout: float = DEFAULT_ECHO_TIMEOUT,
+        **options: Unpack[DeliveryOptions],
     ) -> None:
-        super().__init__(
-            enter_delay=enter_delay,
-            submit_timeout=submit_timeout,
-            echo_timeout=echo_timeout,
-            max_enter_attempts=max_enter_attempts,
-            spool_dir=spool_dir,
-            spool_threshold=spool_threshold,
-            lock_dir=lock_dir,
-            lock_timeout=lock_timeout,
-        )
+        super().__init__(**options)
         self.session = session
         self.executable = executable or os.environ.get(ZELLIJ_ENV) or "zellij"
 
