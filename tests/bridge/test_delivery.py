@@ -114,3 +114,15 @@ def test_mark_read_is_batched(
     d.run_pass("gemini-1", "%1")  # the batch is full: all three marked
     assert mailbox.read_raw("gemini-1") == []
     assert len(sink.texts()) == 4  # each delivered exactly once throughout
+
+
+def test_flush_marks_what_is_left(
+    mailbox: Mailbox, ledger: SqliteLedger, sink: RecordingSink
+) -> None:
+    d = Deliverer(mailbox, ledger, sink, mark_read_every=3600, mark_read_batch=100)
+    for i in range(3):
+        mailbox.send("gemini-1", sender="team-lead", text=f"m{i}")
+        d.run_pass("gemini-1", "%1")
+    assert len(mailbox.read_raw("gemini-1")) == 2  # the first marked, two waiting
+    d.flush()
+    assert mailbox.read_raw("gemini-1") == []

@@ -140,6 +140,13 @@ class Deliverer:
             self._mark(member, seen=done.union(result.delivered))  # never the pending ones
         return result
 
+    def flush(self) -> None:
+        """Mark every delivered-but-unmarked entry read now (when the watcher stops)."""
+        for member, ids in list(self._unmarked.items()):
+            if ids:
+                self._marked_at.pop(member, None)  # due now
+                self._mark(member, seen=set())
+
     def mark_due(self, now: float | None = None) -> list[str]:
         """Members whose delivered entries wait to be marked read and are due."""
         now = time.monotonic() if now is None else now

@@ -174,6 +174,8 @@ class InboxWatcher:
                 await asyncio.gather(*tasks, return_exceptions=True)
                 self._workers.clear()
                 self._ino = None
+                for team in self._teams.values():  # leave no delivered entry unmarked
+                    await asyncio.to_thread(team.deliverer.flush)
 
     # -- inotify -----------------------------------------------------------------------
 
