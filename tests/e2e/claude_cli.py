@@ -68,10 +68,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 from exomonad.teams import TeamPaths
+from tests.e2e.harness import deep_merge, scrubbed_env
+from tests.e2e.harness import write_launcher as harness_write_launcher
+from tests.e2e.tmux import PaneError, TmuxPane, tmux_binary, tmux_problem
+from tests.e2e.tmux import Tmux as BaseTmux
 
 E2E_DIR = Path(__file__).resolve().parent
 CLAUDE_NPM_DIR = E2E_DIR / "claude"
@@ -83,9 +86,6 @@ SETUP_HINT = (
 
 #: Any string works offline; the last 20 characters are what the approval records.
 DEFAULT_API_KEY = "sk-ant-api03-exo-e2e-offline-key-00000000"
-
-#: Variables copied from the caller's environment; everything else is dropped.
-PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
 
 #: The input prompt (U+276F HEAVY RIGHT-POINTING ANGLE QUOTATION MARK ORNAMENT).
 PROMPT_GLYPH = "\u276f"
@@ -201,24 +201,16 @@ CLAUDE_330 = ClaudeVersion("2.1.330", "claude-code-330", native=True)
 VERSIONS = {v.version: v for v in (CLAUDE_112, CLAUDE_330)}
 
 
+def tmux_install_problem() -> str | None:
+    """None when tmux is on PATH, else what is missing and how to fix it."""
+    return tmux_problem(SETUP_HINT)
+
+
 def require_tmux() -> str:
-    tmux = shutil.which("tmux")
-    if tmux is None:
-        raise ClaudeNotInstalled(f"`tmux` is not installed: {SETUP_HINT}")
-    return tmux
+    return tmux_binary(SETUP_HINT, ClaudeNotInstalled)
 
 
 # ---------------------------------------------------------------------------- home
-
-
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 @dataclass(frozen=True)
@@ -301,13 +293,13 @@ def prepare_home(
     if seed:
         data = global_config_seed(workspace, api_key)
         if global_config:
-            data = _deep_merge(data, global_config)
+            data = deep_merge(data, global_config)
         (config_dir / ".claude.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
     user_settings: dict[str, Any] = {"skipDangerousModePermissionPrompt": True}
     if teammate_mode is not None:
         user_settings["teammateMode"] = teammate_mode
     if settings:
-        user_settings = _deep_merge(user_settings, settings)
+        user_settings = deep_merge(user_settings, settings)
     (config_dir / "settings.json").write_text(json.dumps(user_settings, indent=2) + "\n", "utf-8")
     return ClaudeHome(
         root=root, home=home, config_dir=config_dir, workspace=workspace, api_key=api_key
@@ -328,9 +320,7 @@ def claude_env(
     `--permission-mode bypassPermissions` / `--dangerously-skip-permissions` for root.
     `nonessential_traffic=False` sets CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1.
     """
-    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
+    env = scrubbed_env()
     env.update(
         {
             "HOME": str(home.home),
@@ -396,21 +386,6 @@ def user_turn_line(content: str | Sequence[Mapping[str, Any]]) -> str:
 
 
 # ---------------------------------------------------------------------------- processes
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie, which an init that never reaps may keep, is dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 @dataclass
@@ -581,12 +556,7 @@ class HeadlessClaude:
     def __enter__(self) -> HeadlessClaude:
         return self if self.proc is not None else self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -622,118 +592,27 @@ def start_headless(
 # ---------------------------------------------------------------------------- tmux
 
 
-class Tmux:
-    """A private tmux server (`tmux -L exo-e2e-claude-<hex>`); `kill()` ends it."""
+class Tmux(BaseTmux):
+    """A private tmux server (`tmux -L exo-e2e-claude-<hex>`); `kill()` ends it.
 
-    def __init__(self, socket: str | None = None, *, env: Mapping[str, str] | None = None) -> None:
-        self._tmux: str | None = None  # resolved lazily: fixtures never fail early
-        self.socket = socket or f"exo-e2e-claude-{secrets.token_hex(4)}"
-        self._pane_pids: list[int] = []
-        # The server's (global) environment is the env of the client that starts it;
-        # panes Claude Code splits off inherit it. Keep the caller's HOME etc. out.
-        self.env = dict(env) if env is not None else _server_env()
+    The server's (global) environment is the env of the client that starts it; panes
+    Claude Code splits off inherit it, so by default it is scrubbed (the caller's HOME
+    etc. stay out). Sessions are 200 columns wide; focus-events on silences Claude
+    Code's focus-events hint.
+    """
 
-    def run(self, *args: str, check: bool = True, timeout: float = 15.0) -> str:
-        if self._tmux is None:
-            self._tmux = require_tmux()
-        proc = subprocess.run(
-            [self._tmux, "-L", self.socket, *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        if check and proc.returncode != 0:
-            raise RuntimeError(
-                f"tmux {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}"
-            )
-        return proc.stdout
+    socket_prefix = "exo-e2e-claude"
+    default_width = 200
+    global_options = (("focus-events", "on"),)
+    env: dict[str, str]  # never None: default_env() is scrubbed
 
-    def new_session(
-        self,
-        name: str,
-        command: str,
-        *,
-        cwd: Path,
-        width: int = 200,
-        height: int = 50,
-        env: Mapping[str, str] | None = None,
-    ) -> tuple[str, int]:
-        """Start `command` (a shell string) in a new detached session; (pane_id, pane_pid).
+    def default_env(self) -> dict[str, str]:
+        env = scrubbed_env()
+        env["SHELL"] = "/bin/sh"
+        return env
 
-        `env` becomes the session's environment (`new-session -e`), which panes split
-        in that session (Claude Code's teammate panes) inherit. remain-on-exit keeps a
-        dead pane readable; focus-events on silences Claude Code's focus-events hint.
-        """
-        session_env = [a for k, v in sorted((env or {}).items()) for a in ("-e", f"{k}={v}")]
-        out = self.run(
-            "-f", "/dev/null",
-            "start-server", ";",
-            "set-option", "-g", "remain-on-exit", "on", ";",
-            "set-option", "-g", "history-limit", "5000", ";",
-            "set-option", "-g", "focus-events", "on", ";",
-            "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-            *session_env,
-            "-c", str(cwd), "-P", "-F", "#{pane_id} #{pane_pid}", command,
-        )  # fmt: skip
-        pane_id, pid = out.split()
-        self._pane_pids.append(int(pid))
-        return pane_id, int(pid)
-
-    def panes(self) -> list[dict[str, str]]:
-        """Every pane of the server: id, pid, command, title, dead flag."""
-        fmt = "#{pane_id}\t#{pane_pid}\t#{pane_current_command}\t#{pane_dead}\t#{pane_title}"
-        out = self.run("list-panes", "-a", "-F", fmt, check=False)
-        rows = []
-        for line in out.splitlines():
-            parts = line.split("\t")
-            if len(parts) == 5:
-                keys = ("id", "pid", "command", "dead", "title")
-                rows.append(dict(zip(keys, parts, strict=True)))
-        return rows
-
-    def kill(self) -> None:
-        if self._tmux is None and not self._pane_pids:
-            return  # never started a server
-        pids = list(self._pane_pids) + [int(p["pid"]) for p in self.panes() if p["pid"].isdigit()]
-        socket_path = self.run("display-message", "-p", "#{socket_path}", check=False).strip()
-        self.run("kill-server", check=False)
-        if socket_path.endswith(f"/{self.socket}"):  # tmux leaves the socket file behind
-            with contextlib.suppress(OSError):
-                Path(socket_path).unlink()
-        # Pane programs get SIGHUP from the dying server; make sure ours are gone.
-        deadline = time.monotonic() + 5
-        for pid in dict.fromkeys(pids):
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _alive(pid):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-        self._pane_pids.clear()
-
-    def __enter__(self) -> Tmux:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.kill()
-
-
-def _server_env() -> dict[str, str]:
-    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
-    env["SHELL"] = "/bin/sh"
-    return env
-
-
-class PaneError(AssertionError):
-    """The pane did not reach the expected state; the message carries its screen."""
+    def require_tmux(self) -> str:
+        return require_tmux()
 
 
 def is_ready_screen(screen: str) -> bool:
@@ -745,86 +624,16 @@ def is_ready_screen(screen: str) -> bool:
     return any(line.strip() == PROMPT_GLYPH for line in screen.splitlines())
 
 
-def _squash(text: str) -> str:
-    return "".join(ch for ch in text if not ch.isspace() and ch not in "│┃")
-
-
 @dataclass
-class ClaudePane:
-    tmux: Tmux
-    pane_id: str
-    pane_pid: int
-    home: ClaudeHome
-    started_at: float  # time.monotonic() at launch
-    ready_after: float | None = None
+class ClaudePane(TmuxPane[ClaudeHome]):
+    """Claude Code in a pane; ready when the empty prompt (`PROMPT_GLYPH`) shows."""
 
-    def capture(self, *, history: bool = False) -> str:
-        args = ["capture-pane", "-p", "-J", "-t", self.pane_id]
-        if history:
-            args += ["-S", "-"]
-        return self.tmux.run(*args, check=False)
+    program = "Claude Code"
+    blocking_dialogs = BLOCKING_DIALOGS
+    enter_delay = 0.3
 
-    def is_dead(self) -> bool:
-        out = self.tmux.run(
-            "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
-        )
-        return out.strip() in ("1", "")
-
-    def send_literal(self, text: str) -> None:
-        self.tmux.run("send-keys", "-t", self.pane_id, "-l", text)
-
-    def send_key(self, *keys: str) -> None:
-        self.tmux.run("send-keys", "-t", self.pane_id, *keys)
-
-    def type_message(
-        self, text: str, *, enter_delay: float = 0.3, echo_timeout: float = 30.0
-    ) -> float:
-        """Type `text`, wait until the pane shows it, pause, press Enter; returns the
-        time.monotonic() of the Enter. One line only; avoid a leading `/`, `!`, `#`, `@`.
-
-        Waiting for the echo matters: text and Enter read in one chunk are taken as a
-        paste, and the Enter then becomes a newline in the input box.
-        """
-        if "\n" in text or "\r" in text:
-            raise ValueError("type_message sends one line; newlines would press Enter")
-        self.send_literal(text)
-        needle = _squash(text)[-40:]
-        self.wait_for(lambda s: needle in _squash(s), echo_timeout, what=f"the typed {text!r}")
-        time.sleep(enter_delay)
-        self.send_key("Enter")
-        return time.monotonic()
-
-    def wait_for(
-        self, condition: Callable[[str], bool], timeout: float, *, what: str, poll: float = 0.2
-    ) -> str:
-        """Poll capture-pane until `condition(screen)`; PaneError with the screen if not."""
-        deadline = time.monotonic() + timeout
-        while True:
-            screen = self.capture()
-            if condition(screen):
-                return screen
-            for marker, hint in BLOCKING_DIALOGS.items():
-                if marker in screen:
-                    raise PaneError(f"Claude Code shows a blocking {hint}\n--- pane ---\n{screen}")
-            if self.is_dead():
-                raise PaneError(
-                    f"Claude Code exited while waiting for {what}\n"
-                    f"--- pane ---\n{self.capture(history=True)}"
-                )
-            if time.monotonic() >= deadline:
-                raise PaneError(
-                    f"timed out after {timeout:.0f}s waiting for {what}\n--- pane ---\n{screen}"
-                )
-            time.sleep(poll)
-
-    def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
-        return self.wait_for(lambda s: needle in s, timeout, what=repr(needle))
-
-    def wait_until_ready(self, timeout: float = 60.0) -> float:
-        """Wait for the empty input prompt; returns seconds since launch."""
-        self.wait_for(is_ready_screen, timeout, what="the input prompt")
-        self.ready_after = time.monotonic() - self.started_at
-        return self.ready_after
+    def is_ready(self, screen: str) -> bool:
+        return is_ready_screen(screen)
 
 
 def write_launcher(
@@ -832,21 +641,9 @@ def write_launcher(
 ) -> Path:
     """A /bin/sh script that runs `argv` in `home.workspace` with exactly `env`, plus
     the pane's TERM, TMUX and TMUX_PANE (teammateMode tmux needs to know it is in tmux)."""
-    assigns = " ".join(
-        shlex.quote(f"{k}={v}")
-        for k, v in sorted(env.items())
-        if k not in ("TERM", "TMUX", "TMUX_PANE")
+    return harness_write_launcher(
+        home.root / name, home.workspace, env, argv, from_pane=("TMUX", "TMUX_PANE")
     )
-    script = (
-        "#!/bin/sh\n"
-        f"cd {shlex.quote(str(home.workspace))} || exit 1\n"
-        'exec env -i TERM="${TERM:-tmux-256color}" TMUX="$TMUX" TMUX_PANE="$TMUX_PANE" '
-        f"{assigns} {' '.join(shlex.quote(a) for a in argv)}\n"
-    )
-    path = home.root / name
-    path.write_text(script, encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 def start_claude_in_tmux(
@@ -960,6 +757,7 @@ __all__ = [
     "HeadlessClaude",
     "PaneError",
     "Tmux",
+    "TmuxPane",
     "claude_command",
     "claude_env",
     "global_config_seed",
@@ -969,6 +767,7 @@ __all__ = [
     "require_tmux",
     "start_claude_in_tmux",
     "start_headless",
+    "tmux_install_problem",
     "user_turn_line",
     "wait_for_path",
     "wait_for_session_team",

@@ -37,23 +37,17 @@ a `threading.Condition` (`wait_for_request`) instead of sleeping.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import secrets
-import sys
-import threading
 import time
-import zlib
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-JSON = dict[str, Any]
+from tests.e2e.scripted_server import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
+
 Block = dict[str, Any]
 
 DEFAULT_TEXT = "Done. (scripted default reply)"
@@ -154,15 +148,8 @@ class TeammateMessage:
 
 
 @dataclass(frozen=True)
-class RecordedRequest:
-    """One request as Claude Code sent it."""
-
-    index: int
-    method: str
-    path: str  # with the query string, e.g. "/v1/messages?beta=true"
-    headers: dict[str, str]
-    body: JSON  # parsed JSON body ({} when empty or not JSON)
-    received_at: float  # time.monotonic()
+class RecordedRequest(RecordedRequestBase):
+    """One request as Claude Code sent it (`path` e.g. "/v1/messages?beta=true")."""
 
     @property
     def route(self) -> str:
@@ -463,120 +450,29 @@ def sse_events(reply: Reply, model: str, input_tokens: int) -> Iterator[tuple[st
 # ----------------------------------------------------------------------------- server
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
+class _Handler(ScriptedHandler):
     timeout = 120  # idle keep-alive connections close after this
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> bytes:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n > 0 else b""
-        enc = (self.headers.get("Content-Encoding") or "").lower()
-        if enc == "gzip":
-            raw = gzip.decompress(raw)
-        elif enc == "deflate":
-            raw = zlib.decompress(raw)
-        return raw
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", f"req_{secrets.token_hex(8)}")
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
-
-    def _send_json(self, status: int, obj: Any) -> None:
-        self._send(status, "application/json", json.dumps(obj).encode())
-
-    def _handle(self) -> None:
-        raw = self._read_body()
-        try:
-            parsed = json.loads(raw) if raw else {}
-        except ValueError:
-            parsed = {"__unparsed__": raw.decode("utf-8", "replace")}
-        body = parsed if isinstance(parsed, dict) else {"__json__": parsed}
-        owner = self.server.owner
-        req = owner._record(self.command, self.path, dict(self.headers.items()), body)
-        if req.is_count_tokens:
-            self._send_json(200, {"input_tokens": _rough_tokens(body)})
-            return
-        if self.command == "HEAD":  # connectivity probes (`HEAD /`, `HEAD /api/hello`)
-            self._send(200, "text/plain", b"")
-            return
-        if not req.is_messages:
-            self._send_json(
-                404,
-                {"type": "error", "error": {"type": "not_found_error", "message": "not scripted"}},
-            )
-            return
-        reply = owner._next_reply(req)
-        if reply.delay > 0:
-            time.sleep(reply.delay)
-        if reply.status != 200:
-            message = " ".join(str(b.get("text", "")) for b in reply.blocks) or "scripted error"
-            self._send_json(
-                reply.status,
-                {"type": "error", "error": {"type": reply.error_type, "message": message}},
-            )
-            return
-        model = req.model or "claude-scripted"
-        tokens = _rough_tokens(body)
-        if req.streaming:
-            chunks = [
-                f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-                for name, data in sse_events(reply, model, tokens)
-            ]
-            self._send(200, "text/event-stream; charset=utf-8", b"".join(chunks))
-        else:
-            self._send_json(200, _message_json(reply, model, tokens))
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_GET(self) -> None:
-        self._handle()
+    def extra_headers(self) -> dict[str, str]:
+        return {"request-id": f"req_{secrets.token_hex(8)}"}
 
     def do_HEAD(self) -> None:
         self._handle()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, owner: ScriptedClaude) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that drops a keep-alive connection (the CLI exiting) is normal here.
-        exc = sys.exc_info()[1]
-        if isinstance(exc, (ConnectionError, TimeoutError)):
-            return
-        super().handle_error(request, client_address)
-
-
 Responder = Callable[[RecordedRequest], ReplySpec | None]
 
 
-@dataclass
-class _State:
-    script: deque[Reply] = field(default_factory=deque)
-    requests: list[RecordedRequest] = field(default_factory=list)
-    served: list[tuple[int, Reply, str]] = field(default_factory=list)  # (index, reply, source)
-
-
-class ScriptedClaude:
+class ScriptedClaude(ScriptedServer[RecordedRequest, Reply, ReplySpec]):
     """A scripted Anthropic API on 127.0.0.1; use as a context manager.
 
     >>> with ScriptedClaude([tool_reply("Bash", {"command": "true"}), "done"]) as model:
     ...     env = {"ANTHROPIC_BASE_URL": model.url}
     """
+
+    request_type = RecordedRequest
+    handler = _Handler
+    thread_name = "scripted-claude"
 
     def __init__(
         self,
@@ -586,64 +482,15 @@ class ScriptedClaude:
         responder: Responder | None = None,
         side_reply: Callable[[RecordedRequest], ReplySpec] | None = None,
     ) -> None:
-        self._cond = threading.Condition()
-        self._state = _State(script=deque(normalize_reply(r) for r in script))
-        self.default_text = default_text
+        super().__init__(script, default_text=default_text)
         self.responder = responder
         self.side_reply = side_reply
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._served: list[tuple[int, Reply, str]] = []  # (index, reply, source)
 
-    # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> ScriptedClaude:
-        if self._server is not None:
-            return self
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            name="scripted-claude",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> ScriptedClaude:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("ScriptedClaude is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def normalize(self, reply: ReplySpec) -> Reply:
+        return normalize_reply(reply)
 
     # -- script ------------------------------------------------------------------
-    def add_reply(self, reply: ReplySpec) -> None:
-        """Queue a reply for the next agent turn (str, block, blocks or `Reply`)."""
-        with self._cond:
-            self._state.script.append(normalize_reply(reply))
-
     def add_text(self, text: str) -> None:
         self.add_reply(text_reply(text))
 
@@ -652,20 +499,7 @@ class ScriptedClaude:
     ) -> None:
         self.add_reply(tool_reply(name, input, text=text))
 
-    @property
-    def pending_replies(self) -> int:
-        with self._cond:
-            return len(self._state.script)
-
     # -- log ---------------------------------------------------------------------
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._cond:
-            return list(self._state.requests)
-
-    def agent_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.is_agent_turn]
-
     def side_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.is_side_request]
 
@@ -673,53 +507,7 @@ class ScriptedClaude:
         """(request index, reply, source) for every answered `/v1/messages` request;
         source is `responder`, `script`, `default` or `side`."""
         with self._cond:
-            return list(self._state.served)
-
-    @property
-    def next_index(self) -> int:
-        """The index the next recorded request will get (a `since=` for waiters)."""
-        with self._cond:
-            return len(self._state.requests)
-
-    def latest_request(self, *, agent_only: bool = True) -> RecordedRequest | None:
-        reqs = self.agent_requests() if agent_only else self.requests
-        return reqs[-1] if reqs else None
-
-    def wait_for_request(
-        self,
-        predicate: Callable[[RecordedRequest], bool],
-        timeout: float = 30.0,
-        *,
-        since: int = 0,
-    ) -> RecordedRequest:
-        """The first recorded request with `index >= since` that satisfies `predicate`.
-
-        Blocks on a condition variable until one arrives; raises TimeoutError (listing
-        what did arrive) after `timeout` seconds.
-        """
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            checked = since
-            while True:
-                for req in self._state.requests[checked:]:
-                    if predicate(req):
-                        return req
-                checked = max(checked, len(self._state.requests))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(
-                        f"no matching request within {timeout:.1f}s; requests since "
-                        f"#{since}: {self._describe(since) or 'none'}"
-                    )
-                self._cond.wait(remaining)
-
-    def wait_for_user_text(
-        self, needle: str, timeout: float = 30.0, *, since: int = 0
-    ) -> RecordedRequest:
-        """The first agent turn (index >= since) whose user texts contain `needle`."""
-        return self.wait_for_request(
-            lambda r: r.is_agent_turn and r.mentions(needle), timeout, since=since
-        )
+            return list(self._served)
 
     def wait_for_teammate_message(
         self, teammate_id: str, needle: str = "", timeout: float = 30.0, *, since: int = 0
@@ -744,13 +532,9 @@ class ScriptedClaude:
             lambda r: r.is_agent_turn and bool(r.tool_results(tool_use_id)), timeout, since=since
         )
 
-    def describe(self, since: int = 0) -> str:
-        with self._cond:
-            return self._describe(since)
-
     def _describe(self, since: int) -> str:
         lines = []
-        for r in self._state.requests[since:]:
+        for r in self._requests[since:]:
             kind = "agent" if r.is_agent_turn else "side" if r.is_side_request else "other"
             last = r.last_user_texts()[-1:] if r.is_messages else []
             lines.append(
@@ -760,21 +544,39 @@ class ScriptedClaude:
         return "".join(lines)
 
     # -- internals (called from handler threads) ---------------------------------
-    def _record(
-        self, method: str, path: str, headers: dict[str, str], body: JSON
-    ) -> RecordedRequest:
-        with self._cond:
-            req = RecordedRequest(
-                index=len(self._state.requests),
-                method=method,
-                path=path,
-                headers=headers,
-                body=body,
-                received_at=time.monotonic(),
+    def respond(self, handler: ScriptedHandler, req: RecordedRequest) -> None:
+        if req.is_count_tokens:
+            handler.send_json(200, {"input_tokens": _rough_tokens(req.body)})
+            return
+        if req.method == "HEAD":  # connectivity probes (`HEAD /`, `HEAD /api/hello`)
+            handler.send(200, "text/plain", b"")
+            return
+        if not req.is_messages:
+            handler.send_json(
+                404,
+                {"type": "error", "error": {"type": "not_found_error", "message": "not scripted"}},
             )
-            self._state.requests.append(req)
-            self._cond.notify_all()
-            return req
+            return
+        reply = self._next_reply(req)
+        if reply.delay > 0:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            message = " ".join(str(b.get("text", "")) for b in reply.blocks) or "scripted error"
+            handler.send_json(
+                reply.status,
+                {"type": "error", "error": {"type": reply.error_type, "message": message}},
+            )
+            return
+        model = req.model or "claude-scripted"
+        tokens = _rough_tokens(req.body)
+        if req.streaming:
+            chunks = [
+                f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                for name, data in sse_events(reply, model, tokens)
+            ]
+            handler.send(200, "text/event-stream; charset=utf-8", b"".join(chunks))
+        else:
+            handler.send_json(200, _message_json(reply, model, tokens))
 
     def _next_reply(self, req: RecordedRequest) -> Reply:
         reply: Reply | None = None
@@ -790,11 +592,12 @@ class ScriptedClaude:
             )
         with self._cond:
             if reply is None:
-                if self._state.script:
-                    source, reply = "script", self._state.script.popleft()
+                scripted = self._pop_script()
+                if scripted is not None:
+                    source, reply = "script", scripted
                 else:
                     source, reply = "default", text_reply(self.default_text)
-            self._state.served.append((req.index, reply, source))
+            self._served.append((req.index, reply, source))
             self._cond.notify_all()
             return reply
 

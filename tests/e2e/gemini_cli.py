@@ -32,20 +32,19 @@ What it takes to reach the prompt offline (Gemini CLI 0.61.0):
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import secrets
 import shlex
 import shutil
-import signal
-import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
+
+from tests.e2e.harness import deep_merge, scrubbed_env
+from tests.e2e.harness import write_launcher as harness_write_launcher
+from tests.e2e.tmux import PaneError, TmuxPane, tmux_binary, tmux_problem
+from tests.e2e.tmux import Tmux as BaseTmux
 
 E2E_DIR = Path(__file__).resolve().parent
 GEMINI_VERSION = "0.61.0"
@@ -86,9 +85,6 @@ OFFLINE_SETTINGS: dict[str, Any] = {
     "ui": {"showCompatibilityWarnings": False, "hideTips": True},
 }
 
-#: Variables copied from the caller's environment; everything else is dropped.
-PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
-
 
 class GeminiNotInstalled(RuntimeError):
     """The pinned Gemini CLI is missing from tests/e2e/node_modules."""
@@ -117,21 +113,13 @@ def require_gemini() -> Path:
     return GEMINI_BIN
 
 
+def tmux_install_problem() -> str | None:
+    """None when tmux is on PATH, else what is missing and how to fix it."""
+    return tmux_problem(SETUP_HINT)
+
+
 def require_tmux() -> str:
-    tmux = shutil.which("tmux")
-    if tmux is None:
-        raise GeminiNotInstalled(f"`tmux` is not installed: {SETUP_HINT}")
-    return tmux
-
-
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+    return tmux_binary(SETUP_HINT, GeminiNotInstalled)
 
 
 def build_settings(
@@ -147,7 +135,7 @@ def build_settings(
     if hooks:
         settings["hooks"] = dict(hooks)
     if extra:
-        settings = _deep_merge(settings, extra)
+        settings = deep_merge(settings, extra)
     return settings
 
 
@@ -202,9 +190,7 @@ def gemini_env(
     and leaves a single process in the pane.
     """
     home_dir = home.home if isinstance(home, GeminiHome) else Path(home)
-    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
+    env = scrubbed_env()
     env.update(
         {
             "HOME": str(home_dir),
@@ -240,205 +226,40 @@ def gemini_command(
 # ---------------------------------------------------------------------------- tmux
 
 
-class Tmux:
-    """A private tmux server (`tmux -L <socket>`); `kill()` ends it and its panes."""
+class Tmux(BaseTmux):
+    """A private tmux server (`tmux -L exo-e2e-<hex>`); `kill()` ends it and its panes.
 
-    def __init__(self, socket: str | None = None) -> None:
-        # Resolved lazily (run() raises GeminiNotInstalled), so fixtures can build one
-        # without failing before the test body reports a setup problem.
-        self._tmux: str | None = None
-        self.socket = socket or f"exo-e2e-{secrets.token_hex(4)}"
-        self._pane_pids: list[int] = []
+    The tmux binary is resolved lazily (run() raises GeminiNotInstalled), so fixtures
+    can build one without failing before the test body reports a setup problem. tmux
+    runs with the caller's environment; sessions are 160 columns wide.
+    """
 
-    def run(self, *args: str, check: bool = True, timeout: float = 15.0) -> str:
-        if self._tmux is None:
-            self._tmux = require_tmux()
-        proc = subprocess.run(
-            [self._tmux, "-L", self.socket, *args],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        if check and proc.returncode != 0:
-            raise RuntimeError(
-                f"tmux {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}"
-            )
-        return proc.stdout
+    socket_prefix = "exo-e2e"
+    default_width = 160
 
-    def new_session(
-        self,
-        name: str,
-        command: str,
-        *,
-        cwd: Path,
-        width: int = 160,
-        height: int = 50,
-    ) -> tuple[str, int]:
-        """Start `command` (a shell string) in a new detached session; (pane_id, pane_pid).
-
-        remain-on-exit is set globally in the same tmux invocation, so a pane whose
-        program dies stays readable for diagnostics.
-        """
-        out = self.run(
-            "-f", "/dev/null",
-            "start-server", ";",
-            "set-option", "-g", "remain-on-exit", "on", ";",
-            "set-option", "-g", "history-limit", "5000", ";",
-            "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
-            "-c", str(cwd), "-P", "-F", "#{pane_id} #{pane_pid}", command,
-        )  # fmt: skip
-        pane_id, pid = out.split()
-        self._pane_pids.append(int(pid))
-        return pane_id, int(pid)
-
-    def kill(self) -> None:
-        if self._tmux is None and not self._pane_pids:
-            return  # never started a server
-        self.run("kill-server", check=False)
-        # The pane programs get SIGHUP from the dying server; make sure ours are gone.
-        deadline = time.monotonic() + 5
-        for pid in self._pane_pids:
-            while _alive(pid) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            if _alive(pid):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
-        self._pane_pids.clear()
-
-    def __enter__(self) -> Tmux:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.kill()
-
-
-def _alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie, which an init that never reaps may keep, is dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-class PaneError(AssertionError):
-    """The pane did not reach the expected state; the message carries its screen."""
+    def require_tmux(self) -> str:
+        return require_tmux()
 
 
 @dataclass
-class GeminiPane:
-    tmux: Tmux
-    pane_id: str
-    pane_pid: int
-    home: GeminiHome
-    started_at: float  # time.monotonic() at launch
-    ready_after: float | None = None  # seconds from launch to READY_MARKER
+class GeminiPane(TmuxPane[GeminiHome]):
+    """Gemini CLI in a pane; ready when the empty input box (`READY_MARKER`) shows.
 
-    def capture(self, *, history: bool = False) -> str:
-        args = ["capture-pane", "-p", "-J", "-t", self.pane_id]
-        if history:
-            args += ["-S", "-"]
-        return self.tmux.run(*args, check=False)
+    `type_message` pauses 150 ms before the Enter: Gemini CLI turns an Enter that it
+    *processes* within 30 ms of a typed character into a newline (no-bracketed-paste
+    heuristic). Timing the keys 150 ms apart is not enough while the CLI's event loop is
+    busy (the first seconds after the prompt appears): both writes then sit in the pty
+    and are read as one chunk (`"text\r"`), the Enter becomes a newline and the message
+    is never sent. So by default it waits until the typed text is rendered in the pane
+    (the CLI has consumed it) before the pause and the Enter.
+    """
 
-    def is_dead(self) -> bool:
-        out = self.tmux.run(
-            "display-message", "-p", "-t", self.pane_id, "#{pane_dead}", check=False
-        )
-        return out.strip() in ("1", "")
+    program = "Gemini CLI"
+    blocking_dialogs = BLOCKING_DIALOGS
+    enter_delay = 0.15
 
-    def send_literal(self, text: str) -> None:
-        self.tmux.run("send-keys", "-t", self.pane_id, "-l", text)
-
-    def send_key(self, *keys: str) -> None:
-        self.tmux.run("send-keys", "-t", self.pane_id, *keys)
-
-    def type_message(
-        self,
-        text: str,
-        *,
-        enter_delay: float = 0.15,
-        confirm_echo: bool = True,
-        echo_timeout: float = 30.0,
-    ) -> float:
-        """Type `text` (`send-keys -l`) and submit it (`send-keys Enter` ~150 ms later);
-        returns time.monotonic() of the Enter.
-
-        Gemini CLI turns an Enter that it *processes* within 30 ms of a typed character
-        into a newline (no-bracketed-paste heuristic). Timing the keys 150 ms apart is
-        not enough while the CLI's event loop is busy (the first seconds after the
-        prompt appears): both writes then sit in the pty and are read as one chunk
-        (`"text\r"`), the Enter becomes a newline and the message is never sent. So by
-        default this waits until the typed text is rendered in the pane (the CLI has
-        consumed it) before the pause and the Enter.
-
-        Avoid a leading `/`, `!` or `@` unless you mean a command, shell mode or a file.
-        """
-        if "\n" in text or "\r" in text:
-            raise ValueError("type_message sends one line; newlines would press Enter")
-        self.send_literal(text)
-        if confirm_echo:
-            needle = _squash(text)[-40:]
-            self.wait_for(
-                lambda s: needle in _squash(s), echo_timeout, what=f"the typed text {text!r}"
-            )
-        time.sleep(enter_delay)
-        self.send_key("Enter")
-        return time.monotonic()
-
-    def wait_for(
-        self,
-        condition: Callable[[str], bool],
-        timeout: float,
-        *,
-        what: str,
-        poll: float = 0.2,
-    ) -> str:
-        """Poll capture-pane until `condition(screen)`; PaneError with the screen if not."""
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while True:
-            screen = self.capture()
-            if condition(screen):
-                return screen
-            for marker, hint in BLOCKING_DIALOGS.items():
-                if marker in screen:
-                    raise PaneError(f"Gemini CLI shows a blocking {hint}\n--- pane ---\n{screen}")
-            if self.is_dead():
-                raise PaneError(
-                    f"Gemini CLI exited while waiting for {what}\n"
-                    f"--- pane ---\n{self.capture(history=True)}"
-                )
-            if time.monotonic() >= deadline:
-                raise PaneError(
-                    f"timed out after {timeout:.0f}s waiting for {what}\n--- pane ---\n{screen}"
-                )
-            time.sleep(poll)
-
-    def wait_for_text(self, needle: str, timeout: float = 30.0) -> str:
-        return self.wait_for(lambda s: needle in s, timeout, what=repr(needle))
-
-    def wait_until_ready(self, timeout: float = 60.0) -> float:
-        """Wait for the input prompt; returns seconds since launch."""
-        self.wait_for(lambda s: READY_MARKER in s, timeout, what="the input prompt")
-        self.ready_after = time.monotonic() - self.started_at
-        return self.ready_after
-
-
-def _squash(text: str) -> str:
-    """`text` without whitespace or box-drawing borders (the input box wraps lines)."""
-    return "".join(ch for ch in text if not ch.isspace() and ch not in "│┃")
+    def is_ready(self, screen: str) -> bool:
+        return READY_MARKER in screen
 
 
 def write_launcher(
@@ -452,21 +273,11 @@ def write_launcher(
 
     TERM is taken from the pane (tmux sets it); nothing else from outside gets in.
     """
-    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if k != "TERM")
-    script = (
-        "#!/bin/sh\n"
-        f"cd {shlex.quote(str(home.workspace))} || exit 1\n"
-        f'exec env -i TERM="${{TERM:-tmux-256color}}" {assigns} '
-        f"{' '.join(shlex.quote(a) for a in argv)}\n"
-    )
-    path = home.root / name
-    path.write_text(script, encoding="utf-8")
-    path.chmod(0o755)
-    return path
+    return harness_write_launcher(home.root / name, home.workspace, env, argv)
 
 
 def start_gemini_in_tmux(
-    tmux: Tmux | str,
+    tmux: BaseTmux | str,
     home: GeminiHome,
     base_url: str,
     *,
@@ -483,7 +294,7 @@ def start_gemini_in_tmux(
     """Launch the pinned Gemini CLI interactively in a new tmux session and wait for
     its input prompt. `tmux` is a `Tmux` or a socket name (a server of that name is
     used or started; the caller then owns killing it)."""
-    server = tmux if isinstance(tmux, Tmux) else Tmux(tmux)
+    server = tmux if isinstance(tmux, BaseTmux) else Tmux(tmux)
     argv = gemini_command(yolo=yolo, model=model, extra_args=extra_args)
     env = gemini_env(home, base_url, extra=extra_env)
     launcher = write_launcher(home, env, argv)
@@ -509,6 +320,7 @@ __all__ = [
     "GeminiPane",
     "PaneError",
     "Tmux",
+    "TmuxPane",
     "build_settings",
     "gemini_command",
     "gemini_env",
@@ -517,5 +329,6 @@ __all__ = [
     "require_gemini",
     "require_tmux",
     "start_gemini_in_tmux",
+    "tmux_install_problem",
     "write_launcher",
 ]

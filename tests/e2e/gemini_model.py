@@ -22,20 +22,14 @@ on a `threading.Condition` (`wait_for_request`) instead of sleeping.
 
 from __future__ import annotations
 
-import gzip
 import json
-import threading
-import time
-import zlib
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-JSON = dict[str, Any]
+from tests.e2e.scripted_server import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
+
 Part = dict[str, Any]
 ReplySpec = str | Part | Sequence[Part]
 
@@ -44,15 +38,9 @@ UTILITY_TEXT = "Scripted utility reply."
 
 
 @dataclass(frozen=True)
-class RecordedRequest:
-    """One request as Gemini CLI sent it."""
-
-    index: int
-    method: str
-    path: str  # includes the query string, e.g. "...:streamGenerateContent?alt=sse"
-    headers: dict[str, str]
-    body: JSON  # parsed JSON body ({} when empty or not JSON)
-    received_at: float  # time.monotonic()
+class RecordedRequest(RecordedRequestBase):
+    """One request as Gemini CLI sent it (`path` e.g.
+    "...:streamGenerateContent?alt=sse")."""
 
     @property
     def model(self) -> str | None:
@@ -217,79 +205,16 @@ def _response_body(parts: list[Part]) -> JSON:
     }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-    timeout = 60  # idle keep-alive connections close after this
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _read_body(self) -> bytes:
-        n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n > 0 else b""
-        enc = (self.headers.get("Content-Encoding") or "").lower()
-        if enc == "gzip":
-            raw = gzip.decompress(raw)
-        elif enc == "deflate":
-            raw = zlib.decompress(raw)
-        return raw
-
-    def _send(self, status: int, content_type: str, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
-
-    def _handle(self) -> None:
-        raw = self._read_body()
-        try:
-            parsed = json.loads(raw) if raw else {}
-        except ValueError:
-            parsed = {"__unparsed__": raw.decode("utf-8", "replace")}
-        body = parsed if isinstance(parsed, dict) else {"__json__": parsed}
-        owner = self.server.owner
-        req = owner._record(self.command, self.path, dict(self.headers.items()), body)
-        if not req.is_generate:
-            if req.method_name == "countTokens":
-                self._send(200, "application/json", b'{"totalTokens": 10}')
-            else:
-                self._send(
-                    404, "application/json", b'{"error": {"code": 404, "message": "not scripted"}}'
-                )
-            return
-        parts = owner._next_parts(req)
-        resp = _response_body(parts)
-        if req.streaming:
-            data = b"data: " + json.dumps(resp).encode() + b"\r\n\r\n"
-            self._send(200, "text/event-stream", data)
-        else:
-            self._send(200, "application/json", json.dumps(resp).encode())
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_GET(self) -> None:
-        self._handle()
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self, owner: ScriptedGemini) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class ScriptedGemini:
+class ScriptedGemini(ScriptedServer[RecordedRequest, list[Part], ReplySpec]):
     """A scripted Gemini API on 127.0.0.1; use as a context manager.
 
     >>> with ScriptedGemini(["first reply", function_call_reply("x", {})]) as model:
     ...     env = {"GOOGLE_GEMINI_BASE_URL": model.url}
     """
+
+    request_type = RecordedRequest
+    thread_name = "scripted-gemini"
+    request_noun = "model request"
 
     def __init__(
         self,
@@ -298,159 +223,55 @@ class ScriptedGemini:
         default_text: str = DEFAULT_TEXT,
         utility_reply: Callable[[RecordedRequest], str] | None = None,
     ) -> None:
-        self._cond = threading.Condition()
-        self._script: deque[list[Part]] = deque(_normalize_reply(r) for r in script)
-        self._requests: list[RecordedRequest] = []
-        self.default_text = default_text
+        super().__init__(script, default_text=default_text)
         self.utility_reply = utility_reply
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
-    # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> ScriptedGemini:
-        if self._server is not None:
-            return self
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.1},
-            name="scripted-gemini",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
-
-    def close(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> ScriptedGemini:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("ScriptedGemini is not running")
-        return int(self._server.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def normalize(self, reply: ReplySpec) -> list[Part]:
+        """A str, a part, parts, or a full response body (sent as is)."""
+        return _normalize_reply(reply)
 
     # -- script ------------------------------------------------------------------
-    def add_reply(self, reply: ReplySpec) -> None:
-        """Queue the reply for the next agent turn (a str, a part, parts, or a full body)."""
-        with self._cond:
-            self._script.append(_normalize_reply(reply))
-
     def add_text(self, text: str) -> None:
         self.add_reply(text_reply(text))
 
     def add_function_call(self, name: str, args: dict[str, Any] | None = None) -> None:
         self.add_reply(function_call_reply(name, args))
 
-    @property
-    def pending_replies(self) -> int:
-        with self._cond:
-            return len(self._script)
-
     # -- log ---------------------------------------------------------------------
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._cond:
-            return list(self._requests)
-
-    def agent_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.is_agent_turn]
-
-    def latest_request(self, *, agent_only: bool = True) -> RecordedRequest | None:
-        reqs = self.agent_requests() if agent_only else self.requests
-        return reqs[-1] if reqs else None
-
     def latest_user_texts(self, *, agent_only: bool = True) -> list[str]:
         """Texts of the newest user turn of the latest (agent) request; [] if none yet."""
         req = self.latest_request(agent_only=agent_only)
         return req.last_user_texts() if req is not None else []
 
-    def wait_for_request(
-        self,
-        predicate: Callable[[RecordedRequest], bool],
-        timeout: float = 30.0,
-        *,
-        since: int = 0,
-    ) -> RecordedRequest:
-        """The first recorded request with `index >= since` that satisfies `predicate`.
-
-        Blocks on a condition variable until one arrives; raises TimeoutError (listing
-        what did arrive) after `timeout` seconds.
-        """
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            checked = since
-            while True:
-                for req in self._requests[checked:]:
-                    if predicate(req):
-                        return req
-                checked = max(checked, len(self._requests))
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    seen = [
-                        f"#{r.index} {r.path} tools={r.has_tools} "
-                        f"last_user={r.last_user_texts()[-1:]!r}"
-                        for r in self._requests[since:]
-                    ]
-                    raise TimeoutError(
-                        f"no matching model request within {timeout:.1f}s; "
-                        f"requests since #{since}: {seen or 'none'}"
-                    )
-                self._cond.wait(remaining)
-
-    def wait_for_user_text(
-        self, needle: str, timeout: float = 30.0, *, since: int = 0
-    ) -> RecordedRequest:
-        """The first agent request (index >= since) whose user content contains `needle`."""
-        return self.wait_for_request(
-            lambda r: r.is_agent_turn and r.mentions(needle), timeout, since=since
+    def _describe(self, since: int) -> str:
+        return "".join(
+            f"\n  #{r.index} {r.path} tools={r.has_tools} last_user={r.last_user_texts()[-1:]!r}"
+            for r in self._requests[since:]
         )
 
     # -- internals (called from handler threads) ---------------------------------
-    def _record(
-        self, method: str, path: str, headers: dict[str, str], body: JSON
-    ) -> RecordedRequest:
-        with self._cond:
-            req = RecordedRequest(
-                index=len(self._requests),
-                method=method,
-                path=path,
-                headers=headers,
-                body=body,
-                received_at=time.monotonic(),
-            )
-            self._requests.append(req)
-            self._cond.notify_all()
-            return req
+    def respond(self, handler: ScriptedHandler, req: RecordedRequest) -> None:
+        if not req.is_generate:
+            if req.method_name == "countTokens":
+                handler.send(200, "application/json", b'{"totalTokens": 10}')
+            else:
+                handler.send(
+                    404, "application/json", b'{"error": {"code": 404, "message": "not scripted"}}'
+                )
+            return
+        resp = _response_body(self._next_parts(req))
+        if req.streaming:
+            data = b"data: " + json.dumps(resp).encode() + b"\r\n\r\n"
+            handler.send(200, "text/event-stream", data)
+        else:
+            handler.send(200, "application/json", json.dumps(resp).encode())
 
     def _next_parts(self, req: RecordedRequest) -> list[Part]:
         if not req.has_tools:
             make = self.utility_reply or (lambda r: default_utility_text(r.body))
             return text_reply(make(req))
-        with self._cond:
-            if self._script:
-                return self._script.popleft()
-        return text_reply(self.default_text)
+        scripted = self._pop_script()
+        return scripted if scripted is not None else text_reply(self.default_text)
 
 
 __all__ = [

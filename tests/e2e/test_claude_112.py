@@ -47,6 +47,7 @@ from tests.e2e.claude_cli import (
     wait_for_path,
 )
 from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
 
@@ -57,9 +58,7 @@ ISO_MS_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 def _require_installed() -> None:
     """Fail (never skip) when the pinned CLI is missing; says how to fix it."""
-    problem = CLAUDE_112.install_problem()
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
+    fail_if_missing(CLAUDE_112.install_problem)
 
 
 @pytest.fixture

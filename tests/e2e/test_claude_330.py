@@ -43,12 +43,13 @@ from tests.e2e.claude_cli import (
     Tmux,
     prepare_home,
     read_json_file,
-    require_tmux,
     start_claude_in_tmux,
+    tmux_install_problem,
     wait_for_path,
     wait_for_session_team,
 )
 from tests.e2e.claude_model import RecordedRequest, ScriptedClaude
+from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -62,23 +63,13 @@ SESSION_TEAM = re.compile(r"^session-([0-9a-f]{8})$")
 
 def _require_installed() -> None:
     """Fail (never skip) when the pinned CLI or tmux is missing; says how to fix it."""
-    problem = CLAUDE_330.install_problem()
-    if problem is None:
-        try:
-            require_tmux()
-        except RuntimeError as e:
-            problem = str(e)
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
+    fail_if_missing(CLAUDE_330.install_problem, tmux_install_problem)
 
 
 @pytest.fixture
 def tmux() -> Iterator[Tmux]:
-    server = Tmux()  # its own server: socket exo-e2e-claude-<random>
-    try:
+    with Tmux() as server:  # its own server: socket exo-e2e-claude-<random>
         yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture

@@ -47,7 +47,6 @@ import http.client
 import json
 import os
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -56,7 +55,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import pytest
@@ -71,8 +70,8 @@ from tests.e2e.claude_cli import (
     ClaudePane,
     Tmux,
     read_json_file,
-    require_tmux,
     start_claude_in_tmux,
+    tmux_install_problem,
     wait_for_session_team,
 )
 from tests.e2e.claude_cli import prepare_home as prepare_claude_home
@@ -88,6 +87,7 @@ from tests.e2e.gemini_cli import (
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.gemini_model import RecordedRequest as GeminiRequest
 from tests.e2e.gemini_model import ScriptedGemini
+from tests.e2e.harness import ExomonadServe, fail_if_missing, pid_alive
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -103,14 +103,7 @@ VENV_BIN = Path(sys.executable).parent
 
 def _require_installed() -> None:
     """Fail (never skip) when a pinned CLI or tmux is missing; says how to fix it."""
-    problem = CLAUDE_330.install_problem() or gemini_install_problem()
-    if problem is None:
-        try:
-            require_tmux()
-        except RuntimeError as e:
-            problem = str(e)
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
+    fail_if_missing(CLAUDE_330.install_problem, gemini_install_problem, tmux_install_problem)
 
 
 class Probe:
@@ -174,14 +167,6 @@ def _proc_children(pid: int) -> list[int]:
     return [int(x) for x in raw.split()]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
 def _find_teammate(agent_id: str) -> int | None:
     """The pid of the `exomonad teammate` process Claude Code started for `agent_id`."""
     for d in Path("/proc").iterdir():
@@ -192,7 +177,7 @@ def _find_teammate(agent_id: str) -> int | None:
         except OSError:
             continue
         args = [a.decode("utf-8", "replace") for a in argv]
-        if "teammate" in args and agent_id in args and _alive(int(d.name)):
+        if "teammate" in args and agent_id in args and pid_alive(int(d.name)):
             return int(d.name)
     return None
 
@@ -213,9 +198,7 @@ class Project:
     tmux: Tmux  # lead, Gemini / teammate panes, and the server's pane backend
     env: dict[str, str]  # for `exomonad ...` commands and the server
     init: dict[str, Any] = field(default_factory=dict)  # `exomonad init --json`
-    proc: subprocess.Popen[bytes] | None = None
-    log_path: Path | None = None
-    _log: IO[bytes] | None = None
+    server: ExomonadServe | None = None
 
     @property
     def workspace(self) -> Path:
@@ -233,38 +216,18 @@ class Project:
         path.write_text(path.read_text("utf-8") + "\n" + toml, "utf-8")
 
     def start_server(self) -> None:
-        self.log_path = self.state.parent.parent / "server.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", self.tmux.socket],
-            env=self.env, cwd=self.workspace, stdout=self._log, stderr=subprocess.STDOUT,
+        self.server = ExomonadServe(
+            state=self.state, env=self.env, tmux_socket=self.tmux.socket,
+            log_path=self.state.parent.parent / "server.log", cwd=self.workspace,
         )  # fmt: skip
-        proc = self.proc
-
-        def up() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"exomonad serve exited early:\n{self.server_log()}")
-            return (self.state / "server.sock").exists()
-
-        retry_until(up, timeout=30, interval=0.05, message="exomonad serve did not start")
+        self.server.start(timeout=30)
 
     def stop_server(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        if self.server is not None:
+            self.server.stop()
 
     def server_log(self) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        return self.log_path.read_text("utf-8", "replace")[-4000:]
+        return self.server.log() if self.server is not None else ""
 
     def status(self) -> dict[str, Any]:
         done = self.exo("status", "--json")
@@ -720,7 +683,7 @@ def _stop_b(project: Project, lead: Lead, model: ScriptedClaude, script: ScriptB
     result = dict(stopped.newest_tool_results())["SendMessage"]
     assert f"Shutdown request sent to {WORKER}" in result, result
     approved_at = probe.at("shutdown_approved")
-    retry_until(lambda: not _alive(spawned.teammate_pid), timeout=STEP,
+    retry_until(lambda: not pid_alive(spawned.teammate_pid), timeout=STEP,
                 message="exomonad teammate did not exit")  # fmt: skip
     exited_at = time.monotonic()
     removed_at = probe.at("member removed")
@@ -771,7 +734,7 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         ok = stopped.approved
         assert (ok.from_, ok.pane_id, ok.backend_type) == (WORKER, spawned.worker_pane, "tmux")
         assert ok.request_id in stopped.result  # Claude Code's own request id, echoed
-        assert not [p for p in spawned.gemini_pids if _alive(p)], "Gemini outlived its teammate"
+        assert not [p for p in spawned.gemini_pids if pid_alive(p)], "Gemini outlived its teammate"
         assert WORKER not in project.members(lead.team)  # no ghost member
         assert counters.get("lead_pane_fallback", 0) == 0, counters  # the poller delivered
         assert counters["tool:notify_parent"] == 1, counters

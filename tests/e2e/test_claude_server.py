@@ -39,6 +39,7 @@ from tests.e2e.claude_cli import (
     start_headless,
 )
 from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(200)]
 
@@ -122,15 +123,8 @@ def home(tmp_path: Path) -> ClaudeHome:
     return prepare_home(tmp_path, settings={"hooks": _hooks()})
 
 
-def _fail_if_missing(*versions: Any) -> None:
-    for v in versions:
-        problem = v.install_problem()
-        if problem is not None:
-            pytest.fail(problem, pytrace=False)
-
-
 def test_claude_112_lead_with_exomonad_server(home: ClaudeHome, tmp_path: Path) -> None:
-    _fail_if_missing(CLAUDE_112)
+    fail_if_missing(CLAUDE_112.install_problem)
     token = secrets.token_hex(4)
     team = f"exo-{token}"
     state = tmp_path / "proj" / ".exomonad"
@@ -180,7 +174,7 @@ def test_claude_112_lead_with_exomonad_server(home: ClaudeHome, tmp_path: Path) 
 
 
 def test_relay_feeds_a_headless_2_1_330_lead(tmp_path: Path) -> None:
-    _fail_if_missing(CLAUDE_330)
+    fail_if_missing(CLAUDE_330.install_problem)
     token = secrets.token_hex(4)
     home = prepare_home(tmp_path)
     team = f"relay-{token}"

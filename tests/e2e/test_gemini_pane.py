@@ -25,10 +25,11 @@ from tests.e2e.gemini_cli import (
     Tmux,
     gemini_install_problem,
     prepare_home,
-    require_tmux,
     start_gemini_in_tmux,
+    tmux_install_problem,
 )
 from tests.e2e.gemini_model import ScriptedGemini
+from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -39,23 +40,13 @@ REQUEST_TIMEOUT = 45.0
 
 def _require_installed() -> None:
     """Fail (never skip) when the pinned CLI or tmux is missing; says how to fix it."""
-    problem = gemini_install_problem()
-    if problem is None:
-        try:
-            require_tmux()
-        except RuntimeError as e:
-            problem = str(e)
-    if problem is not None:
-        pytest.fail(problem, pytrace=False)
+    fail_if_missing(gemini_install_problem, tmux_install_problem)
 
 
 @pytest.fixture
 def tmux() -> Iterator[Tmux]:
-    server = Tmux()  # its own server: socket exo-e2e-<random>
-    try:
+    with Tmux() as server:  # its own server: socket exo-e2e-<random>
         yield server
-    finally:
-        server.kill()
 
 
 @pytest.fixture

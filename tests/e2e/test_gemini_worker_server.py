@@ -42,14 +42,13 @@ import json
 import os
 import secrets
 import shlex
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import pytest
@@ -60,6 +59,7 @@ from exomonad.teams.protocol import IdleNotification, decode
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.gemini_cli import GeminiPane, Tmux, prepare_home, start_gemini_in_tmux
 from tests.e2e.gemini_model import RecordedRequest, ScriptedGemini
+from tests.e2e.harness import ExomonadServe
 from tests.e2e.test_gemini_pane import READY_TIMEOUT, REQUEST_TIMEOUT, _require_installed
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -84,9 +84,7 @@ class Exo:
     token: str  # the worker's token, issued before the server started
     env: dict[str, str]  # the server's environment
     tmux: Tmux  # the private tmux server the ExoMonad server drives
-    proc: subprocess.Popen[bytes] | None = None
-    log_path: Path | None = None
-    _log: IO[bytes] | None = field(default=None, repr=False)
+    server: ExomonadServe | None = None
 
     def worker_env(self) -> dict[str, str]:
         """What `spawn_workers` puts in a worker pane (plus the config root)."""
@@ -110,9 +108,7 @@ class Exo:
         return out
 
     def server_log(self) -> str:
-        if self.log_path is None or not self.log_path.exists():
-            return ""
-        return self.log_path.read_text("utf-8", "replace")[-4000:]
+        return self.server.log() if self.server is not None else ""
 
     def hook(self, event: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -131,35 +127,13 @@ class Exo:
         return data
 
     def start(self) -> None:
-        self.log_path = self.state.parent / "server.log"
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", self.tmux.socket],
-            env=self.env, stdout=self._log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        sock = self.state / "server.sock"
-        proc = self.proc
-
-        def up() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"exomonad serve exited early:\n{self.server_log()}")
-            return sock.exists()
-
-        retry_until(up, timeout=SERVER_START_TIMEOUT, interval=0.05,
-                    message="exomonad serve did not create its socket")  # fmt: skip
+        self.server = ExomonadServe(state=self.state, env=self.env, tmux_socket=self.tmux.socket,
+                                    log_path=self.state.parent / "server.log")  # fmt: skip
+        self.server.start(SERVER_START_TIMEOUT, message="exomonad serve did not create its socket")
 
     def stop(self) -> None:
-        proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        if self.server is not None:
+            self.server.stop()
 
 
 @pytest.fixture

@@ -29,11 +29,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 @pytest.fixture
 def tmux() -> Iterator[Tmux]:
-    server = Tmux()
-    try:
+    with Tmux() as server:
         yield server
-    finally:
-        server.kill()
 
 
 async def test_inbox_message_reaches_gemini_model_request(tmux: Tmux, tmp_path: Path) -> None:

@@ -8,13 +8,14 @@ setup`` installs it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,46 @@ from exomonad.util.waiting import retry_until
 
 READER = Path(__file__).with_name("reader.py")
 WIDTH, HEIGHT = 160, 48
+
+
+def run_tmux(
+    socket: str,
+    *args: str,
+    tmux: str = "tmux",
+    env: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+) -> subprocess.CompletedProcess[str]:
+    """``tmux -L <socket> <args>`` with output captured; never raises on a failure."""
+    return subprocess.run(
+        [tmux, "-L", socket, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+        timeout=timeout,
+    )
+
+
+def kill_server(
+    socket: str,
+    *,
+    socket_path: Path | None = None,
+    tmux: str = "tmux",
+    env: Mapping[str, str] | None = None,
+) -> None:
+    """``kill-server``, then unlink the socket file tmux 3.3 leaves behind.
+
+    ``socket_path`` defaults to the running server's ``#{socket_path}``; a path whose
+    name is not ``socket`` is never removed.
+    """
+    if socket_path is None:
+        out = run_tmux(socket, "display-message", "-p", "#{socket_path}", tmux=tmux, env=env)
+        socket_path = Path(out.stdout.strip()) if out.returncode == 0 else None
+    run_tmux(socket, "kill-server", tmux=tmux, env=env)
+    if socket_path is not None and socket_path.name == socket:
+        with contextlib.suppress(OSError):
+            socket_path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -71,14 +112,7 @@ class TmuxServer:
 
     def tmux(self, *args: str) -> str:
         """Run a tmux command on this server; return stdout (raise on failure)."""
-        proc = subprocess.run(
-            ["tmux", "-L", self.socket, *args],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            check=False,
-            timeout=10,
-        )
+        proc = run_tmux(self.socket, *args)
         if proc.returncode != 0:
             raise AssertionError(f"tmux {args}: {proc.stderr}")
         return proc.stdout
@@ -143,8 +177,7 @@ def tmux_server(tmp_path: Path) -> Iterator[TmuxServer]:
     try:
         yield server
     finally:
-        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, check=False)
-        socket_path.unlink(missing_ok=True)  # tmux 3.3 leaves the socket file behind
+        kill_server(socket, socket_path=socket_path)
 
 
 @pytest.fixture
