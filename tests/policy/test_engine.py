@@ -124,3 +124,16 @@ def test_decision_latency_is_well_under_a_millisecond() -> None:
     p99 = samples[int(len(samples) * 0.99)]
     assert p50 < 0.001
     assert p99 < 0.005  # generous for loaded CI machines; typically ~0.2 ms
+
+
+def test_audit_log_rotates(tmp_path: Path) -> None:
+    from exomonad.policy.audit import AuditLog
+
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=200, keep=2)
+    for i in range(30):
+        log.record({"agent": f"a{i}", "decision": "allow"})
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["audit.jsonl", "audit.jsonl.1", "audit.jsonl.2"]
+    assert all(p.stat().st_size < 260 for p in tmp_path.iterdir())
+    assert log.tail(1)[0]["agent"] == "a29"
+    assert log.dropped == 0
