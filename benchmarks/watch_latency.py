@@ -3,7 +3,7 @@
 The real path of a lead → worker message: an :class:`InboxWatcher` (real inotify, a
 :class:`SqliteLedger`, the default 2 ms debounce, the default 2.1.330 dialect, so every
 delivered entry is pruned) serves one synthetic member bound to a pane of a private tmux
-server; the pane runs ``benchmarks/_pane_reader.py``, which echoes what it reads (so the
+server; the pane runs ``tests/support/reader.py``, which echoes what it reads (so the
 backend's echo wait sees a change) and records wall-clock times per line. The sink is
 the real :class:`TmuxBackend` (paste-buffer typing), wrapped to keep each
 :class:`DeliveryReceipt`. The watcher runs on a thread of the benchmark process.
@@ -56,7 +56,7 @@ from exomonad.util.waiting import retry_until
 NAME = "watch_latency"
 TITLE = "Watch latency: inbox write → text in a tmux pane (InboxWatcher + TmuxBackend)"
 
-READER = Path(__file__).with_name("_pane_reader.py")
+READER = Path(__file__).parents[1] / "tests" / "support" / "reader.py"
 MEMBER = "gemini-1"
 TARGET_P50_MS, TARGET_P99_MS = 30.0, 100.0
 WARMUP = 5

@@ -9,7 +9,10 @@ still becomes LF (ICRNL), like a line-oriented TUI. Every received character is 
 a leaked ^C really would raise SIGINT. Records, one JSON object per line in OUT.jsonl:
 
 * ``{"event": "ready"}`` once the terminal is set up;
-* ``{"line": "..."}`` for every line received (exact text, any control chars included);
+* ``{"line": "...", "t_first": T1, "t_end": T2}`` for every line received (exact text,
+  any control chars included); ``T1`` is when the read that brought its first character
+  returned, ``T2`` when its newline (the Enter) arrived, both ``time.time()`` (the
+  benchmarks time deliveries with these);
 * ``{"signal": "SIGINT"}`` (or SIGQUIT / SIGTSTP) when a signal key reached the tty.
 """
 
@@ -21,6 +24,7 @@ import os
 import signal
 import sys
 import termios
+import time
 from types import FrameType
 
 
@@ -28,7 +32,7 @@ def main(argv: list[str]) -> int:
     """Run the reader until stdin closes."""
     out = open(argv[1], "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
 
-    def record(obj: dict[str, str]) -> None:
+    def record(obj: dict[str, object]) -> None:
         out.write(json.dumps(obj) + "\n")
         out.flush()
 
@@ -49,16 +53,21 @@ def main(argv: list[str]) -> int:
     record({"event": "ready"})
     os.write(1, b"ready> ")
     line: list[str] = []
+    first: float | None = None
     while True:
         data = os.read(0, 65536)
         if not data:
             return 0
+        now = time.time()
         for ch in decoder.decode(data):
             if ch == "\n":
-                record({"line": "".join(line)})
+                record({"line": "".join(line), "t_first": first or now, "t_end": now})
                 line.clear()
+                first = None
                 os.write(1, b"\r\n> ")
             else:
+                if first is None:
+                    first = now
                 line.append(ch)
                 os.write(1, ch.encode("utf-8", "surrogateescape"))
 

@@ -76,7 +76,7 @@ class Reader:
     pane: str
     out: Path
 
-    def records(self) -> list[dict[str, str]]:
+    def records(self) -> list[dict[str, Any]]:
         """Everything the reader recorded so far."""
         if not self.out.exists():
             return []

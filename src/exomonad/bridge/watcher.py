@@ -43,7 +43,7 @@ MemberSelector = Callable[[TeamConfig], dict[str, str | None]]
 
 def synthetic_members(config: TeamConfig) -> dict[str, str | None]:
     """The default selector: ExoMonad's synthetic members and their bound panes."""
-    return {m.name: _pane_of(m.model_extra) for m in config.members if m.synthetic}
+    return {m.name: m.pane for m in config.members if m.synthetic}
 
 log = logging.getLogger("exomonad.bridge")
 
@@ -334,7 +334,3 @@ class InboxWatcher:
                 for member in team.deliverer.mark_due():
                     self._schedule((team.paths.team, member))
 
-
-def _pane_of(extra: dict[str, object] | None) -> str | None:
-    pane = (extra or {}).get("exomonadPane")
-    return pane if isinstance(pane, str) and pane else None

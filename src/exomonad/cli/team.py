@@ -54,7 +54,7 @@ def show(team: str, config_dir: ConfigDirOpt = None, as_json: JsonOpt = False) -
         for col in ("name", "type", "backend", "pane", "presence"):
             table.add_column(col)
         for m in cfg.members:
-            pane = str((m.model_extra or {}).get("exomonadPane") or m.tmux_pane_id or "")
+            pane = m.pane or m.tmux_pane_id or ""
             state = presence[m.name].state.value if m.name in presence else "?"
             table.add_row(m.name, m.agent_type or "", m.backend_type or "", pane, state)
         console.print(table)

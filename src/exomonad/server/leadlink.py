@@ -61,10 +61,8 @@ class LeadLink:
             return  # the old team is gone with its config
         for m in members:
             if svc.config.lead.follow == "move":
-                extra = m.model_extra or {}
-                pane = extra.get("exomonadPane")
                 register_synthetic(svc.paths(new), m.name, agent_type=m.agent_type or "worker",
-                                   pane=pane if isinstance(pane, str) else None)  # fmt: skip
+                                   pane=m.pane)  # fmt: skip
             remove_synthetic(svc.paths(old), m.name)
             log.info("worker %s: %s %s → %s", m.name, svc.config.lead.follow, old, new)
 

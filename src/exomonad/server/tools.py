@@ -127,9 +127,8 @@ def _pane_of(svc: Services, team: str, member: str) -> str | None:
     m = load_config(svc.paths(team)).member(member)
     if m is None:
         return None
-    ours = (m.model_extra or {}).get("exomonadPane")
-    if isinstance(ours, str) and ours:
-        return ours  # our binding, in whatever backend's id form
+    if m.pane:
+        return m.pane  # our binding, in whatever backend's id form
     theirs = m.tmux_pane_id  # Claude Code's own: a tmux id, or "" / "synthetic" / "in-process"
     return theirs if theirs and theirs.startswith("%") else None
 

@@ -119,6 +119,12 @@ class Member(WireModel):
         """True for members ExoMonad registered (``backendType == "exomonad"``)."""
         return self.backend_type == SYNTHETIC_BACKEND
 
+    @property
+    def pane(self) -> str | None:
+        """The pane ExoMonad bound this member to (our ``exomonadPane`` key), if any."""
+        pane = (self.model_extra or {}).get("exomonadPane")
+        return pane if isinstance(pane, str) and pane else None
+
 
 class TeamConfig(WireModel):
     """A team's ``config.json``."""
