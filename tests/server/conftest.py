@@ -12,6 +12,7 @@ from exomonad.server.config import PolicyConfig, ProjectConfig, WorkersConfig
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.teams import TeamPaths, create_team, get_dialect
+from tests.support.git import make_repo
 
 
 @pytest.fixture
@@ -22,6 +23,7 @@ def fake() -> FakePaneBackend:
 @pytest.fixture
 def svc(tmp_path: Path, fake: FakePaneBackend) -> Iterator[Services]:
     root = tmp_path / "claude"
+    make_repo(tmp_path / "project")  # workers get worktrees of a real repository
     create_team(TeamPaths("proj", root))
     config = ProjectConfig(policy=PolicyConfig(approval_timeout=1.0, popup=False),
                            workers=WorkersConfig(ready_marker=""))  # fmt: skip

@@ -23,6 +23,7 @@ from mcp_types import TextContent
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
+from tests.support.git import make_repo
 from tests.support.tmux import READER, TmuxServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
@@ -58,6 +59,7 @@ def _start(env: dict[str, str], tmux: TmuxServer) -> subprocess.Popen[str]:
 @pytest.fixture
 def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    make_repo(tmp_path / "proj")
     state.mkdir(parents=True)
     (state / "config.toml").write_text(
         f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
@@ -11,6 +13,7 @@ from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, ToolError, call_tool
 from exomonad.teams import load_config, register_synthetic
+from tests.support.git import git
 
 
 def _worker(svc: Services, name: str = "gemini-1") -> Identity:
@@ -121,15 +124,47 @@ def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneB
     assert [e["text"] for e in svc.mailbox("proj").read_raw("g1")] == ["do A"]
     spawned = fake.pane(panes["g1"])
     token = spawned.env["EXOMONAD_TOKEN"]
-    assert svc.identify(token) == Identity("g1", "worker", "proj", "team-lead")
-    call_tool(svc, lead, "remove_worker", {"name": "g1"})
+    wt = svc.state_dir.resolve().parent / ".worktrees" / "g1"
+    assert svc.identify(token) == Identity("g1", "worker", "proj", "team-lead",
+                                           worktree=str(wt), branch="exo/g1")  # fmt: skip
+    assert spawned.cwd == str(wt)  # the worker runs in its own worktree...
+    assert git(wt, "branch", "--show-current").strip() == "exo/g1"  # ...on its own branch
+    member = load_config(svc.paths("proj")).member("g1")
+    assert member is not None
+    assert member.cwd == str(wt)
+    removed = call_tool(svc, lead, "remove_worker", {"name": "g1"})
     assert load_config(svc.paths("proj")).member("g1") is None
     assert svc.identify(token).authenticated is False  # token revoked
     assert not fake.exists(panes["g1"])
+    assert removed["worktree"]["removed"] is True  # clean and merged: nothing to lose
+    assert not wt.exists()
+    wt2 = Path(out["workers"][1]["worktree"])
+    (wt2 / "work.py").write_text("unsaved = 1\n")
+    kept = call_tool(svc, lead, "remove_worker", {"name": "g2"})
+    assert kept["worktree"]["removed"] is False  # uncommitted work is never thrown away
+    assert kept["worktree"]["uncommitted"] == ["work.py"]
+    assert "kept worktree" in kept["message"]
+    assert (wt2 / "work.py").read_text() == "unsaved = 1\n"
     with pytest.raises(ExomonadError, match="not an ExoMonad one"):
         call_tool(svc, lead, "remove_worker", {"name": "team-lead"})
     with pytest.raises(ToolError, match="not an ExoMonad worker"):
         call_tool(svc, lead, "remove_worker", {"name": "g1"})  # already gone
+
+
+def test_worker_names_and_roles_below_the_lead_only(svc: Services, lead: Identity) -> None:
+    for bad in ("team-lead", "user", "../x"):
+        with pytest.raises(ExomonadError):
+            call_tool(svc, lead, "spawn_workers", {"workers": [{"name": bad, "task": "t"}]})
+    assert not (svc.state_dir.parent / ".worktrees").exists()
+
+
+def test_workers_without_worktrees_when_configured_off(svc: Services, lead: Identity,
+                                                       fake: FakePaneBackend) -> None:  # fmt: skip
+    svc.config.workers.worktree = False
+    out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g3", "task": "t"}]})
+    [w] = out["workers"]
+    assert (w["worktree"], w["branch"]) == (None, None)
+    assert fake.pane(w["pane"]).cwd == str(svc.state_dir.parent)
 
 
 def test_every_tool_has_a_schema_and_description() -> None:

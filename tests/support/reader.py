@@ -8,7 +8,7 @@ still becomes LF (ICRNL), like a line-oriented TUI. Every received character is 
 *raw* to the terminal, so a leaked escape sequence really would recolour the screen, and
 a leaked ^C really would raise SIGINT. Records, one JSON object per line in OUT.jsonl:
 
-* ``{"event": "ready"}`` once the terminal is set up;
+* ``{"event": "ready", "cwd": ...}`` once the terminal is set up (where it runs);
 * ``{"line": "...", "t_first": T1, "t_end": T2}`` for every line received (exact text,
   any control chars included); ``T1`` is when the read that brought its first character
   returned, ``T2`` when its newline (the Enter) arrived, both ``time.time()`` (the
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
     termios.tcsetattr(0, termios.TCSANOW, attrs)
 
     decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
-    record({"event": "ready"})
+    record({"event": "ready", "cwd": os.getcwd()})
     os.write(1, b"ready> ")
     line: list[str] = []
     first: float | None = None

@@ -146,7 +146,7 @@ class TmuxServer:
             ).strip()
         reader = Reader(pane, out)
         retry_until(
-            lambda: {"event": "ready"} in reader.records(),
+            lambda: any(r.get("event") == "ready" for r in reader.records()),
             timeout=10,
             message="reader did not start",
         )

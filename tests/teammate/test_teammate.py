@@ -22,6 +22,7 @@ from exomonad.teams import Mailbox, TeamPaths, create_team
 from exomonad.teams.models import message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
 from exomonad.util.waiting import retry_until
+from tests.support.git import git, make_repo
 from tests.support.tmux import READER, TmuxServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -44,6 +45,7 @@ def test_routing_defaults() -> None:
 @pytest.fixture
 def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[tuple[Path, Path, dict[str, str]]]:
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    make_repo(tmp_path / "proj")
     state.mkdir(parents=True)
     out = tmp_path / "worker.jsonl"
     (state / "config.toml").write_text(
@@ -94,6 +96,12 @@ def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_ser
     lead.send("gemini-1", sender="team-lead", text="and then the lexer")
     retry_until(lambda: len(lines()) == 2, timeout=30, message=f"{lines()}")
     assert lines()[1] == "[from team-lead] and then the lexer"
+    # It runs in its own worktree, on its own branch, made from the lead's HEAD.
+    worktree = tmp_path / "proj" / ".worktrees" / "gemini-1"
+    [ready] = [r for r in map(orjson.loads, out.read_text().splitlines()) if "event" in r]
+    assert ready["cwd"] == str(worktree)
+    assert git(worktree, "branch", "--show-current").strip() == "exo/gemini-1"
+    (worktree / "half-done.py").write_text("x = 1\n")  # work not committed yet
     # The token the server issued names the teammate, its team and its parent.
     # Shutdown: approved with the pane id, the worker stopped, the process exited.
     req = ShutdownRequest(request_id="shutdown-1@gemini-1", from_="team-lead",
@@ -111,6 +119,11 @@ def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_ser
     retry_until(lambda: "exited-" in tmux_server.tmux("capture-pane", "-p", "-t", pane),
                 timeout=30, message="teammate did not exit")  # fmt: skip
     assert len(lines()) == 2  # the shutdown request was handled, not typed
+    # Uncommitted work: the worktree is kept, and the lead is told where and why.
+    assert (worktree / "half-done.py").read_text() == "x = 1\n"
+    notes = [e["text"] for e in lead.read_raw("team-lead") if "shutting down" in e["text"]]
+    assert notes == [f"[from: gemini-1] shutting down: kept worktree {worktree} "
+                     "(exo/gemini-1): 1 uncommitted file(s): half-done.py"]  # fmt: skip
 
 
 def test_shutdown_request_is_consumed_before_it_is_approved(tmp_path: Path) -> None:
@@ -123,24 +136,33 @@ def test_shutdown_request_is_consumed_before_it_is_approved(tmp_path: Path) -> N
     Mailbox(paths).send("g", sender="team-lead", text=encode(req), check_member=False)
     [entry] = Mailbox(paths).read_raw("g")
     inbox_when_approved: list[list[dict[str, Any]]] = []
+    events: list[str] = []
 
     class Spy(Mailbox):
         def send(self, to: str, **kw: Any) -> str:
             inbox_when_approved.append(self.read_raw("g"))
+            events.append("send")
             return super().send(to, **kw)
 
     class Agent(PtyAgent):
         def terminate(self, grace: float = 5.0) -> None:
-            pass
+            events.append("terminate")
+
+    def release() -> str:
+        events.append("release")
+        return "kept worktree /p/.worktrees/g (exo/g): 1 uncommitted file(s): a.py"
 
     ledger = SqliteLedger(tmp_path / "ledger.db")
     args = parse_teammate_args(["--agent-name", "g", "--team-name", "t"])
-    protocol = _Protocol(args, Agent(["true"], env={}), Spy(paths), "team-lead", ledger)
+    protocol = _Protocol(args, Agent(["true"], env={}), Spy(paths), "team-lead", ledger, release)
     mid = message_identity(entry)
     ledger.begin("t", "g", mid)  # as the delivery pass does before it asks the intercept
     assert protocol(entry)
-    assert inbox_when_approved == [[]]  # pruned before the approval went out
+    # the agent stops, its worktree is given back, then the lead is told and approved
+    assert events == ["terminate", "release", "send", "send"]
+    assert inbox_when_approved == [[], []]  # pruned before the approval went out
     assert ledger.delivered("t", "g", [mid]) == {mid}
-    [approval] = [decode(e["text"]) for e in Mailbox(paths).read_raw("team-lead")]
-    assert isinstance(approval, ShutdownApproved)
+    note, approval = [e["text"] for e in Mailbox(paths).read_raw("team-lead")]
+    assert "kept worktree /p/.worktrees/g" in note
+    assert isinstance(decode(approval), ShutdownApproved)
     ledger.close()

@@ -8,7 +8,8 @@ import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))
   or an agent's hook/MCP settings, never read credential stores.
 - ``dev``: read the project, write/commit in its worktree, push its own branch
   (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
-- ``worker``: like ``dev`` without pushing.
+- ``worker``: the same as ``dev`` (a worker in its own worktree pushes its own branch);
+  the two roles differ in the ExoMonad tools they see (``[roles.tools]``).
 - ``tl``: read anything but secrets, write in the project, push any unprotected branch,
   delete unprotected branches, open PRs, close PRs and issues, any known host.
   A dev's request within the lead's set: reads and plain shell are allowed by the lead's
@@ -81,13 +82,11 @@ WORKER = Role(
     Grant(DeleteFile, in_worktree),
     Grant(Shell, unprivileged),
     Grant(GitCommit, lambda a, ctx: ctx.in_worktree(a.repo)),
-    description="works in its worktree; commits but does not push",
+    Grant(GitPush, all_of(own_branch, no_blind_force), why="its own branch"),
+    description="works in its worktree; commits and pushes its own branch",
 )
 
-DEV = WORKER.extend(
-    Grant(GitPush, all_of(own_branch, no_blind_force), why="its own branch"),
-    description="works in its worktree; pushes its own branch",
-)
+DEV = WORKER.extend(description="works in its worktree; pushes its own branch")
 
 TL = Role(
     *EVERYONE,

@@ -23,6 +23,7 @@ import anyio.to_thread
 import orjson
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,10 +31,12 @@ from starlette.routing import Route
 
 from exomonad.errors import ExomonadError
 from exomonad.server.hooks import handle_hook
-from exomonad.server.identity import TOKEN_HEADER, Identity
+from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
+from exomonad.server.tools import call_tool
+from exomonad.server.workers import provision, release
 
 __all__ = ["build_app", "health", "run_server"]
 
@@ -94,27 +97,54 @@ def build_app(svc: Services) -> Starlette:
         )
 
     async def teammate_token(request: Request) -> Response:
-        """A worker token for a teammate Claude Code spawned (``exomonad teammate``).
+        """A worker token (and worktree) for a teammate Claude Code spawned.
 
-        The socket is 0600: whoever can connect is the project's user.
+        The socket is 0600: whoever can connect is the project's user. Only names and
+        roles below the lead are issued (see :func:`exomonad.server.workers.provision`).
         """
         try:
             body = orjson.loads(await request.body())
-            who = Identity(
-                name=str(body["name"]),
-                role=str(body.get("role", "worker")),
-                team=str(body["team"]),
-                parent=str(body.get("parent", "team-lead")),
-            )
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            if not isinstance(body, dict):
+                raise TypeError("not an object")
+            parent = body.get("parent", svc.config.lead.name)
+            worker = await anyio.to_thread.run_sync(lambda: provision(
+                svc, body.get("name"), body.get("team"), role=body.get("role", "worker"),
+                parent=parent if isinstance(parent, str) else svc.config.lead.name))
+        except (orjson.JSONDecodeError, TypeError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
-        if who.role == svc.config.lead.role:
-            return JSONResponse({"error": "a teammate cannot take the lead's role"}, 403)
-        return JSONResponse({"token": svc.tokens.issue(who)})
+        except ExomonadError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403)
+        return JSONResponse(worker.to_json())
+
+    async def teammate_release(request: Request) -> Response:
+        """A teammate that is shutting down gives back its token and worktree."""
+        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        if not who.authenticated or who.team is None:
+            return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
+        return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
+
+    async def tool_route(request: Request) -> Response:
+        """One ExoMonad tool as plain JSON (for the CLI): the same role and policy checks
+        as over MCP; the caller is whoever its token says."""
+        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        try:
+            args = orjson.loads(await request.body() or b"{}")
+            if not isinstance(args, dict):
+                raise TypeError("arguments are not an object")
+            result = await anyio.to_thread.run_sync(call_tool, svc, who,
+                                                    request.path_params["name"], args)
+        except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        except ExomonadError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403)
+        return JSONResponse(result)
 
     routes = [
         Route("/health", health_route, methods=["GET"]),
         Route("/teammate/token", teammate_token, methods=["POST"]),
+        Route("/teammate/release", teammate_release, methods=["POST"]),
+        Route("/tool/{name}", tool_route, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),
     ]
     return build_mcp_server(svc).streamable_http_app(

@@ -36,6 +36,10 @@ Example::
     agent_type = "gemini"
     ready_marker = "Type your message or @path/to/file"  # wait for it before the task
     ready_timeout = 90.0
+    worktree = true             # each worker in its own git worktree and branch
+    worktree_dir = ".worktrees" # relative to the project root (or absolute)
+    branch_prefix = "exo/"      # a worker's branch: exo/<name>, from the lead's HEAD
+    sandbox = "none"            # "bwrap": run workers under bubblewrap (docs/sandbox.md)
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ class RolesConfig(_Section):
 
 
 class WorkersConfig(_Section):
-    """How ``spawn_workers`` starts workers."""
+    """How ExoMonad starts workers (``spawn_workers``, ``worker start``, teammates)."""
 
     command: str = "gemini --yolo"
     tmux_session: str = "exomonad"
@@ -114,6 +118,11 @@ class WorkersConfig(_Section):
     #: still starting drops what is typed into it, so the task waits for this.
     ready_marker: str = "Type your message or @path/to/file"
     ready_timeout: float = Field(default=90.0, ge=0)
+    #: Give each worker its own ``git worktree`` on its own branch (from the lead's HEAD).
+    worktree: bool = True
+    worktree_dir: str = ".worktrees"
+    branch_prefix: str = "exo/"
+    sandbox: Literal["none", "bwrap"] = "none"
 
 
 class PolicyConfig(_Section):

@@ -95,7 +95,7 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     svc.counters["hook_pre_tool_use"] += 1
     req = ToolRequest.from_hook(
         "gemini" if runtime == "gemini" else "claude", p,
-        role=who.role, agent=who.name, team=who.team,
+        role=who.role, agent=who.name, team=who.team, worktree=who.worktree, branch=who.branch,
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)

@@ -28,13 +28,20 @@ TOKEN_HEADER = "x-exomonad-token"
 
 @dataclass(frozen=True)
 class Identity:
-    """An authenticated (or anonymous) caller."""
+    """An authenticated (or anonymous) caller.
+
+    ``worktree`` and ``branch`` are the agent's own checkout and branch (set when
+    ExoMonad made it a worktree); every hook and tool call passes them to the policy,
+    so ordinary work there is allowed and work elsewhere cascades.
+    """
 
     name: str
     role: str
     team: str | None = None
     parent: str = "team-lead"
     authenticated: bool = True
+    worktree: str | None = None
+    branch: str | None = None
 
 
 class TokenStore:
@@ -77,6 +84,24 @@ class TokenStore:
             }
             self._save()
             return before - len(self._tokens)
+
+    def find(self, name: str, team: str | None) -> Identity | None:
+        """The identity holding a token for ``name`` in ``team``, if any."""
+        with self._lock:
+            return next((i for i in self._tokens.values() if (i.name, i.team) == (name, team)),
+                        None)  # fmt: skip
+
+    def identities(self) -> list[Identity]:
+        """Every identity that holds a token."""
+        with self._lock:
+            return list(self._tokens.values())
+
+    def clear(self) -> None:
+        """Revoke every token, the lead's included (``exomonad down``)."""
+        with self._lock:
+            self._tokens = {}
+            self._save()
+            self.lead_path.unlink(missing_ok=True)
 
     def lookup(self, token: str | None) -> Identity | None:
         """The identity of ``token``, if it is one we issued."""

@@ -20,6 +20,7 @@ from exomonad.server.permissions import Gatekeeper
 from exomonad.state import adopt_lock_journal
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
+from exomonad.worktrees import WorktreeManager
 
 __all__ = ["Services"]
 
@@ -52,6 +53,10 @@ class Services:
         self.root = config_root(root)
         self.config = config or load_project_config(state_dir)
         self.dialect = dialect or get_dialect()
+        workers = self.config.workers
+        self.worktrees = WorktreeManager(state_dir.resolve().parent,
+                                         worktree_dir=workers.worktree_dir,
+                                         branch_prefix=workers.branch_prefix)  # fmt: skip
         self.tokens = TokenStore(state_dir)
         self.tokens.ensure_lead_token(self.config.lead.name, self.config.lead.role)
         self.ledger = SqliteLedger(state_dir / "ledger.db")

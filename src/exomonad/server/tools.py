@@ -19,6 +19,7 @@ from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, Lock
 from exomonad.policy import Allow, ToolRequest
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
+from exomonad.server.workers import Provisioned, provision, release
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
 from exomonad.teams.tasks import TaskStore
 from exomonad.util.waiting import WaitTimeout, retry_until
@@ -156,10 +157,18 @@ def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
             "backend": m.backend_type,
             "presence": presence[m.name].state.value if m.name in presence else None,
             "pending": pending.get(f"{team}/{m.name}", 0),
+            **_checkout(svc, m.name, team),
         }
         for m in config.members
     ]
     return {"team": team, "lead": config.lead_name, "you": who.name, "members": members}
+
+
+def _checkout(svc: Services, name: str, team: str) -> dict[str, str]:
+    found = svc.tokens.find(name, team)
+    if found is None or found.worktree is None:
+        return {}
+    return {"worktree": found.worktree, "branch": found.branch or ""}
 
 
 def _tasks(svc: Services, who: Identity) -> TaskStore:
@@ -194,25 +203,32 @@ def task_claim(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
 
 
 def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str, Any]:
-    """Open a pane per worker, wait until each is ready, register it, send it its task."""
+    """Open a pane per worker (in its own worktree and branch unless configured off),
+    wait until each is ready, register it, send it its task."""
     team = svc.team_of(who)
     paths = svc.paths(team)
     cfg = svc.config.workers
-    panes: list[tuple[WorkerSpec, str]] = []
+    started: list[tuple[WorkerSpec, Provisioned, str]] = []
     for w in a.workers:
-        token = svc.tokens.issue(Identity(name=w.name, role="worker", team=team, parent=who.name))
-        env = {"EXOMONAD_TOKEN": token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
+        worker = provision(svc, w.name, team, parent=who.name)
+        env = {"EXOMONAD_TOKEN": worker.token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
                "EXOMONAD_DIR": str(svc.state_dir)}  # fmt: skip
-        pane = svc.backend.spawn(shlex.split(w.command or cfg.command),
-                                 cwd=str(svc.state_dir.parent), env=env, name=w.name,
-                                 target=cfg.tmux_session)  # fmt: skip
-        panes.append((w, pane))
+        try:
+            pane = svc.backend.spawn(shlex.split(w.command or cfg.command),
+                                     cwd=worker.cwd or str(svc.state_dir.parent), env=env,
+                                     name=w.name, target=cfg.tmux_session)  # fmt: skip
+        except ExomonadError:
+            release(svc, w.name, team)  # a fresh worktree is clean: removed again
+            raise
+        started.append((w, worker, pane))
     spawned = []
-    for w, pane in panes:  # started together, awaited in turn
+    for w, worker, pane in started:  # started together, awaited in turn
         ready = _await_ready(svc, pane) if cfg.ready_marker else True
-        register_synthetic(paths, w.name, agent_type=cfg.agent_type, pane=pane)
+        register_synthetic(paths, w.name, agent_type=cfg.agent_type, pane=pane, cwd=worker.cwd)
         mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task)
-        spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid})
+        spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid,
+                        "worktree": worker.identity.worktree,
+                        "branch": worker.identity.branch})  # fmt: skip
     return _done(f"spawned {len(spawned)} worker(s) in team {team}", workers=spawned)
 
 
@@ -228,15 +244,18 @@ def _await_ready(svc: Services, pane: str) -> bool:
 
 
 def remove_worker(svc: Services, who: Identity, a: RemoveWorkerArgs) -> dict[str, Any]:
-    """Close a worker's pane and remove it from the team."""
+    """Close a worker's pane and remove it from the team; its worktree is removed only
+    when clean and merged or pushed (else kept, and the answer says where and why)."""
     team = svc.team_of(who)
     pane = _pane_of(svc, team, a.name)
     if not remove_synthetic(svc.paths(team), a.name):
         raise ToolError(f"{a.name!r} is not an ExoMonad worker of team {team!r}")
-    svc.tokens.revoke(a.name, team)
     if pane is not None and svc.backend.exists(pane):
         svc.backend.kill(pane)
-    return _done(f"removed {a.name}", pane=pane)
+    removal = release(svc, a.name, team)
+    note = f"; {removal.message()}" if removal is not None else ""
+    return _done(f"removed {a.name}{note}", pane=pane,
+                 worktree=removal.to_json() if removal is not None else None)  # fmt: skip
 
 
 def answer_permission(svc: Services, who: Identity, a: AnswerPermissionArgs) -> dict[str, Any]:
@@ -285,7 +304,8 @@ def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]
         raise ToolError(f"tool {name!r} is not available to role {who.role!r}")
     args = tool.args.model_validate(arguments)
     req = ToolRequest("mcp", role=who.role, agent=who.name, tool_name=name,
-                      tool_input=arguments, team=who.team)  # fmt: skip
+                      tool_input=arguments, team=who.team, cwd=who.worktree,
+                      worktree=who.worktree, branch=who.branch)  # fmt: skip
     verdict = svc.gatekeeper.check(req, who, svc.mailbox(who.team) if who.team else None)
     if not isinstance(verdict.decision, Allow):
         raise ToolError(f"{name} refused by policy: {verdict.decision.reason}")

@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
 import os
 import shlex
-import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +29,9 @@ import orjson
 
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
+from exomonad.client import ServerClient, ServerError, ServerNotRunningError
 from exomonad.errors import ExomonadError
 from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
-from exomonad.server.pidfile import read_server_info
 from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
 from exomonad.teams import Mailbox, TeamPaths
@@ -92,33 +90,39 @@ def parse_teammate_args(argv: Sequence[str]) -> TeammateArgs:
                         values.get("--parent-session-id"), items)  # fmt: skip
 
 
-def _request_token(state: Path, args: TeammateArgs, parent: str) -> str:
-    info = read_server_info(state)
-    if info is None or not info.alive:
-        raise ExomonadError(
-            f"no ExoMonad server runs for {state.parent}: start `exomonad serve` first "
-            "(a teammate needs it for its MCP tools, hooks and policy)"
-        )
-    conn = http.client.HTTPConnection("localhost", timeout=30)
-    sock = socket.socket(socket.AF_UNIX)
-    sock.connect(info.socket)
-    conn.sock = sock
-    body = orjson.dumps({"name": args.name, "team": args.team, "parent": parent})
-    conn.request("POST", "/teammate/token", body=body,
-                 headers={"Content-Type": "application/json"})  # fmt: skip
-    answer = orjson.loads(conn.getresponse().read())
-    if "token" not in answer:
-        raise ExomonadError(f"the server refused a token: {answer.get('error')}")
-    return str(answer["token"])
+def _provision(state: Path, args: TeammateArgs, parent: str) -> dict[str, Any]:
+    """A worker token (and worktree) from the project's server."""
+    try:
+        answer = ServerClient(state, timeout=60).call(
+            "POST", "/teammate/token", {"name": args.name, "team": args.team, "parent": parent})
+    except ServerNotRunningError as exc:
+        raise ExomonadError(f"{exc} (a teammate needs it for its MCP tools, hooks and "
+                            "policy)") from exc  # fmt: skip
+    except ServerError as exc:
+        raise ExomonadError(f"the server refused a worker token: {exc}") from exc
+    if not isinstance(answer, dict) or not isinstance(answer.get("token"), str):
+        raise ExomonadError(f"the server's token answer is malformed: {answer!r}")
+    return answer
+
+
+def _release(state: Path, token: str) -> str:
+    """Give back our token and worktree; what happened to the worktree, in one line."""
+    try:
+        answer = ServerClient(state, token=token, timeout=60).call("POST", "/teammate/release")
+    except ExomonadError as exc:
+        return f"could not release the worker ({exc}); its worktree, if any, is kept"
+    worktree = answer.get("worktree") if isinstance(answer, dict) else None
+    return str(worktree.get("message", "")) if isinstance(worktree, dict) else ""
 
 
 class _Protocol:
     """Handles protocol messages addressed to the teammate before they are typed."""
 
     def __init__(self, args: TeammateArgs, agent: PtyAgent, mailbox: Mailbox, lead: str,
-                 ledger: SqliteLedger):  # fmt: skip
+                 ledger: SqliteLedger, release: Callable[[], str]):  # fmt: skip
         self.args, self.agent, self.mailbox, self.lead = args, agent, mailbox, lead
         self.ledger = ledger
+        self.release = release
         self.stopping = False
 
     def __call__(self, entry: dict[str, Any]) -> bool:
@@ -133,13 +137,20 @@ class _Protocol:
         self.ledger.mark_delivered(self.args.team, self.args.name, message_id)
         with contextlib.suppress(ExomonadError):
             self.mailbox.mark_read(self.args.name, [message_id])
+        # Stop the agent, then give back its worktree (removed only when nothing is lost)
+        # before approving: on the approval the pane goes, and this process with it.
+        self.stopping = True
+        self.agent.terminate()
+        asker = str(entry.get("from") or self.lead)
+        outcome = self.release()
+        if outcome.startswith(("kept", "could not")):
+            note = f"[from: {self.args.name}] shutting down: {outcome}"
+            with contextlib.suppress(ExomonadError):
+                self.mailbox.send(asker, sender=self.args.name, text=note, check_member=False)
         reply = ShutdownApproved(request_id=msg.request_id, from_=self.args.name,
                                  timestamp=now_iso(), pane_id=os.environ.get("TMUX_PANE"),
                                  backend_type="tmux")  # fmt: skip
-        self.mailbox.send(str(entry.get("from") or self.lead), sender=self.args.name,
-                          text=encode(reply), check_member=False)  # fmt: skip
-        self.stopping = True
-        self.agent.terminate()
+        self.mailbox.send(asker, sender=self.args.name, text=encode(reply), check_member=False)
         return True
 
 
@@ -169,9 +180,11 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         os.execvp(config.teammate.claude, [config.teammate.claude, *args.argv])
     paths = TeamPaths(args.team, root)
     lead = _lead_name(paths)
-    token = _request_token(state, args, lead)
+    worker = _provision(state, args, lead)
+    token = str(worker["token"])
     command = shlex.split(route.command or config.workers.command)
-    agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=os.getcwd())
+    cwd = worker.get("worktree") if isinstance(worker.get("worktree"), str) else None
+    agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=cwd or os.getcwd())
     agent.start()
     marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
     if marker is not None:
@@ -184,7 +197,8 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         return {args.name: "pty"}
 
     watcher = InboxWatcher(ledger, PtySink(agent), root=root, teams=[args.team], select=select,
-                           intercept=_Protocol(args, agent, mailbox, lead, ledger))  # fmt: skip
+                           intercept=_Protocol(args, agent, mailbox, lead, ledger,
+                                               lambda: _release(state, token)))  # fmt: skip
     try:
         return asyncio.run(_serve(args, agent, watcher))
     finally:

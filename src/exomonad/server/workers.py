@@ -1,0 +1,101 @@
+"""A worker's life in the server: its identity, token and worktree in, all of it out.
+
+Every way a worker starts (``spawn_workers``, ``exomonad worker start``, and a teammate
+Claude Code spawns through ``exomonad teammate``) goes through :func:`provision`, and
+every way it ends (``remove_worker``, ``exomonad worker stop``, a teammate's
+``shutdown_request``, ``exomonad down``) through :func:`release`. So the rules live
+here once: which names and roles may get a token, that a worker gets its own worktree
+and branch (``[workers] worktree``), and that a worktree is removed only when nothing
+would be lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from exomonad.errors import ExomonadError, InvalidNameError
+from exomonad.server.identity import Identity
+from exomonad.server.services import Services
+from exomonad.teams.paths import RESERVED_NAMES, validate_name
+from exomonad.worktrees import Removal, WorktreeState
+
+__all__ = ["WORKER_ROLES", "Provisioned", "provision", "release"]
+
+log = logging.getLogger("exomonad.server")
+
+#: Roles a worker token may carry (never the lead's).
+WORKER_ROLES = frozenset({"worker", "dev"})
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """A worker's identity (with its worktree and branch) and its token."""
+
+    identity: Identity
+    token: str
+
+    @property
+    def cwd(self) -> str | None:
+        """Where the worker's process should run (its worktree, if it has one)."""
+        return self.identity.worktree
+
+    def to_json(self) -> dict[str, str | None]:
+        """What the teammate route answers."""
+        return {"token": self.token, "name": self.identity.name, "team": self.identity.team,
+                "worktree": self.identity.worktree, "branch": self.identity.branch}  # fmt: skip
+
+
+def _check(svc: Services, name: object, role: object, team: object) -> tuple[str, str, str]:
+    if not isinstance(name, str) or not isinstance(role, str) or not isinstance(team, str):
+        raise InvalidNameError("name, role and team must be strings")
+    validate_name(name, "worker name")
+    validate_name(team, "team name")
+    lead = svc.config.lead
+    if name in RESERVED_NAMES or name == lead.name:
+        raise InvalidNameError(f"{name!r} is reserved (the lead's or Claude Code's name)")
+    if role not in WORKER_ROLES:
+        raise InvalidNameError(f"role {role!r} cannot be given to a worker "
+                               f"(one of {sorted(WORKER_ROLES)})")  # fmt: skip
+    return name, role, team
+
+
+def provision(svc: Services, name: object, team: object, *, parent: str = "team-lead",
+              role: object = "worker") -> Provisioned:  # fmt: skip
+    """Validate, make the worker's worktree (if configured), and issue its token.
+
+    Raises
+    ------
+    InvalidNameError
+        A name or role a worker may not have (the lead's name, a reserved name,
+        the lead's role, a name that could escape a directory).
+    WorktreeError
+        The project is not a git repository with a commit, or the path is taken.
+    """
+    name, role, team = _check(svc, name, role, team)
+    who = Identity(name=name, role=role, team=team, parent=parent)
+    if svc.config.workers.worktree:
+        wt = svc.worktrees.create(name)
+        who = replace(who, worktree=str(wt.path), branch=wt.branch)
+    return Provisioned(who, svc.tokens.issue(who))
+
+
+def release(svc: Services, name: str, team: str, *, force: bool = False) -> Removal | None:
+    """Revoke ``name``'s token and remove its worktree if nothing would be lost.
+
+    Returns what happened to the worktree (``None`` when the worker had none). A kept
+    worktree is logged and stays listed by ``exomonad worker list`` / ``status``.
+    """
+    who = svc.tokens.find(name, team)
+    svc.tokens.revoke(name, team)
+    if who is None or who.worktree is None:
+        return None
+    try:
+        removal = svc.worktrees.remove(name, force=force)
+    except ExomonadError as exc:  # never lose work because git failed: keep and say so
+        log.warning("worktree of %s kept: %s", name, exc)
+        state = WorktreeState(Path(who.worktree), who.branch)
+        return Removal(False, state, f"not removed: {exc}")
+    log.info("%s", removal.message())
+    return removal
