@@ -5,7 +5,18 @@ from __future__ import annotations
 import typer
 
 from exomonad import __version__
-from exomonad.cli import inbox, init, policy, relay, serve, task, team, teammate, watch
+from exomonad.cli import (
+    inbox,
+    init,
+    lifecycle,
+    policy,
+    relay,
+    serve,
+    task,
+    team,
+    teammate,
+    watch,
+)
 
 app = typer.Typer(
     name="exomonad",
@@ -24,6 +35,7 @@ teammate.register(app)
 init.register(app)
 app.add_typer(policy.app, name="policy")
 policy.register(app)
+lifecycle.register(app)
 
 
 @app.command()

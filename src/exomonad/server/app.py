@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from exomonad.errors import ExomonadError
+from exomonad.panes import TmuxBackend
 from exomonad.server.hooks import handle_hook
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
@@ -60,6 +61,7 @@ def health(svc: Services) -> dict[str, Any]:
         "policy": svc.gatekeeper.engine.health(),
         "approvals_pending": len(svc.approvals.list_pending()),
         "team": svc.registry.current,
+        "tmux_socket": svc.backend.socket_name if isinstance(svc.backend, TmuxBackend) else None,
         "watched": svc.watcher.watched(),
         "counters": {
             "delivered": stats.delivered,

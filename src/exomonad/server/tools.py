@@ -74,7 +74,8 @@ class TaskUpdateArgs(_Args):
 
 class WorkerSpec(_Args):
     name: str = Field(description="Member name for the worker, e.g. gemini-1.")
-    task: str = Field(description="The first message the worker receives.")
+    task: str | None = Field(default=None,
+                             description="The first message the worker receives (optional).")
     command: str | None = Field(default=None, description="Command to run (default: config).")
 
 
@@ -126,11 +127,14 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
 
 def _pane_of(svc: Services, team: str, member: str) -> str | None:
     m = load_config(svc.paths(team)).member(member)
-    if m is None:
-        return None
-    if m.pane:
-        return m.pane  # our binding, in whatever backend's id form
-    theirs = m.tmux_pane_id  # Claude Code's own: a tmux id, or "" / "synthetic" / "in-process"
+    return None if m is None else _member_pane(m.pane, m.tmux_pane_id)
+
+
+def _member_pane(ours: str | None, theirs: str | None) -> str | None:
+    """Our pane binding (any backend's id form), else Claude Code's own tmux pane id
+    (which may also be "" / "synthetic" / "in-process": no pane)."""
+    if ours:
+        return ours
     return theirs if theirs and theirs.startswith("%") else None
 
 
@@ -157,6 +161,7 @@ def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
             "backend": m.backend_type,
             "presence": presence[m.name].state.value if m.name in presence else None,
             "pending": pending.get(f"{team}/{m.name}", 0),
+            "pane": _member_pane(m.pane, m.tmux_pane_id),
             **_checkout(svc, m.name, team),
         }
         for m in config.members
@@ -164,11 +169,12 @@ def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
     return {"team": team, "lead": config.lead_name, "you": who.name, "members": members}
 
 
-def _checkout(svc: Services, name: str, team: str) -> dict[str, str]:
+def _checkout(svc: Services, name: str, team: str) -> dict[str, Any]:
+    """A worker's token-holding state, worktree and branch (for ``team_status``)."""
     found = svc.tokens.find(name, team)
-    if found is None or found.worktree is None:
-        return {}
-    return {"worktree": found.worktree, "branch": found.branch or ""}
+    if found is None:
+        return {"worker": False}
+    return {"worker": True, "worktree": found.worktree, "branch": found.branch}
 
 
 def _tasks(svc: Services, who: Identity) -> TaskStore:
@@ -225,7 +231,7 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     for w, worker, pane in started:  # started together, awaited in turn
         ready = _await_ready(svc, pane) if cfg.ready_marker else True
         register_synthetic(paths, w.name, agent_type=cfg.agent_type, pane=pane, cwd=worker.cwd)
-        mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task)
+        mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task) if w.task else None
         spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid,
                         "worktree": worker.identity.worktree,
                         "branch": worker.identity.branch})  # fmt: skip

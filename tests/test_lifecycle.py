@@ -1,0 +1,151 @@
+"""`exomonad up` / `down` and `worker start|list|stop`, for real: tmux, the server, git.
+
+The lead window runs a stand-in (the real Claude Code lead under `up` is exercised by
+the Claude Code e2e tests and `make demo`); everything else is ExoMonad's own code in
+real processes: `up` twice, workers in their own worktrees, `down` twice, and then
+nothing is left: no server process, no window `up` opened, no member, no token, and only
+the worktree that holds uncommitted work.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from exomonad.server.pidfile import read_server_info
+from exomonad.teams import TeamPaths, create_team, load_config
+from exomonad.util.waiting import retry_until
+from tests.support.git import GIT_ENV, git, make_repo
+from tests.support.tmux import READER, TmuxServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+LEAD_STANDIN = f"{sys.executable} -c 'import time; time.sleep(3600)'"
+
+
+@dataclass
+class Project:
+    root: Path
+    env: dict[str, str]
+    tmux: TmuxServer
+
+    @property
+    def state(self) -> Path:
+        return self.root / ".exomonad"
+
+    def exo(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([sys.executable, "-m", "exomonad", *args], cwd=self.root,
+                              env=self.env, capture_output=True, text=True, timeout=120,
+                              check=False)  # fmt: skip
+        if ok:
+            assert done.returncode == 0, f"exomonad {' '.join(args)}: {done.stderr}"
+        return done
+
+    def json(self, *args: str) -> Any:
+        return orjson.loads(self.exo(*args, "--json").stdout)
+
+    def windows(self) -> list[str]:
+        done = subprocess.run(["tmux", "-L", self.tmux.socket, "list-windows", "-a", "-F",
+                               "#{session_name}:#{window_name}"], capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        return sorted(done.stdout.split())
+
+    def up(self) -> Any:
+        return self.json("up", "--tmux-socket", self.tmux.socket, "--lead", LEAD_STANDIN)
+
+    def down(self) -> Any:
+        return self.json("down", "--tmux-socket", self.tmux.socket)
+
+
+@pytest.fixture
+def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
+    root = make_repo(tmp_path / "proj", remote=tmp_path / "remote.git")
+    claude = tmp_path / "claude"
+    create_team(TeamPaths("proj", claude))
+    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
+    env.update(GIT_ENV, CLAUDE_CONFIG_DIR=str(claude), EXOMONAD_ENTER_DELAY="0.01",
+               EXOMONAD_LOCK_DIR=str(tmp_path / "locks"))  # fmt: skip
+    (root / ".exomonad").mkdir()
+    (root / ".exomonad" / "config.toml").write_text(
+        f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
+        'ready_marker = "ready>"\n'
+    )
+    p = Project(root, env, tmux_server)
+    yield p
+    info = read_server_info(p.state)
+    if info is not None and info.alive:  # a failed test must not leave a server behind
+        os.kill(info.pid, 15)
+
+
+def _adopt_team(p: Project) -> None:
+    """What the lead's TeamCreate hook tells the server (the stand-in lead has no hooks)."""
+    payload = {"session_id": "lead-1", "tool_name": "TeamCreate",
+               "tool_input": {"team_name": "proj"}}  # fmt: skip
+    done = subprocess.run([sys.executable, "-m", "exomonad", "hook", "post-tool-use"],
+                          input=orjson.dumps(payload).decode(), env=p.env, cwd=p.root,
+                          capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def test_up_workers_down_twice_leaves_nothing_behind(project: Project) -> None:
+    p = project
+    for round_ in (1, 2):
+        first = p.up()
+        assert any("started the server" in d for d in first["done"])
+        again = p.up()  # idempotent: nothing new
+        assert again["done"] == ["already up"]
+        assert again["server_pid"] == first["server_pid"]
+        assert p.windows() == ["exomonad:lead", "exomonad:server", "main:sleep"]
+        _adopt_team(p)
+        w1 = p.json("worker", "start", "--name", "w1", "--task", "do A")
+        w2 = p.json("worker", "start", "--name", "w2")
+        for w, name in ((w1, "w1"), (w2, "w2")):
+            assert w["worktree"] == str(p.root / ".worktrees" / name)
+            assert git(Path(w["worktree"]), "branch", "--show-current").strip() == f"exo/{name}"
+        listed = p.json("worker", "list")
+        assert sorted(m["name"] for m in listed["workers"]) == ["w1", "w2"]
+        wt2 = Path(w2["worktree"])
+        if round_ == 1:
+            (wt2 / "draft.txt").write_text("not committed\n")
+        else:  # the kept worktree came back with its work; now committed and pushed
+            assert (wt2 / "draft.txt").read_text() == "not committed\n"
+            git(wt2, "add", "draft.txt")
+            git(wt2, "commit", "-q", "-m", "draft")
+            git(wt2, "push", "-q", "origin", "exo/w2")
+        stopped = p.json("worker", "stop", "w1")
+        assert stopped["worktree"]["removed"] is True
+        assert not (p.root / ".worktrees" / "w1").exists()
+        report = p.down()
+        assert report["warnings"] == ([f"kept worktree {p.root / '.worktrees' / 'w2'} (exo/w2): "
+                                       "1 uncommitted file(s): draft.txt"]
+                                      if round_ == 1 else [])  # fmt: skip
+        # Nothing left: no server, no window of ours, no member, no token.
+        assert read_server_info(p.state) is None
+        assert p.windows() == ["main:sleep"]  # the pane we did not make stays
+        assert [m.name for m in load_config(TeamPaths("proj", Path(p.env["CLAUDE_CONFIG_DIR"])))
+                .members] == ["team-lead"]  # fmt: skip
+        assert orjson.loads((p.state / "tokens.json").read_bytes()) == {}
+        assert not (p.state / "lead.token").exists()
+        assert p.down()["warnings"] == []  # down again: nothing to do, no error
+        # A worktree with work in it is kept, listed, and reused by the next start;
+        # once its work is committed and pushed, it goes.
+        kept = p.json("worker", "list")["kept_worktrees"]
+        assert [k["path"] for k in kept] == ([str(wt2)] if round_ == 1 else [])
+        assert wt2.exists() == (round_ == 1)
+    assert git(p.root.parent / "remote.git", "log", "--format=%s", "exo/w2").split() == [
+        "draft", "initial"]
+
+
+def test_up_says_how_to_install_a_missing_program(project: Project) -> None:
+    done = project.exo("up", "--tmux-socket", project.tmux.socket, "--lead", "no-such-claude",
+                       ok=False)  # fmt: skip
+    assert done.returncode == 1
+    assert "no-such-claude is not installed or not on PATH" in done.stderr
