@@ -22,7 +22,6 @@ import pytest
 
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import TeamPaths, create_team, load_config
-from exomonad.util.waiting import retry_until
 from tests.support.git import GIT_ENV, git, make_repo
 from tests.support.tmux import READER, TmuxServer
 
