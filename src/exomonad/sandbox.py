@@ -282,7 +282,7 @@ def require_bwrap() -> str:
     path = shutil.which("bwrap")
     if path is None:
         raise SandboxError(
-            f"sandbox = \"bwrap\" needs bubblewrap, which is not installed: {INSTALL_HINT}"
+            f'sandbox = "bwrap" needs bubblewrap, which is not installed: {INSTALL_HINT}'
         )
     why = _probe(path)
     if why is not None:
