@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -176,7 +177,13 @@ def test_argv_binds_in_covering_order(tmp_path: Path) -> None:
     state = _index(argv, "--tmpfs", f"{p}/.exomonad")
     assert root < tmp < project < worktree < common < rw < config < hooks < info < ro < state
     assert argv[state - 2 : state] == ["--perms", "0700"]
-    assert argv[-5:] == ["--chdir", f"{p}/.worktrees/w", "--", "gemini", "--yolo"]
+    end = argv.index("--")
+    assert argv[end - 2 : end] == ["--chdir", f"{p}/.worktrees/w"]
+    # The TIOCSTI guard execs the command: python -I -c <filter> gemini --yolo.
+    assert argv[end + 1 : end + 3] == [sys.executable, "-I"]
+    assert argv[end + 3] == "-c"
+    assert "0x5412" in argv[end + 4]
+    assert argv[end + 5 :] == ["gemini", "--yolo"]
     assert {"--die-with-parent", "--unshare-pid"} <= set(argv[:3])
     assert not {"--new-session", "--unshare-net", "--unshare-all"} & set(argv)
     assert os.path.basename(argv[0]) == "bwrap"
@@ -201,6 +208,7 @@ def test_argv_binds_the_server_socket_after_hiding_the_state_dir(tmp_path: Path)
     # The copy names pid 1 (bwrap's reaper in the sandbox's pid namespace), not ours.
     assert orjson.loads(shown.read_bytes()) == {**info, "pid": 1}
     assert "--new-session" in argv
+    assert argv[argv.index("--") + 1 :] == ["true"]  # no tty to guard: no TIOCSTI filter
     assert "/tmp" not in [a for _, a in _pairs(argv, "--tmpfs")]
 
 
@@ -449,3 +457,35 @@ def test_tui_keeps_its_terminal_only_without_new_session(
         assert "devtty" in tty
         retry_until(lambda: "winch 97" in _read(box / "winch.txt"), timeout=10,
                     message=_read(box / "winch.txt"))  # fmt: skip
+
+
+@pytest.mark.integration
+def test_tiocsti_cannot_type_into_the_panes_shell(
+    tmux_server: TmuxServer, project: Project, tmp_path: Path
+) -> None:
+    """Without --new-session the worker keeps the pane's tty; TIOCSTI would queue input
+    that the pane's shell (outside the sandbox) runs after the worker exits."""
+    box = tmp_path / "box"
+    box.mkdir()
+    pwned, done = tmp_path / "pwned", tmp_path / "done"
+    inject = (
+        "import fcntl, termios, sys\n"
+        "try:\n"
+        f"    for c in b'touch {pwned}\\n':\n"
+        "        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\n"
+        "    print('injected')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+    )
+    spec = replace(project.spec, extra_rw=[box])
+    argv = bwrap_argv(["sh", "-c", f'"$0" -c "$1" > {box}/out', sys.executable, inject], spec)
+    pane = tmux_server.new_pane("bash", "--norc", "--noprofile")
+    tmux_server.tmux("send-keys", "-t", pane, "-l", shlex.join(argv))
+    tmux_server.tmux("send-keys", "-t", pane, "Enter")
+    retry_until(lambda: _read(box / "out") != "", timeout=15, message="sandbox did not run")
+    assert _read(box / "out") == "refused 1\n"  # EPERM from the seccomp filter
+    # Anything injected would be queued before this, so the shell would have run it.
+    tmux_server.tmux("send-keys", "-t", pane, "-l", f"touch {done}")
+    tmux_server.tmux("send-keys", "-t", pane, "Enter")
+    retry_until(done.exists, timeout=10, message="the pane's shell did not run our command")
+    assert not pwned.exists()

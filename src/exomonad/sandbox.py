@@ -28,8 +28,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import platform
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,33 @@ _SANDBOX_PID = 1
 _GIT_RO_FILES = ("config", "HEAD", "index")
 _GIT_RO_DIRS = ("hooks", "info")
 
+#: Run inside the sandbox before the worker's command (``python -I -c ... cmd...``): a
+#: seccomp filter that makes ``ioctl(TIOCSTI)`` / ``ioctl(TIOCLINUX)`` fail with EPERM,
+#: then ``exec``. Without ``--new-session`` the worker keeps the pane's tty as its
+#: controlling terminal, and TIOCSTI would push keystrokes into it, which the pane's
+#: shell outside the sandbox runs once the worker exits. Foreign-ABI syscalls (i386,
+#: x32), which would bypass the number check, are refused too. Fails closed (exit 126).
+_NO_TIOCSTI = r"""
+import ctypes, os, platform, struct, sys
+ARCH, IOCTL = {"x86_64": (0xC000003E, 16), "aarch64": (0xC00000B7, 29)}[platform.machine()]
+def op(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+prog = b"".join([
+    op(0x20, 0, 0, 4), op(0x15, 0, 7, ARCH),  # arch must be ours, else deny
+    op(0x20, 0, 0, 0), op(0x35, 5, 0, 0x40000000), op(0x15, 0, 3, IOCTL),  # nr: x32 denied
+    op(0x20, 0, 0, 24), op(0x15, 2, 0, 0x5412), op(0x15, 1, 0, 0x541C),  # TIOCSTI, TIOCLINUX
+    op(0x06, 0, 0, 0x7FFF0000), op(0x06, 0, 0, 0x00050001),  # allow; EPERM
+])
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+fprog = Prog(len(prog) // 8, prog)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0):
+    sys.stderr.write(f"exomonad sandbox: seccomp failed: {os.strerror(ctypes.get_errno())}\n")
+    sys.exit(126)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+_SECCOMP_MACHINES = ("x86_64", "aarch64")
+
 
 @dataclass(frozen=True)
 class SandboxSpec:
@@ -88,6 +117,8 @@ class SandboxSpec:
         Pass ``--new-session`` (``setsid``): only for a worker without a terminal. It
         cuts a TUI from its controlling tty: no job control, no ``/dev/tty``, and no
         ``SIGWINCH`` when the pane is resized (tested in ``tests/test_sandbox.py``).
+        Without it (the default) the command is started through a seccomp filter that
+        refuses ``ioctl(TIOCSTI)``, so the worker cannot type into the pane's tty.
     private_tmp:
         A fresh tmpfs on ``/tmp`` (hides tmux's and ssh-agent's sockets and other
         agents' files there).
@@ -235,8 +266,10 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
         # connect(2) needs no write access to the socket's mount: read-only suffices.
         argv += ["--ro-bind", sock, sock]
         argv += ["--ro-bind", str(info), os.path.join(state, "server.pid")]
-    argv += ["--chdir", worktree, "--", *command]
-    return argv
+    argv += ["--chdir", worktree, "--"]
+    if not spec.new_session and platform.machine() in _SECCOMP_MACHINES:
+        argv += [sys.executable or "python3", "-I", "-c", _NO_TIOCSTI]
+    return [*argv, *command]
 
 
 def git_common_dir(worktree: Path) -> Path | None:
