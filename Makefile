@@ -6,7 +6,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIRS := tests/interop tests/e2e tests/e2e/claude
-APT_TOOLS := tmux node npm
+APT_TOOLS := tmux node npm bwrap
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
 
@@ -16,7 +16,7 @@ sysdeps:
 	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system tools:$$missing"; \
-	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/'); \
+	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/; s/\bbwrap\b/bubblewrap/'); \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; \
 	fi
 

@@ -56,6 +56,7 @@ ERRORS_ALL = [
     "LockCompromisedError",
     "LockError",
     "PaneError",
+    "SandboxError",
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
@@ -72,6 +73,7 @@ ERROR_PARENTS = {
     "DeliveryError": "ExomonadError",
     "TaskError": "ExomonadError",
     "PaneError": "ExomonadError",
+    "SandboxError": "ExomonadError",
 }
 
 

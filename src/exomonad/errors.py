@@ -13,7 +13,8 @@ can catch one type. The tree::
     ├── DeliveryError           a message that could not be verified in its inbox
     ├── TaskError               task rule violated (not found, bad dependency, ...)
     │   └── ClaimRefusedError     (exomonad.teams.tasks) claim refused: owned, resolved, blocked
-    └── PaneError               a terminal pane that is missing, dead or refuses input
+    ├── PaneError               a terminal pane that is missing, dead or refuses input
+    └── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "LockCompromisedError",
     "LockError",
     "PaneError",
+    "SandboxError",
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
@@ -77,3 +79,8 @@ class TaskError(ExomonadError):
 
 class PaneError(ExomonadError):
     """A terminal pane is missing, dead, or did not accept the text."""
+
+
+class SandboxError(ExomonadError):
+    """A worker cannot be sandboxed: ``bwrap`` is missing or cannot create namespaces
+    here, or a path the sandbox must bind does not exist."""

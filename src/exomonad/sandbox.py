@@ -1,0 +1,329 @@
+"""Run a worker's command under bubblewrap (``bwrap``): ``[workers] sandbox = "bwrap"``.
+
+The worker sees the whole file system read-only, may write only its own git worktree,
+the repository's shared ``.git`` (objects and refs: its commits land there) and the
+paths the caller adds, and does not see the project's ``.exomonad/`` state (tokens,
+databases, policy, config) except the server's socket and a server-info file that lets
+the hook client and ``exomonad mcp-stdio`` reach the server. See ``docs/sandbox.md`` for
+exactly what this stops and what it does not.
+
+Bind order matters, because a later mount covers an earlier one; :func:`bwrap_argv`
+emits, in this order:
+
+1. ``--ro-bind / /``, a fresh ``/dev`` and ``/proc`` (in a new pid namespace), a private
+   ``/tmp``;
+2. the project root read-only (explicitly, so it stays read-only whatever comes before);
+3. the writable places: the worktree (inside the read-only project root), the git common
+   dir, ``extra_rw``;
+4. the read-only places: the git common dir's ``config``, ``hooks/``, ``info/``, and the
+   lead's ``HEAD`` and ``index``; ``extra_ro``;
+5. a tmpfs over the state dir, then the server socket and the server-info file back in.
+
+Bind sources are resolved in the host's file system, so 5 can bind files from the very
+directory it has just hidden.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from exomonad.errors import SandboxError
+from exomonad.server.pidfile import read_server_info
+
+__all__ = [
+    "INSTALL_HINT",
+    "SANDBOX_INFO_DIR",
+    "SandboxSpec",
+    "bwrap_argv",
+    "git_common_dir",
+    "require_bwrap",
+    "sandbox_server_info",
+]
+
+INSTALL_HINT = "apt-get install bubblewrap"
+#: Under the state dir: the server-info file as a sandboxed process must see it.
+SANDBOX_INFO_DIR = "sandbox"
+#: The pid of bwrap's reaper inside the sandbox's pid namespace (always alive there).
+_SANDBOX_PID = 1
+#: In the git common dir, read-only inside the sandbox: what a worker could use to run
+#: code in the lead's git (hooks, aliases, core.hooksPath, filters, remotes) or to move
+#: the lead's own checkout. A missing directory is replaced by an empty read-only one.
+_GIT_RO_FILES = ("config", "HEAD", "index")
+_GIT_RO_DIRS = ("hooks", "info")
+
+#: Run inside the sandbox before the worker's command (``python -I -c ... cmd...``): a
+#: seccomp filter that makes ``ioctl(TIOCSTI)`` / ``ioctl(TIOCLINUX)`` fail with EPERM,
+#: then ``exec``. Without ``--new-session`` the worker keeps the pane's tty as its
+#: controlling terminal, and TIOCSTI would push keystrokes into it, which the pane's
+#: shell outside the sandbox runs once the worker exits. Foreign-ABI syscalls (i386,
+#: x32), which would bypass the number check, are refused too. Fails closed (exit 126).
+_NO_TIOCSTI = r"""
+import ctypes, os, platform, struct, sys
+ARCH, IOCTL = {"x86_64": (0xC000003E, 16), "aarch64": (0xC00000B7, 29)}[platform.machine()]
+def op(code, jt, jf, k): return struct.pack("HBBI", code, jt, jf, k)
+prog = b"".join([
+    op(0x20, 0, 0, 4), op(0x15, 0, 7, ARCH),  # arch must be ours, else deny
+    op(0x20, 0, 0, 0), op(0x35, 5, 0, 0x40000000), op(0x15, 0, 3, IOCTL),  # nr: x32 denied
+    op(0x20, 0, 0, 24), op(0x15, 2, 0, 0x5412), op(0x15, 1, 0, 0x541C),  # TIOCSTI, TIOCLINUX
+    op(0x06, 0, 0, 0x7FFF0000), op(0x06, 0, 0, 0x00050001),  # allow; EPERM
+])
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+fprog = Prog(len(prog) // 8, prog)
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0):
+    sys.stderr.write(f"exomonad sandbox: seccomp failed: {os.strerror(ctypes.get_errno())}\n")
+    sys.exit(126)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+_SECCOMP_MACHINES = ("x86_64", "aarch64")
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """What one sandboxed worker may see and write.
+
+    Parameters
+    ----------
+    worktree:
+        The worker's git worktree: read-write, and the working directory.
+    project_root:
+        The lead's checkout: read-only (the worktree inside it stays writable).
+    state_dir:
+        The project's ``.exomonad/``: hidden behind a tmpfs, except the server's socket
+        and a server-info file (see :func:`sandbox_server_info`).
+    git_common_dir:
+        The repository's common ``.git`` (``git rev-parse --git-common-dir``, see
+        :func:`git_common_dir`): read-write for objects and refs, but ``config``,
+        ``hooks/``, ``info/``, ``HEAD`` and ``index`` read-only. ``None`` binds nothing
+        (the worker then cannot commit unless the common dir is inside the worktree).
+    extra_ro, extra_rw:
+        More paths to bind read-only / read-write at their own place, e.g. the spool
+        dir for long messages (read-only) and the agent's config home such as
+        ``~/.gemini`` (read-write). They must exist. ``extra_ro`` wins over
+        ``extra_rw``; the hidden state dir wins over both.
+    new_session:
+        Pass ``--new-session`` (``setsid``): only for a worker without a terminal. It
+        cuts a TUI from its controlling tty: no job control, no ``/dev/tty``, and no
+        ``SIGWINCH`` when the pane is resized (tested in ``tests/test_sandbox.py``).
+        Without it (the default) the command is started through a seccomp filter that
+        refuses ``ioctl(TIOCSTI)``, so the worker cannot type into the pane's tty.
+    private_tmp:
+        A fresh tmpfs on ``/tmp`` (hides tmux's and ssh-agent's sockets and other
+        agents' files there).
+
+    The environment is not touched: bwrap passes its own environment to the command
+    unchanged, so the spawner sets it on the ``bwrap`` process.
+    """
+
+    worktree: Path
+    project_root: Path
+    state_dir: Path
+    git_common_dir: Path | None = None
+    extra_ro: Sequence[Path] = field(default_factory=tuple)
+    extra_rw: Sequence[Path] = field(default_factory=tuple)
+    new_session: bool = False
+    private_tmp: bool = True
+
+    def __post_init__(self) -> None:
+        # Frozen means frozen: keep our own copies of the sequences.
+        object.__setattr__(self, "extra_ro", tuple(Path(p) for p in self.extra_ro))
+        object.__setattr__(self, "extra_rw", tuple(Path(p) for p in self.extra_rw))
+
+
+def _real(path: Path, what: str) -> str:
+    """``path`` made absolute with symlinks resolved; it must exist."""
+    real = os.path.realpath(path)
+    if not os.path.exists(real):
+        raise SandboxError(f"sandbox: {what} {path} does not exist")
+    return real
+
+
+def _git_ro_args(common: str) -> list[str]:
+    args: list[str] = []
+    for name in _GIT_RO_FILES:
+        path = os.path.join(common, name)
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    for name in _GIT_RO_DIRS:
+        path = os.path.join(common, name)
+        if os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+        else:  # bwrap creates the mount point (an empty dir) in the host's .git
+            args += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
+    # With extensions.worktreeConfig, <common>/config.worktree is the lead's own config:
+    # a worker that could create it could set core.hooksPath for the lead.
+    worktree_config = os.path.join(common, "config.worktree")
+    if os.path.exists(worktree_config):
+        args += ["--ro-bind", worktree_config, worktree_config]
+    elif _worktree_config_enabled(os.path.join(common, "config")):
+        args += ["--ro-bind", "/dev/null", worktree_config]
+    return args
+
+
+def _worktree_config_enabled(config: str) -> bool:
+    """Whether the git config may enable ``extensions.worktreeConfig`` (a textual check:
+    a false positive only adds a protection)."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as fh:
+            return "worktreeconfig" in fh.read().lower()
+    except OSError:
+        return False
+
+
+def sandbox_server_info(state_dir: Path) -> tuple[Path, str] | None:
+    """Write the server-info file a sandboxed process must see; return it and the socket.
+
+    The server's own ``server.pid`` names its pid in the host's pid namespace, which the
+    sandbox cannot see (it has its own, see ``docs/sandbox.md``), so a liveness check
+    with ``kill(pid, 0)`` there would call a live server dead. This writes a copy at
+    ``<state_dir>/sandbox/server.pid`` naming pid 1, bwrap's reaper, alive exactly as
+    long as the sandbox. Returns ``None`` (and writes nothing) when no live server with
+    a socket runs for ``state_dir``.
+    """
+    info = read_server_info(state_dir)
+    if info is None or not info.alive or not os.path.exists(info.socket):
+        return None
+    folder = state_dir / SANDBOX_INFO_DIR
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / "server.pid"
+    data = orjson.dumps({**info.__dict__, "pid": _SANDBOX_PID})
+    with contextlib.suppress(OSError):
+        if path.read_bytes() == data:
+            return path, info.socket
+    tmp = folder / f".server.pid.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
+    return path, info.socket
+
+
+def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
+    """The full ``bwrap`` command line that runs ``command`` in ``spec``'s sandbox.
+
+    Parameters
+    ----------
+    command:
+        The worker's command (program and arguments), run with the worktree as cwd.
+    spec:
+        What the sandbox binds; every path in it must exist.
+
+    Returns
+    -------
+    list[str]
+        ``[bwrap, options..., "--", *command]``; ``bwrap`` is the one on ``PATH`` (call
+        :func:`require_bwrap` first for a clear error when it is missing or unusable).
+
+    Raises
+    ------
+    SandboxError
+        ``command`` is empty or a path of ``spec`` does not exist.
+
+    Notes
+    -----
+    Side effect: refreshes ``<state_dir>/sandbox/server.pid`` when a server is running
+    (:func:`sandbox_server_info`). The network namespace is shared: the model's API must
+    stay reachable.
+    """
+    if not command:
+        raise SandboxError("sandbox: empty command")
+    worktree = _real(spec.worktree, "worktree")
+    project = _real(spec.project_root, "project root")
+    state = _real(spec.state_dir, "state dir")
+    common = None if spec.git_common_dir is None else _real(spec.git_common_dir, "git dir")
+    extra_rw = [_real(p, "extra_rw path") for p in spec.extra_rw]
+    extra_ro = [_real(p, "extra_ro path") for p in spec.extra_ro]
+
+    argv = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--unshare-pid"]
+    if spec.new_session:
+        argv.append("--new-session")
+    argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    if spec.private_tmp:
+        argv += ["--tmpfs", "/tmp"]
+    argv += ["--ro-bind", project, project]
+    for path in (worktree, *([common] if common else []), *extra_rw):
+        argv += ["--bind", path, path]
+    if common is not None:
+        argv += _git_ro_args(common)
+    for path in extra_ro:
+        argv += ["--ro-bind", path, path]
+    argv += ["--perms", "0700", "--tmpfs", state]
+    served = sandbox_server_info(Path(state))
+    if served is not None:
+        info, sock = served[0], os.path.realpath(served[1])
+        # connect(2) needs no write access to the socket's mount: read-only suffices.
+        argv += ["--ro-bind", sock, sock]
+        argv += ["--ro-bind", str(info), os.path.join(state, "server.pid")]
+    argv += ["--chdir", worktree, "--"]
+    if not spec.new_session and platform.machine() in _SECCOMP_MACHINES:
+        argv += [sys.executable or "python3", "-I", "-c", _NO_TIOCSTI]
+    return [*argv, *command]
+
+
+def git_common_dir(worktree: Path) -> Path | None:
+    """The common ``.git`` of the repository ``worktree`` belongs to, or None."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(worktree), "rev-parse", "--path-format=absolute",
+             "--git-common-dir"],
+            capture_output=True, text=True, check=False, timeout=10,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    out = proc.stdout.strip()
+    return Path(out) if proc.returncode == 0 and out else None
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """Why ``bwrap`` cannot make our kind of sandbox here, or None; run once per path."""
+    try:
+        proc = subprocess.run(
+            [bwrap, "--ro-bind", "/", "/", "--unshare-pid", "--dev", "/dev", "--proc",
+             "/proc", "true"],
+            capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return None
+    lines = [line.strip() for line in proc.stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit status {proc.returncode}"
+
+
+def require_bwrap() -> str:
+    """The path of a ``bwrap`` that works here.
+
+    Raises
+    ------
+    SandboxError
+        ``bwrap`` is not on ``PATH`` (the message says how to install it), or it cannot
+        create namespaces here (probed once with ``bwrap --ro-bind / / ... true``).
+    """
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxError(
+            f'sandbox = "bwrap" needs bubblewrap, which is not installed: {INSTALL_HINT}'
+        )
+    why = _probe(path)
+    if why is not None:
+        raise SandboxError(
+            f"{path} cannot create a sandbox here ({why}): it needs root or unprivileged "
+            "user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 "
+            "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for "
+            "bwrap); in a container, run it with --privileged or a seccomp profile that "
+            "allows unshare/mount"
+        )
+    return path
