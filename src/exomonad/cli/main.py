@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from exomonad import __version__
-from exomonad.cli import inbox, init, policy, relay, serve, task, team, teammate, watch
+from exomonad.cli import doctor, inbox, init, policy, relay, serve, task, team, teammate, watch
 
 app = typer.Typer(
     name="exomonad",
@@ -22,6 +22,7 @@ serve.register(app)
 relay.register(app)
 teammate.register(app)
 init.register(app)
+doctor.register(app)
 app.add_typer(policy.app, name="policy")
 policy.register(app)
 

@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
 import os
 import shlex
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +31,7 @@ from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import ExomonadError
 from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
-from exomonad.server.pidfile import read_server_info
+from exomonad.server.pidfile import read_server_info, server_request
 from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
 from exomonad.teams import Mailbox, TeamPaths
@@ -99,15 +97,9 @@ def _request_token(state: Path, args: TeammateArgs, parent: str) -> str:
             f"no ExoMonad server runs for {state.parent}: start `exomonad serve` first "
             "(a teammate needs it for its MCP tools, hooks and policy)"
         )
-    conn = http.client.HTTPConnection("localhost", timeout=30)
-    sock = socket.socket(socket.AF_UNIX)
-    sock.connect(info.socket)
-    conn.sock = sock
-    body = orjson.dumps({"name": args.name, "team": args.team, "parent": parent})
-    conn.request("POST", "/teammate/token", body=body,
-                 headers={"Content-Type": "application/json"})  # fmt: skip
-    answer = orjson.loads(conn.getresponse().read())
-    if "token" not in answer:
+    body = {"name": args.name, "team": args.team, "parent": parent}
+    _, answer = server_request(info.socket, "POST", "/teammate/token", body)
+    if not isinstance(answer, dict) or "token" not in answer:
         raise ExomonadError(f"the server refused a token: {answer.get('error')}")
     return str(answer["token"])
 
