@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -55,8 +56,12 @@ def test_stale_worktree_is_a_warning_with_prune(repo: Path, tmp_path: Path) -> N
 def test_old_absolute_hooks_fail_and_say_init(repo: Path) -> None:
     init_project(repo, exo="/gone/venv/bin/exomonad", teammate="/gone/exomonad-teammate")
     found = checks(repo)
-    for name in ("hooks in .claude/settings.json", "hooks in .gemini/settings.json",
-                 "MCP server in .mcp.json", "CLAUDE_CODE_TEAMMATE_COMMAND"):
+    for name in (
+        "hooks in .claude/settings.json",
+        "hooks in .gemini/settings.json",
+        "MCP server in .mcp.json",
+        "CLAUDE_CODE_TEAMMATE_COMMAND",
+    ):
         assert (found[name].status, found[name].fix) == ("fail", "exomonad init"), found[name]
     init_project(repo)
     found = checks(repo)
@@ -74,8 +79,8 @@ def test_a_hook_that_resolves_but_does_not_run_fails(repo: Path) -> None:
 
 def test_local_settings_hooks_are_checked_too(repo: Path) -> None:
     local = repo / ".claude" / "settings.local.json"
-    local.write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", '
-                     '"command": "/gone/bin/exomonad hook stop --runtime claude"}]}]}}')  # fmt: skip
+    hook = {"type": "command", "command": "/gone/bin/exomonad hook stop --runtime claude"}
+    local.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
     found = checks(repo)["hooks in .claude/settings.local.json"]
     assert found.status == "fail"
     assert "does not resolve" in found.detail
@@ -93,7 +98,7 @@ def test_not_a_git_repository_is_a_warning(tmp_path: Path,
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     found = checks(tmp_path)["git worktrees"]
     assert found.status == "warn"
-    assert found.fix is not None and found.fix.endswith(" init")
+    assert str(found.fix).endswith(" init")
 
 
 def test_a_running_server_answers_health(repo: Path, tmp_path: Path,

@@ -62,8 +62,9 @@ def cloned(tmp_path: Path, env: dict[str, str]) -> Path:
     return tmp_path / "clone"
 
 
-def test_a_clone_passes_doctor_and_commits_no_absolute_path(cloned: Path,
-                                                            env: dict[str, str]) -> None:  # fmt: skip
+def test_a_clone_passes_doctor_and_commits_no_absolute_path(
+    cloned: Path, env: dict[str, str]
+) -> None:
     committed = sh(["git", "ls-files"], env, cloned).stdout.split()
     assert {".mcp.json", ".claude/settings.json", ".gemini/settings.json"} <= set(committed)
     for rel in committed:
@@ -74,16 +75,22 @@ def test_a_clone_passes_doctor_and_commits_no_absolute_path(cloned: Path,
     hooks = [c for name, c in checks.items() if name.startswith("hooks in ")]
     assert len(hooks) == 2, checks  # .claude/settings.json and .gemini/settings.json
     assert all(c["status"] == "ok" for c in hooks), hooks
-    for name in ("exomonad on PATH", "portable committed files", "MCP server in .mcp.json",
-                 "Gemini MCP server exo", "CLAUDE_CODE_TEAMMATE_COMMAND"):
+    for name in (
+        "exomonad on PATH",
+        "portable committed files",
+        "MCP server in .mcp.json",
+        "Gemini MCP server exo",
+        "CLAUDE_CODE_TEAMMATE_COMMAND",
+    ):
         assert checks[name]["status"] == "ok", checks[name]
     assert str(BIN / "exomonad-teammate") in checks["CLAUDE_CODE_TEAMMATE_COMMAND"]["detail"]
     assert checks["server"]["status"] == "warn"  # none runs: not a failure
     assert checks["server"]["fix"] == "exomonad serve"
 
 
-def test_a_planted_absolute_path_fails_doctor_with_the_fix(cloned: Path,
-                                                           env: dict[str, str]) -> None:  # fmt: skip
+def test_a_planted_absolute_path_fails_doctor_with_the_fix(
+    cloned: Path, env: dict[str, str]
+) -> None:
     mcp = cloned / ".mcp.json"
     data = json.loads(mcp.read_text())
     data["mcpServers"]["exomonad"]["command"] = str(BIN / "exomonad")  # this machine's venv
@@ -109,8 +116,9 @@ def test_human_output_marks_each_check(cloned: Path, env: dict[str, str]) -> Non
     assert re.search(r"\d+ ok, \d+ warnings, \d+ failed", out)
 
 
-def test_a_package_planted_in_the_cwd_is_not_run_by_the_hook(tmp_path: Path,
-                                                             env: dict[str, str]) -> None:  # fmt: skip
+def test_a_package_planted_in_the_cwd_is_not_run_by_the_hook(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
     """An agent writes exomonad/__main__.py where its hooks run: the console script
     ignores it (its own dir is first on sys.path); `python -m exomonad` would not."""
     cwd, marker = tmp_path / "agent-cwd", tmp_path / "planted-ran"
