@@ -24,10 +24,11 @@ def doctor(
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check that ExoMonad works here: exomonad on PATH, every hook and MCP command in the
-    project's settings resolves and runs, the committed files are portable, the server
-    answers, the CLIs, tmux, git and worktrees. Prints the fix for each problem; exits 1
-    if a check fails (warnings do not)."""
+    """Check that ExoMonad works here, and print the fix for each problem.
+
+    Checks exomonad on PATH, every hook and MCP command in the project's settings (it
+    resolves and runs), that the committed files are portable, the server, the agent
+    CLIs, tmux, git and git worktrees. Exits 1 if a check fails (warnings do not)."""
     root = (path or find_state_dir().parent).resolve()
     checks = run_checks(root)
     emit([c.as_dict() for c in checks], as_json, lambda: _print(root, checks))

@@ -19,8 +19,10 @@ __all__ = ["main", "register"]
 
 
 def teammate(ctx: typer.Context) -> None:
-    """Run a teammate for Claude Code (CLAUDE_CODE_TEAMMATE_COMMAND is `exomonad-teammate`,
-    the same command as one program name).
+    """Run a teammate for Claude Code (also the `exomonad-teammate` console script).
+
+    CLAUDE_CODE_TEAMMATE_COMMAND is `exomonad-teammate`: Claude Code runs it as one
+    program name, found on PATH.
 
     Takes Claude Code's teammate arguments (--agent-id, --agent-name, --team-name, ...).
     Routed by [teammate] in .exomonad/config.toml: Claude teammates run the real claude
