@@ -1,4 +1,4 @@
-"""`exomonad init`: idempotent, merging, never clobbering."""
+"""`exomonad init`: idempotent, merging, never clobbering, portable (commands from PATH)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from exomonad.errors import ExomonadError
 from exomonad.server.config import load_project_config
 from exomonad.setup import init_project
 
-EXO = "/opt/exo/bin/exomonad"
+EXO = "exomonad"
+OLD = "/home/someone/.venv/bin/exomonad"  # what init wrote before it was portable
 
 
 def _json(path: Path) -> dict[str, object]:
@@ -24,7 +25,7 @@ def _json(path: Path) -> dict[str, object]:
 
 
 def test_fresh_repository(tmp_path: Path) -> None:
-    report = init_project(tmp_path, exo=EXO)
+    report = init_project(tmp_path)
     assert set(report.files.values()) == {"created"}
     assert load_project_config(tmp_path / ".exomonad").lead.role == "tl"  # template parses
     mcp = _json(tmp_path / ".mcp.json")["mcpServers"]
@@ -32,15 +33,15 @@ def test_fresh_repository(tmp_path: Path) -> None:
                                 "args": ["mcp-stdio", "--role", "tl"]}}  # fmt: skip
     claude = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     # One program, no arguments: Claude Code 2.1.330 quotes the value as a single word.
-    wrapper = tmp_path / ".exomonad" / "bin" / "exomonad-teammate"
-    assert claude["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == str(wrapper.resolve())
-    assert os.access(wrapper, os.X_OK)
-    assert f'exec {EXO} teammate "$@"' in wrapper.read_text()
+    assert claude["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == "exomonad-teammate"
+    assert not (tmp_path / ".exomonad" / "bin").exists()
     assert claude["teammateMode"] == "tmux"
     pre = claude["hooks"]["PreToolUse"][0]
     assert pre["hooks"][0]["command"] == f"{EXO} hook pre-tool-use --runtime claude"
     gemini = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
-    assert gemini["mcpServers"]["exo"]["args"] == ["mcp-stdio", "--role", "worker"]
+    assert gemini["mcpServers"]["exo"] == {
+        "command": "exomonad", "args": ["mcp-stdio", "--role", "worker"],
+        "env": {"EXOMONAD_TOKEN": "$EXOMONAD_TOKEN", "EXOMONAD_DIR": "$EXOMONAD_DIR"}}  # fmt: skip
     before = gemini["hooks"]["BeforeTool"][0]["hooks"][0]
     assert before["command"] == f"{EXO} hook before-tool --runtime gemini"
     assert before["timeout"] >= 60000  # Gemini hook timeouts are milliseconds
@@ -60,8 +61,8 @@ def test_user_content_is_kept_and_our_hooks_replaced(tmp_path: Path) -> None:
     settings.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]},
                                     "hooks": {"Stop": [{"hooks": [mine]}]}}))  # fmt: skip
     (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
-    init_project(tmp_path, exo="/old/exomonad")
-    init_project(tmp_path, exo=EXO)  # e.g. the install moved: ours updated, not duplicated
+    init_project(tmp_path, exo=OLD)
+    init_project(tmp_path)  # an older, absolute ExoMonad entry: replaced, not duplicated
     data = json.loads(settings.read_text())
     assert data["permissions"] == {"allow": ["Bash(ls)"]}
     stop = [h for e in data["hooks"]["Stop"] for h in e["hooks"]]
@@ -79,13 +80,49 @@ def test_broken_json_is_refused_and_kept(tmp_path: Path, content: str) -> None:
     assert (tmp_path / ".mcp.json").read_text() == content
 
 
-def test_teammate_wrapper_passes_claude_codes_arguments_on(tmp_path: Path) -> None:
-    echo = shlex.quote(sys.executable) + " -c " + shlex.quote("import sys; print(sys.argv[1:])")
-    init_project(tmp_path, exo=echo)
-    command = _json(tmp_path / ".claude" / "settings.json")["env"]
-    assert isinstance(command, dict)
-    program = command["CLAUDE_CODE_TEAMMATE_COMMAND"]
-    # As Claude Code runs it: the value quoted as one word, then its arguments.
-    out = subprocess.run(f"{shlex.quote(program)} --agent-id 'g@t' --agent-name g",
-                         shell=True, capture_output=True, text=True, check=True)  # fmt: skip
-    assert out.stdout.strip() == "['teammate', '--agent-id', 'g@t', '--agent-name', 'g']"
+def test_old_absolute_form_is_replaced_everywhere(tmp_path: Path) -> None:
+    """What init wrote before: absolute hooks, MCP commands and a teammate wrapper."""
+    init_project(tmp_path, exo=OLD, teammate=str(tmp_path / ".exomonad/bin/exomonad-teammate"))
+    wrapper = tmp_path / ".exomonad" / "bin" / "exomonad-teammate"
+    wrapper.parent.mkdir()
+    wrapper.write_text("#!/bin/sh\n# Written by `exomonad init`: Claude Code runs ...\n"
+                       f'exec {OLD} teammate "$@"\n')  # fmt: skip
+    report = init_project(tmp_path)
+    assert report.files[".exomonad/bin/exomonad-teammate"] == "removed"
+    assert not wrapper.parent.exists()
+    for rel in (".claude/settings.json", ".mcp.json", ".gemini/settings.json"):
+        text = (tmp_path / rel).read_text()
+        assert OLD not in text, rel
+        assert str(tmp_path) not in text, rel
+    claude = _json(tmp_path / ".claude" / "settings.json")["hooks"]
+    assert isinstance(claude, dict)
+    assert all(len(entries) == 1 for entries in claude.values())  # replaced, not duplicated
+
+
+def test_a_teammate_file_that_is_not_ours_is_kept(tmp_path: Path) -> None:
+    mine = tmp_path / ".exomonad" / "bin" / "exomonad-teammate"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("#!/bin/sh\nexec my-own-thing\n")
+    assert ".exomonad/bin/exomonad-teammate" not in init_project(tmp_path).files
+    assert mine.read_text() == "#!/bin/sh\nexec my-own-thing\n"
+
+
+def test_teammate_command_passes_claude_codes_arguments_on(tmp_path: Path) -> None:
+    """The console script, run as Claude Code runs the value: one quoted word from PATH,
+    then its arguments (they reach `exomonad teammate`, which routes gemini-1 to Gemini
+    and asks the server for its token: there is none, so it says so)."""
+    bin_dir = Path(sys.executable).parent
+    assert (bin_dir / "exomonad-teammate").exists(), f"pip install -e . into {bin_dir.parent}"
+    init_project(tmp_path)
+    env = _json(tmp_path / ".claude" / "settings.json")["env"]
+    assert isinstance(env, dict)
+    program = env["CLAUDE_CODE_TEAMMATE_COMMAND"]
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    out = subprocess.run(
+        f"{shlex.quote(program)} --agent-id 'gemini-1@t' --agent-name gemini-1 --team-name t",
+        shell=True, capture_output=True, text=True, cwd=tmp_path, check=False,
+        env={**os.environ, "PATH": path, "EXOMONAD_DIR": str(tmp_path / ".exomonad"),
+             "CLAUDE_CONFIG_DIR": str(tmp_path / "claude")},
+    )  # fmt: skip
+    assert out.returncode == 1, out
+    assert "no ExoMonad server runs" in out.stderr, out.stderr

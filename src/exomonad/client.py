@@ -1,22 +1,20 @@
-"""The one client of the project's server for ExoMonad's own commands (JSON over the socket).
+"""The project's server for ExoMonad's own commands: found, authenticated, called.
 
-The hook client (:mod:`exomonad.hookclient`) keeps its own stdlib-only HTTP by hand for
-start-up speed, and ``mcp-stdio`` speaks MCP through the SDK; everything else (the
-teammate, ``status``, ``worker``, ``up``/``down``, ``doctor``) uses :class:`ServerClient`.
+:class:`ServerClient` finds the server by its pid file, sends the caller's token and
+turns error answers into :class:`ServerError`; each request is one
+:func:`~exomonad.server.pidfile.server_request` (the one HTTP client of the socket; the
+hook client keeps its own stdlib-only copy for start-up speed, and ``mcp-stdio`` speaks
+MCP through the SDK).
 """
 
 from __future__ import annotations
 
-import http.client
-import socket
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from exomonad.errors import ExomonadError
 from exomonad.server.identity import TOKEN_HEADER
-from exomonad.server.pidfile import ServerInfo, read_server_info
+from exomonad.server.pidfile import ServerInfo, read_server_info, server_request
 
 __all__ = ["ServerClient", "ServerError", "ServerNotRunningError"]
 
@@ -27,18 +25,6 @@ class ServerNotRunningError(ExomonadError):
 
 class ServerError(ExomonadError):
     """The server answered with an error (its message included)."""
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self._path)
-        self.sock = sock
 
 
 class ServerClient:
@@ -71,24 +57,9 @@ class ServerClient:
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """One request; the status and the decoded JSON answer."""
-        conn = _UnixConnection(self.info().socket, self.timeout)
-        headers = {"Content-Type": "application/json"}
-        if self.token:
-            headers[TOKEN_HEADER] = self.token
-        try:
-            payload = None if body is None else orjson.dumps(body)
-            conn.request(method, path, body=payload, headers=headers)
-            response = conn.getresponse()
-            raw = response.read()
-        except OSError as exc:
-            raise ServerNotRunningError(f"the server at {self.state} did not answer: {exc}"
-                                        ) from exc
-        finally:
-            conn.close()
-        try:
-            return response.status, orjson.loads(raw) if raw else None
-        except orjson.JSONDecodeError as exc:
-            raise ServerError(f"{method} {path}: the answer is not JSON: {raw[:200]!r}") from exc
+        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        return server_request(self.info().socket, method, path, body, timeout=self.timeout,
+                              headers=headers)  # fmt: skip
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         """Like :meth:`request`, raising :class:`ServerError` unless the status is 200."""

@@ -5,14 +5,20 @@ Writes (merging into what exists, never overwriting what it does not own):
 * ``.exomonad/config.toml`` (a commented default) and ``.exomonad/.gitignore``;
 * ``.mcp.json``: the ``exomonad`` MCP server for the lead (``mcp-stdio --role tl``);
 * ``.claude/settings.json``: agent teams on, ``teammateMode: "tmux"``,
-  ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``.exomonad/bin/exomonad-teammate``, and ExoMonad's
-  hooks. Claude Code (2.1.330) runs that variable as *one program*, shell-quoted, before
-  its own arguments (``'<value>' --agent-id ...``), so ``exomonad teammate`` (two words)
-  would be looked up as a file of that name: the wrapper runs
-  ``exec <exomonad> teammate "$@"``;
+  ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``exomonad-teammate``, and ExoMonad's hooks. Claude
+  Code (2.1.330) runs that variable as *one program*, shell-quoted, before its own
+  arguments (``'<value>' --agent-id ...``), so ``exomonad teammate`` (two words) would be
+  looked up as a file of that name: ``exomonad-teammate`` is a console script of its own;
 * ``.claude/agents/gemini-worker.md``: an agent type the lead can spawn
   (``subagent_type: "gemini-worker"``), run by ``exomonad teammate`` as Gemini CLI;
 * ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers.
+
+These files are committed, so they are portable: every command is a console script found
+on PATH (``exomonad hook ...``, never one machine's absolute path). A console script runs
+with its own directory first on ``sys.path``, never the working directory, so an agent
+cannot hijack a hook by planting ``exomonad/`` in its cwd (see
+:mod:`exomonad.util.selfexec`). Older absolute ExoMonad entries are replaced, and the
+``.exomonad/bin/exomonad-teammate`` wrapper older versions wrote is removed.
 
 A JSON file that does not parse is refused with a clear error and left untouched.
 """
@@ -21,18 +27,19 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from exomonad.errors import ExomonadError
 from exomonad.server import config as server_config
+from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
-__all__ = ["InitReport", "exomonad_command", "init_project"]
+__all__ = ["InitReport", "init_project", "is_ours"]
 
-_MARK = "exomonad hook"
+_MARK = "exomonad hook"  # in every hook command ExoMonad ever wrote, bare or absolute
+#: The first line of the ``.exomonad/bin/exomonad-teammate`` older versions wrote.
+_OLD_WRAPPER = "#!/bin/sh\n# Written by `exomonad init`"
 
 GEMINI_AGENT = """---
 name: gemini-worker
@@ -51,14 +58,6 @@ class InitReport:
     """What ``init`` did, file by file: created, updated or unchanged."""
 
     files: dict[str, str] = field(default_factory=dict)
-
-
-def exomonad_command() -> str:
-    """How hooks and MCP clients should start ExoMonad (an absolute command)."""
-    found = shutil.which("exomonad")
-    if found:
-        return str(Path(found).resolve())
-    return f"{shlex.quote(sys.executable)} -m exomonad"
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -95,7 +94,7 @@ def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
 def _set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: str,
                timeout: int) -> None:  # fmt: skip
     """Put our hook for ``event`` in place, replacing an older ExoMonad entry."""
-    entries = [e for e in hooks.get(event, []) if not _is_ours(e)]
+    entries = [e for e in hooks.get(event, []) if not is_ours(e)]
     hook = {"type": "command", "command": command, "timeout": timeout}
     entry: dict[str, Any] = {"hooks": [hook]}
     if matcher is not None:
@@ -103,27 +102,33 @@ def _set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: 
     hooks[event] = [*entries, entry]
 
 
-def _is_ours(entry: Any) -> bool:
+def is_ours(entry: Any) -> bool:
+    """Whether a hook entry (``{matcher, hooks: [...]}``) is ExoMonad's, old or new form."""
     return isinstance(entry, dict) and any(
         _MARK in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict)
     )
 
 
-def _teammate_wrapper(exo: str) -> str:
-    """The program ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (Claude Code adds no words)."""
-    return (
-        "#!/bin/sh\n"
-        "# Written by `exomonad init`: Claude Code runs CLAUDE_CODE_TEAMMATE_COMMAND as a single\n"
-        "# program with its teammate arguments; this adds the `teammate` subcommand.\n"
-        f'exec {exo} teammate "$@"\n'
-    )
+def _remove_old_wrapper(state: Path, report: InitReport, root: Path) -> None:
+    """Remove the ``.exomonad/bin/exomonad-teammate`` older versions wrote (if it is ours)."""
+    old = state / "bin" / "exomonad-teammate"
+    try:
+        ours = old.is_file() and old.read_text("utf-8").startswith(_OLD_WRAPPER)
+    except (OSError, UnicodeDecodeError):
+        ours = False
+    if not ours:
+        return
+    old.unlink()
+    report.files[str(old.relative_to(root))] = "removed"
+    if not any(old.parent.iterdir()):
+        old.parent.rmdir()
 
 
 def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float,
-                     teammate: Path) -> dict[str, Any]:  # fmt: skip
+                     teammate: str) -> dict[str, Any]:  # fmt: skip
     env = data.setdefault("env", {})
     env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
-    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = str(teammate)
+    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = teammate
     data["teammateMode"] = "tmux"
     hooks = data.setdefault("hooks", {})
     wait = int(approval_timeout) + 30  # the hook may wait for an approval
@@ -156,9 +161,19 @@ def _gemini_settings(data: dict[str, Any], exo: str, approval_timeout: float) ->
     return data
 
 
-def init_project(root: Path, *, exo: str | None = None) -> InitReport:
-    """Set ``root`` up for ExoMonad (see the module doc); safe to run again."""
-    exo = exo or exomonad_command()
+def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -> InitReport:
+    """Set ``root`` up for ExoMonad (see the module doc); safe to run again.
+
+    Parameters
+    ----------
+    root
+        The repository.
+    exo
+        How the committed files start ExoMonad (a command line; default the console
+        script ``exomonad``, found on PATH).
+    teammate
+        The program ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (default ``exomonad-teammate``).
+    """
     report = InitReport()
     state = root / ".exomonad"
     config_path = state / "config.toml"
@@ -174,12 +189,10 @@ def init_project(root: Path, *, exo: str | None = None) -> InitReport:
         "type": "stdio", "command": argv[0], "args": [*argv[1:], "mcp-stdio", "--role", "tl"],
     }  # fmt: skip
     _write_json(root / ".mcp.json", mcp, report, root)
-    teammate = state / "bin" / "exomonad-teammate"
-    _write_text(teammate, _teammate_wrapper(exo), report, root)
-    teammate.chmod(0o755)
+    _remove_old_wrapper(state, report, root)
     claude = _load_json(root / ".claude" / "settings.json")
     timeout = cfg.policy.approval_timeout
-    claude = _claude_settings(claude, exo, timeout, teammate.resolve())
+    claude = _claude_settings(claude, exo, timeout, teammate)
     _write_json(root / ".claude" / "settings.json", claude, report, root)
     agent = root / ".claude" / "agents" / "gemini-worker.md"
     if agent.exists():

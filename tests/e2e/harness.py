@@ -1,6 +1,7 @@
 """Pieces the real-CLI harnesses (`claude_cli`, `gemini_cli`) and their tests share.
 
-* `PASSTHROUGH_ENV`, `scrubbed_env()`: the start of every environment built from scratch.
+* `PASSTHROUGH_ENV`, `scrubbed_env()`: the start of every environment built from scratch
+  (`VENV_BIN` first on PATH).
 * `deep_merge()`: settings / config overrides.
 * `write_launcher()`: a /bin/sh script that runs a CLI with exactly a given env.
 * `pid_alive()`: a process check that treats zombies as dead.
@@ -25,12 +26,16 @@ from exomonad.util.waiting import retry_until
 
 #: Variables copied from the caller's environment; everything else is dropped.
 PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
+#: The venv's bin dir (its console scripts `exomonad` and `exomonad-teammate`).
+VENV_BIN = Path(sys.executable).parent
 
 
 def scrubbed_env() -> dict[str, str]:
-    """`PASSTHROUGH_ENV` from os.environ, with a default PATH and LANG."""
+    """`PASSTHROUGH_ENV` from os.environ, with a default PATH and LANG; the venv's bin dir
+    first on PATH, as after `pip install`: the files `exomonad init` writes run
+    `exomonad ...` and `exomonad-teammate` from PATH."""
     env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
     env.setdefault("LANG", "C.UTF-8")
     return env
 
@@ -160,6 +165,7 @@ class ExomonadServe:
 
 __all__ = [
     "PASSTHROUGH_ENV",
+    "VENV_BIN",
     "ExomonadServe",
     "deep_merge",
     "fail_if_missing",

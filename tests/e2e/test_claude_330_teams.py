@@ -30,11 +30,16 @@ and shutdown_approved included); on `shutdown_approved` Claude Code removes the 
 from config.json and kills the teammate's pane (paneId) within ~0.1-0.8 s.
 
 What running this needed besides `exomonad init` (both fixed in src/): the value of
-CLAUDE_CODE_TEAMMATE_COMMAND is run as one shell-quoted program, so `init` now writes
-`.exomonad/bin/exomonad-teammate`; `exomonad teammate` typed its first message into a
+CLAUDE_CODE_TEAMMATE_COMMAND is run as one shell-quoted program, so `init` sets it to the
+console script `exomonad-teammate`; `exomonad teammate` typed its first message into a
 still-busy Gemini CLI with an Enter that became a newline, so it now waits for the
 typed text's echo, and it consumes a shutdown_request before approving it (Claude Code
 kills the pane as soon as it reads the approval).
+
+`init` writes portable files: `exomonad ...` and `exomonad-teammate` found on PATH. So
+every environment here (the `exomonad` commands, Claude Code, Gemini CLI, the tmux
+server whose panes run teammates) has the venv's bin dir first on PATH
+(`tests.e2e.harness.scrubbed_env`).
 
 Latencies of every hop are printed (`-s`) for docs/performance.md. These tests never
 skip: a missing CLI or tmux is a failure.
@@ -168,7 +173,8 @@ def _proc_children(pid: int) -> list[int]:
 
 
 def _find_teammate(agent_id: str) -> int | None:
-    """The pid of the `exomonad teammate` process Claude Code started for `agent_id`."""
+    """The pid of the `exomonad-teammate` (or `exomonad teammate`) process Claude Code
+    started for `agent_id`."""
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -177,7 +183,8 @@ def _find_teammate(agent_id: str) -> int | None:
         except OSError:
             continue
         args = [a.decode("utf-8", "replace") for a in argv]
-        if "teammate" in args and agent_id in args and pid_alive(int(d.name)):
+        is_teammate = "teammate" in args or any(a.endswith("/exomonad-teammate") for a in args)
+        if is_teammate and agent_id in args and pid_alive(int(d.name)):
             return int(d.name)
     return None
 
@@ -286,7 +293,8 @@ def project(tmp_path: Path) -> Iterator[Project]:
                                  settings={"enableAllProjectMcpServers": True})  # fmt: skip
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("EXOMONAD_", "CLAUDE", "TMUX"))}  # fmt: skip
-    # PATH with the venv first: `init` then writes the absolute `.venv/bin/exomonad`.
+    # PATH with the venv first: the hooks, MCP servers and teammate command `init` writes
+    # name `exomonad` / `exomonad-teammate` and rely on PATH.
     env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
     state = claude.workspace / ".exomonad"
     env.update(CLAUDE_CONFIG_DIR=str(claude.config_dir), EXOMONAD_DIR=str(state),
@@ -615,7 +623,7 @@ def _spawn_b(project: Project, lead: Lead, model: ScriptedClaude, gemini: Script
     pid = _find_teammate(agent_id)
     assert pid is not None, f"no `exomonad teammate ... {agent_id}` process"
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
-    assert argv[1:3] == [str(VENV_BIN / "exomonad"), "teammate"], argv  # the wrapper exec'd
+    assert argv[1] == str(VENV_BIN / "exomonad-teammate"), argv  # the console script, on PATH
     assert argv[argv.index("--agent-type") + 1] == "gemini-worker", argv
     assert argv[argv.index("--team-name") + 1] == lead.team, argv
     children = _proc_children(pid)
@@ -696,11 +704,10 @@ def _stop_b(project: Project, lead: Lead, model: ScriptedClaude, script: ScriptB
 def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -> None:
     _require_installed()
     # `init` made CLAUDE_CODE_TEAMMATE_COMMAND one program (Claude Code runs the value as
-    # a single shell word): a wrapper that runs `<exomonad> teammate "$@"`.
-    wrapper = project.state / "bin" / "exomonad-teammate"
-    assert project.init["files"][".exomonad/bin/exomonad-teammate"] == "created"
+    # a single shell word): the `exomonad-teammate` console script, found on PATH.
+    assert not (project.state / "bin").exists()
     settings = json.loads((project.workspace / ".claude" / "settings.json").read_text("utf-8"))
-    assert settings["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == str(wrapper.resolve())
+    assert settings["env"]["CLAUDE_CODE_TEAMMATE_COMMAND"] == "exomonad-teammate"
     tag = os.urandom(4).hex()
     task, followup = f"port the lexer {tag}", f"also port the parser {tag}"
     report = f"lexer and parser ported {tag}"

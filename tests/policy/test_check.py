@@ -81,7 +81,7 @@ def test_without_mypy_the_type_check_is_skipped(write_policy: PolicyWriter,
     fake = tmp_path / "python-without-mypy"
     fake.write_text(
         "#!/bin/sh\n"
-        'if [ "$1" = "-m" ] && [ "$2" = "mypy" ]; then\n'
+        'if [ "$1" = "-I" ] && [ "$2" = "-m" ] && [ "$3" = "mypy" ]; then\n'
         '  echo "$0: No module named mypy" >&2; exit 1\n'
         "fi\n"
         f'exec {sys.executable} "$@"\n')

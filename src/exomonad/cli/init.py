@@ -1,18 +1,24 @@
-"""``exomonad init``: set a repository up; optionally start its tmux session."""
+"""``exomonad init``: set a repository up; optionally start its tmux session.
+
+The files it writes name ``exomonad`` / ``exomonad-teammate`` and rely on PATH (they are
+committed; see :mod:`exomonad.setup`). When PATH does not lead to the running install,
+``init`` still writes them and prints one warning with the fix.
+"""
 
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
-from exomonad.cli.common import JsonOpt, console, emit, handle_errors
+from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
 from exomonad.errors import ExomonadError
-from exomonad.server.config import load_project_config
-from exomonad.setup import exomonad_command, init_project
+from exomonad.lifecycle import up
+from exomonad.setup import init_project
+from exomonad.util.selfexec import EXOMONAD, TEAMMATE, locate, path_fix
 
 __all__ = ["register"]
 
@@ -26,7 +32,10 @@ def init(
     as_json: JsonOpt = False,
 ) -> None:
     """Set a repository up for ExoMonad: config, hooks, .mcp.json, Claude Code and Gemini
-    CLI settings, the gemini-worker agent. Safe to run again; never clobbers your files."""
+    CLI settings, the gemini-worker agent. Safe to run again; never clobbers your files.
+
+    The files are meant to be committed: they run `exomonad` and `exomonad-teammate` from
+    PATH (a warning says how to fix PATH if it does not lead to this install)."""
     root = path.resolve()
     if not root.is_dir():
         raise ExomonadError(f"{root} is not a directory")
@@ -34,7 +43,11 @@ def init(
     session = None
     if tmux:
         session = _start_tmux(root)
-    data = {"root": str(root), "files": report.files, "tmux_session": session}
+    warning = path_warning()
+    data = {"root": str(root), "files": report.files, "tmux_session": session,
+            "warning": warning}  # fmt: skip
+    if warning:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
 
     def human() -> None:
         for name, what in report.files.items():
@@ -42,25 +55,29 @@ def init(
         if session:
             console.print(f"tmux session [bold]{session}[/bold]: tmux attach -t {session}")
         else:
-            console.print("next: `exomonad serve` (or `exomonad init --tmux`), then `claude`")
+            console.print("next: `exomonad up` (the server and the lead in tmux), or "
+                          "`exomonad serve` and `claude` yourself")
 
     emit(data, as_json, human)
 
 
+def path_warning() -> str | None:
+    """One line if PATH does not lead to this install's console scripts, else None."""
+    for program in (EXOMONAD, TEAMMATE):
+        where = locate(program)
+        if where.found is None:
+            return (f"`{program}` is not on PATH, so the hooks and MCP servers just written "
+                    f"will not start; fix: {path_fix(program)}")  # fmt: skip
+        if where.ours is False:
+            return (f"`{program}` on PATH is {where.found}, another install than this one; "
+                    f"fix: {path_fix(program)}")  # fmt: skip
+    return None
+
+
 def _start_tmux(root: Path) -> str:
-    if shutil.which("tmux") is None:
-        raise ExomonadError("tmux is not installed (apt-get install tmux)")
-    session = load_project_config(root / ".exomonad").workers.tmux_session
-    exists = subprocess.run(["tmux", "has-session", "-t", f"={session}"], capture_output=True,
-                            check=False).returncode == 0  # fmt: skip
-    if exists:
-        return session
-    exo = exomonad_command()
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-n", "server", "-c", str(root),
-                    f"{exo} serve"], check=True)  # fmt: skip
-    lead = "claude" if shutil.which("claude") else "echo 'install Claude Code, then run claude'; sh"
-    subprocess.run(["tmux", "new-window", "-t", session, "-n", "lead", "-c", str(root), lead],
-                   check=True)  # fmt: skip
+    """``--tmux``: what ``exomonad up`` does (server and lead windows, /health)."""
+    lead = "claude" if shutil.which("claude") else None
+    session: str = up(root, lead=lead).data["session"]
     return session
 
 

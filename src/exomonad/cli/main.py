@@ -6,6 +6,7 @@ import typer
 
 from exomonad import __version__
 from exomonad.cli import (
+    doctor,
     inbox,
     init,
     lifecycle,
@@ -33,6 +34,7 @@ serve.register(app)
 relay.register(app)
 teammate.register(app)
 init.register(app)
+doctor.register(app)
 app.add_typer(policy.app, name="policy")
 policy.register(app)
 lifecycle.register(app)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import logging
 import os
 from pathlib import Path
@@ -14,7 +13,7 @@ from rich.logging import RichHandler
 
 from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, err_console, handle_errors
 from exomonad.server.config import load_project_config
-from exomonad.server.pidfile import read_server_info
+from exomonad.server.pidfile import read_server_info, server_request
 from exomonad.state import find_state_dir
 
 __all__ = ["register"]
@@ -77,14 +76,7 @@ def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
     if info is None or not info.alive:
         emit({"running": False}, as_json, lambda: console.print("no server running"))
         raise typer.Exit(1)
-    conn = http.client.HTTPConnection("localhost")
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX)
-    sock.connect(info.socket)
-    conn.sock = sock
-    conn.request("GET", "/health")
-    data = orjson.loads(conn.getresponse().read())
+    _, data = server_request(info.socket, "GET", "/health")
     emit(data, as_json, lambda: console.print_json(orjson.dumps(data).decode()))
 
 

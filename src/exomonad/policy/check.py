@@ -1,13 +1,16 @@
 """``exomonad policy check``: validate a policy file out of process.
 
 Three steps, each reported: (1) import it in a *separate* Python process (the same
-interpreter, ``python -m exomonad.policy.check_child``), (2) type-check it with
+interpreter, ``python -I -m exomonad.policy.check_child``), (2) type-check it with
 ``mypy --strict`` if mypy is installed for that interpreter ("type check skipped: mypy not
 installed" otherwise), (3) run its built-in examples. It passes when it loads, mypy finds
 nothing (or is absent) and every example gives the expected decision.
 
 The mypy cache lives in ``$EXOMONAD_MYPY_CACHE`` if set, else
 ``$XDG_CACHE_HOME/exomonad/mypy`` (``~/.cache/exomonad/mypy``).
+
+Both processes run in Python's isolated mode (``-I``): ``-m`` alone would put the working
+directory first on ``sys.path``, and a module planted there would run instead.
 """
 
 from __future__ import annotations
@@ -86,7 +89,7 @@ def default_mypy_cache() -> Path:
 
 
 def _run_mypy(path: Path, python: str, cache_dir: Path, timeout: float) -> TypeCheck:
-    cmd = [python, "-m", "mypy", "--strict", "--config-file=", "--no-color-output",
+    cmd = [python, "-I", "-m", "mypy", "--strict", "--config-file=", "--no-color-output",
            "--hide-error-context", "--no-error-summary", "--cache-dir", str(cache_dir),
            path.name]
     try:
@@ -107,7 +110,7 @@ def check_policy(path: Path, *, python: str | None = None, type_check: bool = Tr
     path = path.resolve()
     python = python or sys.executable
     try:
-        proc = subprocess.run([python, "-m", "exomonad.policy.check_child", str(path)],
+        proc = subprocess.run([python, "-I", "-m", "exomonad.policy.check_child", str(path)],
                               capture_output=True, text=True, timeout=timeout, check=False)
         data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import shlex
 import subprocess
-import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +40,7 @@ from exomonad.policy.hook_output import hook_output
 from exomonad.server.identity import Identity
 from exomonad.teams import Mailbox
 from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
+from exomonad.util.selfexec import self_command
 
 __all__ = ["Gatekeeper", "Verdict", "verdict_output"]
 
@@ -119,8 +119,7 @@ class Gatekeeper:
         if not self.popup or not isinstance(self.backend, TmuxBackend):
             return
         state = shlex.quote(str(self.approvals.path.parent))
-        command = (f"{shlex.quote(sys.executable)} -m exomonad approvals prompt {approval_id} "
-                   f"--state-dir {state}")  # fmt: skip
+        command = f"{self_command()} approvals prompt {approval_id} --state-dir {state}"
         threading.Thread(target=self._open_popups, args=(command,), daemon=True).start()
 
     def _open_popups(self, command: str) -> None:

@@ -4,22 +4,28 @@ The pid file is JSON ``{pid, socket, started_at, version}``. A client finds the 
 there and checks liveness with ``kill(pid, 0)``. A second server for the same project
 refuses to start; a stale pid file or socket (its process gone) is cleaned up. Creating
 the pid file uses ``O_EXCL``, so two servers starting at once cannot both win.
+
+:func:`server_request` is the one small HTTP client for that socket (the hook client has
+its own, stdlib-only, because it runs on every tool call).
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
+import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from exomonad import __version__
 from exomonad.errors import ExomonadError
 
-__all__ = ["PidFile", "ServerInfo", "read_server_info"]
+__all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,43 @@ def read_server_info(state_dir: Path) -> ServerInfo | None:
                           str(data["version"]))  # fmt: skip
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.unix_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.unix_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def server_request(sock_path: str, method: str, target: str, body: Any = None, *,
+                   timeout: float = 30.0,
+                   headers: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
+    """One JSON request to the server on ``sock_path``; returns (status, decoded body).
+
+    Raises :class:`ExomonadError` when the server does not answer with JSON.
+    """
+    conn = _UnixConnection(sock_path, timeout)
+    try:
+        headers = {**(headers or {}),
+                   **({"Content-Type": "application/json"} if body is not None else {})}
+        payload = orjson.dumps(body) if body is not None else None
+        conn.request(method, target, body=payload, headers=headers)
+        response = conn.getresponse()
+        return response.status, orjson.loads(response.read())
+    except (OSError, http.client.HTTPException, orjson.JSONDecodeError) as exc:
+        raise ExomonadError(f"the server on {sock_path} did not answer {target}: {exc}") from exc
+    finally:
+        conn.close()
 
 
 class PidFile:
