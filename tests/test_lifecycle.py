@@ -22,6 +22,7 @@ import pytest
 
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import TeamPaths, create_team, load_config
+from exomonad.util.waiting import retry_until
 from tests.support.git import GIT_ENV, git, make_repo
 from tests.support.tmux import READER, TmuxServer
 
@@ -148,3 +149,32 @@ def test_up_says_how_to_install_a_missing_program(project: Project) -> None:
                        ok=False)  # fmt: skip
     assert done.returncode == 1
     assert "no-such-claude is not installed or not on PATH" in done.stderr
+
+
+def test_a_sandboxed_worker_cannot_read_tokens_or_write_outside_its_worktree(
+    project: Project,
+) -> None:
+    """`[workers] sandbox = "bwrap"` through ExoMonad's own spawn path, with a real shell
+    as the worker: the lead's token is invisible, the lead's checkout is read-only, the
+    worktree is writable (and the server still reachable: the worker is registered)."""
+    p = project
+    cfg = p.state / "config.toml"
+    cfg.write_text(cfg.read_text().replace('"ready>"', '""') + 'sandbox = "bwrap"\n')
+    p.up()
+    _adopt_team(p)
+    script = ("cat \"$EXOMONAD_DIR/lead.token\" > probe.txt 2>&1; echo token=$? >> probe.txt; "
+              "touch ../../escape.txt 2>> probe.txt; echo escape=$? >> probe.txt; "
+              "echo done >> probe.txt; exec sleep 600")  # fmt: skip
+    w = p.json("worker", "start", "--name", "s1", "--runtime", "command",
+               "--command", f"bash -c '{script}'")  # fmt: skip
+    probe = Path(w["worktree"]) / "probe.txt"
+    retry_until(lambda: probe.exists() and "done" in probe.read_text(), timeout=30,
+                message="the sandboxed shell did not run")  # fmt: skip
+    text = probe.read_text()
+    assert (p.state / "lead.token").exists()  # it is there, outside the sandbox...
+    assert "token=1" in text  # ...and unreadable inside
+    assert "escape=1" in text
+    assert "Read-only file system" in text
+    assert not (p.root / "escape.txt").exists()
+    assert p.down()["warnings"] == [f"kept worktree {w['worktree']} (exo/s1): "
+                                    "1 uncommitted file(s): probe.txt"]  # fmt: skip

@@ -49,6 +49,7 @@ __all__ = [
     "git_common_dir",
     "require_bwrap",
     "sandbox_server_info",
+    "worker_argv",
 ]
 
 INSTALL_HINT = "apt-get install bubblewrap"
@@ -327,3 +328,31 @@ def require_bwrap() -> str:
             "allows unshare/mount"
         )
     return path
+
+
+def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
+                state_dir: Path) -> list[str]:  # fmt: skip
+    """A worker's command as ExoMonad runs it: unchanged, or under bwrap (``[workers]
+    sandbox = "bwrap"``) with its worktree writable, the spool dir readable and the
+    agents' own config homes (``~/.gemini``, ``~/.codex``) writable.
+
+    Raises
+    ------
+    SandboxError
+        bwrap is missing or unusable, or the worker has no worktree to confine it to.
+    """
+    if sandbox == "none":
+        return list(command)
+    if worktree is None:
+        raise SandboxError('sandbox = "bwrap" needs [workers] worktree = true')
+    require_bwrap()
+    from exomonad.panes.spool import default_spool_dir
+
+    spool = default_spool_dir()
+    spool.mkdir(parents=True, exist_ok=True)
+    homes = [p for p in (Path.home() / ".gemini", Path.home() / ".codex") if p.is_dir()]
+    wt = Path(worktree)
+    spec = SandboxSpec(worktree=wt, project_root=state_dir.resolve().parent,
+                       state_dir=state_dir.resolve(), git_common_dir=git_common_dir(wt),
+                       extra_ro=(spool,), extra_rw=tuple(homes))  # fmt: skip
+    return bwrap_argv(command, spec)

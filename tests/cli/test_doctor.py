@@ -85,7 +85,7 @@ def test_a_clone_passes_doctor_and_commits_no_absolute_path(
         assert checks[name]["status"] == "ok", checks[name]
     assert str(BIN / "exomonad-teammate") in checks["CLAUDE_CODE_TEAMMATE_COMMAND"]["detail"]
     assert checks["server"]["status"] == "warn"  # none runs: not a failure
-    assert checks["server"]["fix"] == "exomonad serve"
+    assert checks["server"]["fix"] == "exomonad up (or exomonad serve)"
 
 
 def test_a_planted_absolute_path_fails_doctor_with_the_fix(

@@ -68,11 +68,11 @@ def down_cmd(tmux_socket: TmuxOpt = None, as_json: JsonOpt = False) -> None:
     _print(down(_root(), tmux_socket=tmux_socket), as_json)
 
 
-def _lead_client(state: Path) -> ServerClient:
+def _lead_client(state: Path, timeout: float = 60.0) -> ServerClient:
     token = TokenStore(state).lead_path
     if not token.exists():
         raise ExomonadError("no lead token: is the server running? (`exomonad up`)")
-    return ServerClient(state, token=token.read_text().strip())
+    return ServerClient(state, token=token.read_text().strip(), timeout=timeout)
 
 
 @worker_app.command("start")
@@ -88,10 +88,11 @@ def worker_start(
     state = find_state_dir()
     if runtime not in ("gemini", "command") or (runtime == "command" and not command):
         raise typer.BadParameter("--runtime gemini, or --runtime command with --command")
-    argv = shlex.split(command or load_project_config(state).workers.command)
+    workers = load_project_config(state).workers
+    argv = shlex.split(command or workers.command)
     if argv[0] in ("gemini", "claude", "codex"):
         require_tool(argv[0])
-    client = _lead_client(state)
+    client = _lead_client(state, timeout=workers.ready_timeout + 30)  # it waits for ready
     if name is None:
         taken = {m["name"] for m in client.tool("team_status")["members"]}
         name = next(f"{runtime}-{i}" for i in range(1, 1000) if f"{runtime}-{i}" not in taken)

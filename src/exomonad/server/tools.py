@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, LockError, PaneError
 from exomonad.policy import Allow, ToolRequest
+from exomonad.sandbox import worker_argv
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.workers import Provisioned, provision, release
@@ -220,9 +221,10 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
         env = {"EXOMONAD_TOKEN": worker.token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
                "EXOMONAD_DIR": str(svc.state_dir)}  # fmt: skip
         try:
-            pane = svc.backend.spawn(shlex.split(w.command or cfg.command),
-                                     cwd=worker.cwd or str(svc.state_dir.parent), env=env,
-                                     name=w.name, target=cfg.tmux_session)  # fmt: skip
+            argv = worker_argv(shlex.split(w.command or cfg.command), sandbox=cfg.sandbox,
+                               worktree=worker.cwd, state_dir=svc.state_dir)  # fmt: skip
+            pane = svc.backend.spawn(argv, cwd=worker.cwd or str(svc.state_dir.parent),
+                                     env=env, name=w.name, target=cfg.tmux_session)  # fmt: skip
         except ExomonadError:
             release(svc, w.name, team)  # a fresh worktree is clean: removed again
             raise

@@ -31,6 +31,7 @@ from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.client import ServerClient, ServerError, ServerNotRunningError
 from exomonad.errors import ExomonadError
+from exomonad.sandbox import worker_argv
 from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
 from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
@@ -182,8 +183,9 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     lead = _lead_name(paths)
     worker = _provision(state, args, lead)
     token = str(worker["token"])
-    command = shlex.split(route.command or config.workers.command)
     cwd = worker.get("worktree") if isinstance(worker.get("worktree"), str) else None
+    command = worker_argv(shlex.split(route.command or config.workers.command),
+                          sandbox=config.workers.sandbox, worktree=cwd, state_dir=state)
     agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=cwd or os.getcwd())
     agent.start()
     marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
