@@ -35,7 +35,7 @@ from exomonad.errors import ExomonadError
 from exomonad.server import config as server_config
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
-__all__ = ["InitReport", "init_project", "is_ours"]
+__all__ = ["InitReport", "has_exomonad_hooks", "init_project", "is_ours"]
 
 _MARK = "exomonad hook"  # in every hook command ExoMonad ever wrote, bare or absolute
 #: The first line of the ``.exomonad/bin/exomonad-teammate`` older versions wrote.
@@ -107,6 +107,20 @@ def is_ours(entry: Any) -> bool:
     return isinstance(entry, dict) and any(
         _MARK in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict)
     )
+
+
+def has_exomonad_hooks(path: Path) -> bool:
+    """Whether the agent settings file ``path`` holds an ExoMonad hook (False if it is
+    missing or unreadable)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return False
+    return any(is_ours(e) for entries in hooks.values() if isinstance(entries, list)
+               for e in entries)  # fmt: skip
 
 
 def _remove_old_wrapper(state: Path, report: InitReport, root: Path) -> None:

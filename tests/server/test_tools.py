@@ -12,6 +12,7 @@ from exomonad.panes import FakePaneBackend
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, ToolError, call_tool
+from exomonad.setup import init_project
 from exomonad.teams import load_config, register_synthetic
 from tests.support.git import git
 
@@ -192,3 +193,20 @@ def test_spawn_waits_for_the_worker_to_be_ready(
     out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "quick", "task": "t"}]})
     assert out["workers"][0]["ready"] is True
     assert len(seen) >= 3
+
+
+def test_no_gate_no_start_when_the_hook_settings_are_not_committed(
+    svc: Services, lead: Identity
+) -> None:
+    """A worktree is made from HEAD: hook settings `init` wrote but nobody committed are
+    missing there, and a worker started in it would run ungated. It is refused."""
+    project = svc.state_dir.parent
+    init_project(project)  # writes .gemini/settings.json etc., not committed
+    with pytest.raises(ExomonadError, match=r"no ExoMonad hooks in \.gemini/settings\.json"):
+        call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
+    assert not (project / ".worktrees" / "g9").exists()  # the fresh worktree went again
+    assert svc.tokens.find("g9", "proj") is None  # and no token was issued
+    git(project, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml")
+    git(project, "commit", "-q", "-m", "exomonad init")
+    out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
+    assert (Path(out["workers"][0]["worktree"]) / ".gemini" / "settings.json").exists()

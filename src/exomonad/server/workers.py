@@ -18,8 +18,9 @@ from pathlib import Path
 from exomonad.errors import ExomonadError, InvalidNameError
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
+from exomonad.setup import has_exomonad_hooks
 from exomonad.teams.paths import RESERVED_NAMES, validate_name
-from exomonad.worktrees import Removal, WorktreeState
+from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
 __all__ = ["WORKER_ROLES", "Provisioned", "provision", "release"]
 
@@ -77,8 +78,31 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
     who = Identity(name=name, role=role, team=team, parent=parent)
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
+        try:
+            _check_gate(svc.worktrees.project_root, wt.path)
+        except WorktreeError:
+            svc.worktrees.remove(name)  # just made and clean: nothing to lose
+            raise
         who = replace(who, worktree=str(wt.path), branch=wt.branch)
     return Provisioned(who, svc.tokens.issue(who))
+
+
+#: Agent settings that carry ExoMonad's hooks (the policy gate) into a checkout.
+GATE_SETTINGS = (".gemini/settings.json", ".claude/settings.json")
+
+
+def _check_gate(project: Path, worktree: Path) -> None:
+    """No gate, no start: a worktree is made from the lead's ``HEAD``, so hook settings
+    that ``exomonad init`` wrote but nobody committed are missing there, and an agent
+    started in it would run with no policy at all."""
+    for rel in GATE_SETTINGS:
+        if has_exomonad_hooks(project / rel) and not has_exomonad_hooks(worktree / rel):
+            raise WorktreeError(
+                f"the worker's worktree has no ExoMonad hooks in {rel}: the lead's checkout "
+                "has them but they are not committed, so the worker would run ungated. "
+                "Commit what `exomonad init` wrote (git add .mcp.json .claude .gemini "
+                ".exomonad/config.toml && git commit), then start the worker again"
+            )
 
 
 def release(svc: Services, name: str, team: str, *, force: bool = False) -> Removal | None:
