@@ -276,6 +276,21 @@ def write_launcher(
     return harness_write_launcher(home.root / name, home.workspace, env, argv)
 
 
+#: What ExoMonad puts in a worker's pane environment, passed through by `worker_launcher`.
+EXOMONAD_WORKER_ENV = ("EXOMONAD_TOKEN", "EXOMONAD_DIR", "EXOMONAD_NAME", "EXOMONAD_TEAM",
+                       "CLAUDE_CONFIG_DIR")  # fmt: skip
+
+
+def worker_launcher(home: GeminiHome, base_url: str, *, name: str = "gemini-worker.sh",
+                    extra_env: Mapping[str, str] | None = None) -> Path:  # fmt: skip
+    """A `[workers] command` for ExoMonad: Gemini CLI (`--yolo`) against the scripted
+    model, run where ExoMonad starts it (the worker's worktree), keeping the identity
+    ExoMonad gives it in the pane's environment."""
+    env = gemini_env(home, base_url, extra=extra_env)
+    return harness_write_launcher(home.root / name, None, env, gemini_command(yolo=True),
+                                  from_pane=EXOMONAD_WORKER_ENV)  # fmt: skip
+
+
 def start_gemini_in_tmux(
     tmux: BaseTmux | str,
     home: GeminiHome,

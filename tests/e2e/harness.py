@@ -53,13 +53,14 @@ def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]
 
 def write_launcher(
     path: Path,
-    workspace: Path,
+    workspace: Path | None,
     env: Mapping[str, str],
     argv: Sequence[str],
     *,
     from_pane: Sequence[str] = (),
 ) -> Path:
-    """A /bin/sh script at `path` that runs `argv` in `workspace` with exactly `env`.
+    """A /bin/sh script at `path` that runs `argv` in `workspace` (None: where it is
+    started, e.g. the worktree ExoMonad opens a worker's pane in) with exactly `env`.
 
     TERM is taken from the pane (tmux sets it), and so is every variable named in
     `from_pane` (e.g. TMUX, TMUX_PANE); nothing else from outside gets in.
@@ -69,7 +70,8 @@ def write_launcher(
     assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if k not in skip)
     script = (
         "#!/bin/sh\n"
-        f"cd {shlex.quote(str(workspace))} || exit 1\n"
+        + (f"cd {shlex.quote(str(workspace))} || exit 1\n" if workspace is not None else "")
+        +
         f'exec env -i TERM="${{TERM:-tmux-256color}}" {inherited + " " if inherited else ""}'
         f"{assigns} {' '.join(shlex.quote(a) for a in argv)}\n"
     )

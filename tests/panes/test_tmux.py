@@ -322,3 +322,13 @@ def test_capture_returns_visible_text(tmux_server: TmuxServer, reader: Reader) -
     assert "> capture me please" in text.splitlines()[0] + text
     assert "\x1b" not in text
     assert not text.endswith("\n")
+
+
+def test_spawn_into_a_session_whose_name_prefixes_a_window_name(tmux_server: TmuxServer) -> None:
+    """Regression: `new-window -t w` matched window `w1` by name prefix ("index 1 in use"),
+    so a second worker could not be spawned into session `w`."""
+    tmux_server.tmux("new-session", "-d", "-s", "w", "sleep 600")
+    backend = tmux_server.backend()
+    panes = [backend.spawn(["sleep", "600"], name=n, target="w") for n in ("w1", "w2", "w3")]
+    names = {tmux_server.fmt(p, "#{session_name}:#{window_name}") for p in panes}
+    assert names == {"w:w1", "w:w2", "w:w3"}

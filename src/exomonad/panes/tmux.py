@@ -297,7 +297,10 @@ class TmuxBackend(KeystrokeBackend):
         elif split:
             verb = ["split-window", *opts, "-t", target]
         else:
-            verb = ["new-window", *opts, "-t", target] + (["-n", tmux_arg(name)] if name else [])
+            # A bare session name would resolve to its current window, whose index is
+            # taken: `session:` asks for the next free index.
+            where = target if ":" in target or target.startswith(("%", "@")) else f"{target}:"
+            verb = ["new-window", *opts, "-t", where] + (["-n", tmux_arg(name)] if name else [])
         # tmux runs a single argument through the shell: a one-word argv goes via `env`.
         cmd = [argv] if isinstance(argv, str) else argv if len(argv) > 1 else ["env", "--", *argv]
         pane = self.run(*verb, "--", *(tmux_arg(a) for a in cmd)).strip()

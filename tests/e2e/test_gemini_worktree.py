@@ -1,0 +1,185 @@
+"""Real Gemini CLI workers in their own worktrees, started by ExoMonad's own spawn path.
+
+Everything is real but the models (one `ScriptedGemini` per worker): a git repository
+with a bare remote, `exomonad init` (its files committed, as a team would), `exomonad
+serve`, the lead calling `spawn_workers` with its token, Gemini CLI 0.61.0 in the tmux
+panes the server opens in each worker's worktree, and Gemini's hooks and MCP server from
+the committed `.gemini/settings.json`, run as `exomonad` from PATH.
+
+Asserted:
+
+* the worker writes, commits and pushes its own branch to the bare remote with zero
+  escalations (every audit decision for those calls is `allow`, no approval recorded);
+* its write into the lead's checkout and its push to `main` do not pass (escalated,
+  unanswered, denied on time-out): no file in the lead's checkout, the remote's `main`
+  unchanged;
+* two workers writing the same path in their worktrees do not see each other's work;
+* removing a worker with uncommitted work keeps its worktree and says where and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from exomonad.client import ServerClient
+from exomonad.server.identity import TokenStore
+from exomonad.teams import TeamPaths, create_team
+from exomonad.util.waiting import WaitTimeout, retry_until
+from tests.e2e.gemini_cli import prepare_home, worker_launcher
+from tests.e2e.gemini_model import RecordedRequest, ScriptedGemini
+from tests.e2e.harness import ExomonadServe, scrubbed_env
+from tests.e2e.test_gemini_pane import READY_TIMEOUT, REQUEST_TIMEOUT, _require_installed
+from tests.e2e.tmux import Tmux
+from tests.support.git import GIT_ENV, git, make_repo
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+TEAM = "proj"
+
+
+@dataclass
+class Project:
+    root: Path  # the lead's checkout
+    remote: Path  # a bare repository, `origin`
+    state: Path
+    claude: Path
+    env: dict[str, str]
+    tmux: Tmux
+    server: ExomonadServe
+
+    def lead(self) -> ServerClient:
+        token = TokenStore(self.state).lead_path.read_text().strip()
+        return ServerClient(self.state, token=token, timeout=READY_TIMEOUT + 60)
+
+    def audit(self, agent: str) -> list[dict[str, Any]]:
+        lines = (self.state / "audit.jsonl").read_text().splitlines()
+        return [e for e in map(orjson.loads, lines) if e["agent"] == agent]
+
+    def remote_log(self, ref: str) -> list[str]:
+        return git(self.remote, "log", "--format=%s", ref).split("\n")[:-1]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    _require_installed()
+    root = make_repo(tmp_path / "proj", remote=tmp_path / "remote.git")
+    claude = tmp_path / "claude"
+    env = {**scrubbed_env(), **GIT_ENV, "CLAUDE_CONFIG_DIR": str(claude),
+           "EXOMONAD_DIR": str(root / ".exomonad")}  # fmt: skip
+    done = subprocess.run(["exomonad", "init", str(root), "--json"], env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["warning"] is None  # `exomonad` on PATH is this one
+    config = root / ".exomonad" / "config.toml"
+    config.write_text(config.read_text() + '\n[workers]\ntmux_session = "w"\n'
+                      '[policy]\napproval_timeout = 3.0\non_timeout = "deny"\npopup = false\n')
+    git(root, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml")
+    git(root, "commit", "-q", "-m", "exomonad init")
+    git(root, "push", "-q", "origin", "main")
+    create_team(TeamPaths(TEAM, claude))
+    tmux = Tmux()
+    tmux.new_session("w", "sleep 3600", cwd=root)
+    server = ExomonadServe(state=root / ".exomonad", env=env, tmux_socket=tmux.socket,
+                           log_path=tmp_path / "server.log")  # fmt: skip
+    p = Project(root, tmp_path / "remote.git", root / ".exomonad", claude, env, tmux, server)
+    try:
+        server.start(30)
+        hook = {"session_id": "lead-1", "tool_name": "TeamCreate",
+                "tool_input": {"team_name": TEAM}}  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "exomonad", "hook", "post-tool-use"],
+                              input=json.dumps(hook), env=env, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        yield p
+    finally:
+        tmux.kill()
+        server.stop()
+
+
+def _wait(cond: Any, what: str, p: Project, models: list[ScriptedGemini]) -> None:
+    try:
+        retry_until(cond, timeout=REQUEST_TIMEOUT * 2, interval=0.1, message=what)
+    except WaitTimeout:
+        reqs = [f"{r.index} {json.dumps(r.function_responses())[-400:]}"
+                for m in models for r in m.requests if r.is_agent_turn]  # fmt: skip
+        pytest.fail(f"timed out: {what}\n" + "\n".join(reqs) + "\n" + p.server.log()[-3000:],
+                    pytrace=False)  # fmt: skip
+
+
+def _answered(model: ScriptedGemini, n: int) -> RecordedRequest | None:
+    """The first agent turn carrying ``n`` function responses, if any yet."""
+    return next((r for r in model.requests
+                 if r.is_agent_turn and len(r.function_responses()) >= n), None)  # fmt: skip
+
+
+def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
+    project: Project, tmp_path: Path
+) -> None:
+    p = project
+    wt1, wt2 = p.root / ".worktrees" / "w1", p.root / ".worktrees" / "w2"
+    sh = "run_shell_command"
+    with ScriptedGemini() as m1, ScriptedGemini() as m2:
+        # w1: ordinary work (write, commit, push its branch), then two things that must
+        # not pass (a write into the lead's checkout, a push to main), then work it
+        # leaves uncommitted.
+        m1.add_function_call("write_file", {"file_path": str(wt1 / "feature.py"),
+                                            "content": "owner = 'w1'\n"})  # fmt: skip
+        m1.add_function_call(sh, {"command": "git add feature.py && git commit -q -m 'w1 feature'"})
+        m1.add_function_call(sh, {"command": "git push origin exo/w1"})
+        m1.add_function_call(sh, {"command": "echo hijack > ../../lead.txt"})
+        m1.add_function_call(sh, {"command": "git push origin HEAD:main"})
+        m1.add_function_call("write_file", {"file_path": str(wt1 / "wip.py"), "content": "1\n"})
+        m1.add_text("w1 done")
+        # w2 writes the same path, differently.
+        m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
+                                            "content": "owner = 'w2'\n"})  # fmt: skip
+        m2.add_text("w2 done")
+        workers = []
+        for name, model in (("w1", m1), ("w2", m2)):
+            home = prepare_home(tmp_path / f"gem-{name}")
+            command = worker_launcher(home, model.url, extra_env=GIT_ENV)
+            workers.append({"name": name, "task": f"task for {name}", "command": str(command)})
+        out = p.lead().tool("spawn_workers", {"workers": workers})
+        assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
+        assert all(w["ready"] for w in out["workers"]), out
+        _wait(lambda: _answered(m1, 6) is not None, "w1's six tool calls answered", p, [m1, m2])
+        _wait(lambda: _answered(m2, 1) is not None, "w2's write answered", p, [m1, m2])
+
+    # Ordinary work passed with zero escalations, and really happened.
+    decisions = [(e["tool"], e["decision"]) for e in p.audit("w1")]
+    assert decisions[:3] == [("write_file", "allow"), (sh, "allow"), (sh, "allow")], decisions
+    assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
+    # The write into the lead's checkout and the push to main went up the cascade
+    # (nobody answered: denied after the time-out) and did not happen.
+    assert decisions[3:5] == [(sh, "tl"), (sh, "human")], decisions
+    assert not (p.root / "lead.txt").exists()
+    assert p.remote_log("main") == ["exomonad init", "initial"]
+    responses = json.dumps(_answered(m1, 6).function_responses())  # type: ignore[union-attr]
+    assert responses.count("Tool execution blocked") == 2, responses
+    escalated = sorted(e["decision"] for e in p.audit("w1") if e["decision"] != "allow")
+    assert escalated == ["human", "tl"]  # the only two
+    # Isolation: the same path holds each worker's own content; the lead's has neither.
+    assert (wt1 / "feature.py").read_text() == "owner = 'w1'\n"
+    assert (wt2 / "feature.py").read_text() == "owner = 'w2'\n"
+    assert not (p.root / "feature.py").exists()
+    # Removal: w1 has uncommitted work, so its worktree stays; w2's too (untracked file).
+    kept = p.lead().tool("remove_worker", {"name": "w1"})
+    assert kept["worktree"]["removed"] is False
+    assert kept["worktree"]["uncommitted"] == ["wip.py"]
+    assert (wt1 / "wip.py").exists()
+    listed = subprocess.run([sys.executable, "-m", "exomonad", "worker", "list", "--json"],
+                            env=p.env, cwd=p.root, capture_output=True, text=True,
+                            check=False)  # fmt: skip
+    kept_paths = [k["path"] for k in orjson.loads(listed.stdout)["kept_worktrees"]]
+    assert str(wt1) in kept_paths
+    assert os.path.isdir(wt2)
