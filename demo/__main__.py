@@ -1,10 +1,12 @@
 """`make demo`: a Gemini CLI worker in a Claude Code team, with everything real but the
 models (scripted, offline; no API key).
 
-1. `exomonad init` a fresh project; `exomonad serve` in a private tmux server.
+1. `exomonad init` a fresh git project and commit what it wrote (hooks, MCP settings:
+   nothing machine-specific); `exomonad serve` in a private tmux server.
 2. The lead (MCP client with the lead's token, as Claude Code's `.mcp.json` runs it)
-   creates the team and calls `spawn_workers`: the real Gemini CLI opens in a tmux pane
-   and, once ready, the task is typed into it by the inbox watcher.
+   creates the team and calls `spawn_workers`: the worker gets its own git worktree on
+   branch `exo/gemini-1`, the real Gemini CLI opens there in a tmux pane and, once
+   ready, the task is typed into it by the inbox watcher.
 3. Gemini's model calls `notify_parent` over MCP: the report lands in the lead's inbox,
    under Claude Code's lock, verified.
 4. The lead asks for a push; Gemini tries `git push --force origin main`; its BeforeTool
@@ -14,7 +16,6 @@ models (scripted, offline; no API key).
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
-from tests.e2e.gemini_cli import GEMINI_BIN, gemini_env, gemini_install_problem, prepare_home
+from tests.e2e.gemini_cli import gemini_install_problem, prepare_home, worker_launcher
 from tests.e2e.gemini_model import ScriptedGemini
 
 from exomonad.teams import Mailbox, TeamPaths, create_team
@@ -40,6 +41,8 @@ from exomonad.util.waiting import retry_until
 console = Console(highlight=False)
 EXO = [sys.executable, "-m", "exomonad"]
 TEAM = "demo-team"
+GIT_IDENTITY = {"GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+                "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
 
 
 def step(title: str) -> float:
@@ -52,19 +55,10 @@ def run(args: list[str], env: dict[str, str], **kw: Any) -> str:
     return str(done.stdout)
 
 
-def launcher(root: Path, project: Path, model_url: str) -> Path:
-    """Start Gemini CLI offline against the scripted model, keeping ExoMonad's env."""
-    home = prepare_home(root / "gemini")
-    env = gemini_env(home, model_url)
-    keep = " ".join(f'{k}="${k}"' for k in ("EXOMONAD_TOKEN", "EXOMONAD_DIR", "EXOMONAD_NAME",
-                                             "EXOMONAD_TEAM", "CLAUDE_CONFIG_DIR"))  # fmt: skip
-    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if k != "TERM")
-    script = root / "gemini.sh"
-    script.write_text(f"#!/bin/sh\ncd {shlex.quote(str(project))} || exit 1\n"
-                      f'exec env -i TERM="${{TERM:-tmux-256color}}" {assigns} {keep} '
-                      f"{shlex.quote(str(GEMINI_BIN))} --yolo\n")  # fmt: skip
-    script.chmod(0o755)
-    return script
+def launcher(root: Path, model_url: str) -> Path:
+    """Gemini CLI offline against the scripted model, in the worktree ExoMonad opens its
+    pane in, keeping the identity ExoMonad gives it."""
+    return worker_launcher(prepare_home(root / "gemini"), model_url, extra_env=GIT_IDENTITY)
 
 
 async def lead_call(env: dict[str, str], calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -80,8 +74,11 @@ def start(root: Path, project: Path, env: dict[str, str], sock: str, url: str
     """Step 1: init the project, configure the worker command, start the server."""
     t = step("1. exomonad init + exomonad serve")
     console.print(run([*EXO, "init", str(project)], env))
+    run(["git", "-C", str(project), "add", "-A"], env)
+    run(["git", "-C", str(project), "commit", "-q", "-m", "exomonad init"], env)
+    console.print("committed what init wrote (workers' worktrees are made from HEAD)")
     config = project / ".exomonad" / "config.toml"
-    worker = launcher(root, project, url)
+    worker = launcher(root, url)
     extra = f'\n[workers]\ncommand = "{worker}"\ntmux_session = "demo"\n'
     config.write_text(config.read_text() + extra)
     subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", "new-session", "-d", "-s", "demo",
@@ -109,6 +106,7 @@ def spawn(claude: Path, env: dict[str, str], model: ScriptedGemini) -> None:
     w = spawned["workers"][0]
     console.print(f"gemini-1 in pane {w['pane']}, ready={w['ready']} "
                   f"({time.monotonic() - t:.1f}s)")  # fmt: skip
+    console.print(f"its worktree: {w['worktree']} on branch {w['branch']}")
     req = model.wait_for_user_text(task, 90)
     console.print(f"the task reached Gemini's model request #{req.index}")
 
@@ -143,6 +141,7 @@ def policy(project: Path, env: dict[str, str], model: ScriptedGemini) -> None:
     audit = (project / ".exomonad" / "audit.jsonl").read_text().splitlines()
     console.print(escape(f"audit.jsonl: {len(audit)} decisions; last: {audit[-1][:200]}"))
     console.print(run([*EXO, "team", "show", TEAM], env))
+    console.print(run([*EXO, "worker", "list"], env, cwd=project))
 
 
 def main() -> int:
@@ -157,7 +156,9 @@ def main() -> int:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     sock = f"exo-demo-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "EXOMONAD_TOKEN")}
-    env.update(CLAUDE_CONFIG_DIR=str(claude), EXOMONAD_DIR=str(project / ".exomonad"))
+    env.update(GIT_IDENTITY, CLAUDE_CONFIG_DIR=str(claude),
+               EXOMONAD_DIR=str(project / ".exomonad"),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     started = time.monotonic()
     server: subprocess.Popen[str] | None = None
     with ScriptedGemini() as model:

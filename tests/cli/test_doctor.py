@@ -112,7 +112,7 @@ def test_human_output_marks_each_check(cloned: Path, env: dict[str, str]) -> Non
     out = sh(["exomonad", "doctor"], env, cloned, code=None).stdout
     assert "✓ exomonad on PATH" in out
     assert "! server: no server running" in out
-    assert "    fix: exomonad serve" in out
+    assert "    fix: exomonad up (or exomonad serve)" in out
     assert re.search(r"\d+ ok, \d+ warnings, \d+ failed", out)
 
 

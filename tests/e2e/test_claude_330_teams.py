@@ -93,6 +93,7 @@ from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.gemini_model import RecordedRequest as GeminiRequest
 from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.harness import ExomonadServe, fail_if_missing, pid_alive
+from tests.support.git import GIT_ENV, git
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -304,6 +305,11 @@ def project(tmp_path: Path) -> Iterator[Project]:
     done = p.exo("init", str(claude.workspace), "--json")
     assert done.returncode == 0, done.stderr
     p.init = orjson.loads(done.stdout)
+    # A team commits what `init` wrote; workers' worktrees are made from that commit.
+    env.update(GIT_ENV)
+    git(claude.workspace, "init", "-q", "-b", "main")
+    git(claude.workspace, "add", "-A")
+    git(claude.workspace, "commit", "-q", "-m", "exomonad init")
     try:
         yield p
     finally:
@@ -734,6 +740,11 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         probe.watch("report in lead inbox", _has_text(lead.paths.inbox(LEAD), report))
         probe.watch("followup in worker inbox", _has_text(lead.paths.inbox(WORKER), followup))
         spawned = _spawn_b(project, lead, model, gemini, script)
+        # The teammate runs Gemini in the worker's own worktree, on its own branch.
+        worktree = project.workspace / ".worktrees" / WORKER
+        assert {os.readlink(f"/proc/{p}/cwd") for p in spawned.gemini_pids
+                if pid_alive(p)} == {str(worktree)}  # fmt: skip
+        assert git(worktree, "branch", "--show-current").strip() == f"exo/{WORKER}"
         talked = _talk_b(lead, model, gemini, script, spawned, report)
         stopped = _stop_b(project, lead, model, script, spawned, probe)
         counters = project.status()["counters"]
@@ -743,6 +754,7 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         assert ok.request_id in stopped.result  # Claude Code's own request id, echoed
         assert not [p for p in spawned.gemini_pids if pid_alive(p)], "Gemini outlived its teammate"
         assert WORKER not in project.members(lead.team)  # no ghost member
+        assert not worktree.exists()  # nothing in it to lose: removed on shutdown
         assert counters.get("lead_pane_fallback", 0) == 0, counters  # the poller delivered
         assert counters["tool:notify_parent"] == 1, counters
         for text in (task, followup):  # each typed exactly once
