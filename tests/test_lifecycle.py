@@ -112,6 +112,8 @@ def test_up_workers_down_twice_leaves_nothing_behind(project: Project) -> None:
             assert git(Path(w["worktree"]), "branch", "--show-current").strip() == f"exo/{name}"
         listed = p.json("worker", "list")
         assert sorted(m["name"] for m in listed["workers"]) == ["w1", "w2"]
+        if round_ == 1:
+            _attach(p, "w1", w1["pane"])
         wt2 = Path(w2["worktree"])
         if round_ == 1:
             (wt2 / "draft.txt").write_text("not committed\n")
@@ -139,9 +141,32 @@ def test_up_workers_down_twice_leaves_nothing_behind(project: Project) -> None:
         # once its work is committed and pushed, it goes.
         kept = p.json("worker", "list")["kept_worktrees"]
         assert [k["path"] for k in kept] == ([str(wt2)] if round_ == 1 else [])
+        status = orjson.loads(p.exo("status", "--json", ok=False).stdout)
+        assert status["running"] is False
+        assert [(w["path"], w["removable"]) for w in status["worktrees"]] == (
+            [(str(wt2), False)] if round_ == 1 else [])
         assert wt2.exists() == (round_ == 1)
     assert git(p.root.parent / "remote.git", "log", "--format=%s", "exo/w2").split() == [
         "draft", "initial"]
+
+
+def _attach(p: Project, name: str, pane: str) -> None:
+    """`worker attach` from a terminal outside tmux (a pty from `script`): a real tmux
+    client appears, showing the worker's pane; then it is detached."""
+    cmd = f"{sys.executable} -m exomonad worker attach {name}"
+    client = subprocess.Popen(["script", "-qfc", cmd, "/dev/null"], cwd=p.root, env=p.env,
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)  # fmt: skip
+
+    def shown() -> list[str]:
+        argv = ["tmux", "-L", p.tmux.socket, "list-clients", "-F", "#{pane_id}"]
+        return subprocess.run(argv, capture_output=True, text=True, check=False).stdout.split()
+
+    try:
+        retry_until(lambda: shown() == [pane], timeout=30, message=f"clients: {shown()}")
+    finally:
+        subprocess.run(["tmux", "-L", p.tmux.socket, "detach-client", "-s", "exomonad"],
+                       check=False)  # fmt: skip
+        client.wait(30)
 
 
 def test_up_says_how_to_install_a_missing_program(project: Project) -> None:

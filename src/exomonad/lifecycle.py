@@ -35,8 +35,9 @@ from exomonad.teams import Mailbox, TeamPaths, remove_all_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import ShutdownRequest, encode
 from exomonad.util.waiting import WaitTimeout, retry_until
+from exomonad.worktrees import WorktreeManager
 
-__all__ = ["INSTALL_HINTS", "Report", "down", "require_tool", "up"]
+__all__ = ["INSTALL_HINTS", "Report", "down", "require_tool", "up", "worktrees_of"]
 
 #: How to install each program ExoMonad runs, for the one-line error when it is missing.
 INSTALL_HINTS = {
@@ -54,6 +55,14 @@ _TAG = "@exomonad-window"
 PASSED_ENV = ("CLAUDE_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENAI_", "CODEX_",
               "EXOMONAD_", "GIT_", "XDG_", "LANG", "LC_", "HOME")  # fmt: skip
 _SESSION_TAG = "@exomonad-session"
+
+
+def worktrees_of(state: Path) -> WorktreeManager:
+    """The worktree manager of the project whose state dir is ``state`` (its config's
+    ``[workers] worktree_dir`` and ``branch_prefix``)."""
+    cfg = load_project_config(state).workers
+    return WorktreeManager(state.resolve().parent, worktree_dir=cfg.worktree_dir,
+                           branch_prefix=cfg.branch_prefix)  # fmt: skip
 
 
 def require_tool(name: str) -> str:

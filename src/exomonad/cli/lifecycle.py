@@ -18,11 +18,11 @@ from rich.table import Table
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
-from exomonad.lifecycle import Report, down, require_tool, up
+from exomonad.lifecycle import Report, down, require_tool, up, worktrees_of
 from exomonad.server.config import load_project_config
 from exomonad.server.identity import TokenStore
 from exomonad.state import find_state_dir
-from exomonad.worktrees import WorktreeManager, WorktreeState
+from exomonad.worktrees import WorktreeState
 
 __all__ = ["register", "worker_app"]
 
@@ -109,7 +109,6 @@ def worker_start(
 def worker_list(as_json: JsonOpt = False) -> None:
     """Workers of the current team (presence, pane, worktree, branch) and kept worktrees."""
     state = find_state_dir()
-    cfg = load_project_config(state).workers
     members: list[dict[str, Any]] = []
     try:
         status = _lead_client(state).tool("team_status")
@@ -117,9 +116,7 @@ def worker_list(as_json: JsonOpt = False) -> None:
     except ExomonadError as exc:
         err_console.print(f"[yellow]![/yellow] {exc}")
     live = {m.get("worktree") for m in members}
-    manager = WorktreeManager(state.resolve().parent, worktree_dir=cfg.worktree_dir,
-                              branch_prefix=cfg.branch_prefix)  # fmt: skip
-    kept = [w for w in manager.list() if str(w.path) not in live]
+    kept = [w for w in worktrees_of(state).list() if str(w.path) not in live]
     emit({"workers": members, "kept_worktrees": [w.to_json() for w in kept]}, as_json,
          lambda: _show(members, kept))  # fmt: skip
 

@@ -70,13 +70,19 @@ def mcp_stdio(
 
 @handle_errors
 def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Show whether the project's server runs, and its /health."""
+    """Show whether the project's server runs, its /health, and the workers' worktrees
+    (a worktree kept because it holds work says so)."""
+    from exomonad.lifecycle import worktrees_of
+
     state = _state(state_dir)
+    worktrees = [w.to_json() for w in worktrees_of(state).list()]
     info = read_server_info(state)
     if info is None or not info.alive:
-        emit({"running": False}, as_json, lambda: console.print("no server running"))
+        emit({"running": False, "worktrees": worktrees}, as_json,
+             lambda: console.print(f"no server running; {len(worktrees)} worker worktree(s)"))
         raise typer.Exit(1)
     _, data = server_request(info.socket, "GET", "/health")
+    data = {**data, "worktrees": worktrees}
     emit(data, as_json, lambda: console.print_json(orjson.dumps(data).decode()))
 
 
