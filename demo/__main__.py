@@ -62,8 +62,11 @@ def launcher(root: Path, model_url: str) -> Path:
 
 
 async def lead_call(env: dict[str, str], calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The scripted lead's MCP calls. It is no Claude Code process, so it presents the
+    lead's token itself (a tokenless `--role tl` is the lead only below Claude Code)."""
+    token = (Path(env["EXOMONAD_DIR"]) / "lead.token").read_text().strip()
     params = StdioServerParameters(command=EXO[0], args=[*EXO[1:], "mcp-stdio", "--role", "tl"],
-                                   env=env)  # fmt: skip
+                                   env={**env, "EXOMONAD_TOKEN": token})  # fmt: skip
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         return [(await s.call_tool(name, args)).structured_content for name, args in calls]

@@ -138,7 +138,8 @@ def up(root: Path, *, tmux_socket: str | None = None, lead: str | None = "claude
     tmux = TmuxBackend(tmux_socket)
     session = config.workers.tmux_session
     windows = _windows(tmux, session)
-    env = {k: v for k, v in os.environ.items() if k.startswith(PASSED_ENV) and k != "TMUX"}
+    env = {k: v for k, v in os.environ.items()
+           if k.startswith(PASSED_ENV) and k not in ("TMUX", "EXOMONAD_TOKEN")}  # fmt: skip
     env.update(PATH=f"{_exomonad_bin()}:{os.environ.get('PATH', '')}",
                EXOMONAD_DIR=str(state.resolve()))  # fmt: skip
     info = read_server_info(state)

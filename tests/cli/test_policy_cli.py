@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,12 +105,39 @@ def test_approvals_list_approve_deny(state: Path) -> None:
     listed = json.loads(run("approvals", "list", "--json").stdout)
     assert [a["id"] for a in listed] == [first.id, second.id]
     assert "merge #3" in run("approvals", "list").stdout
-    out = run("approve", first.id[:6], "--by", "alice", "--reason", "fine").stdout
+    run("approve", first.id[:6], "--by", "alice", code=2)  # nobody names who answered
+    out = run("approve", first.id[:6], "--reason", "fine").stdout
     assert f"{first.id} approved" in out
     data = json.loads(run("deny", second.id, "--reason", "no", "--json").stdout)
     assert (data["state"], data["answer_reason"]) == ("denied", "no")
-    assert store.get(first.id).answered_by == "alice"
+    assert store.get(first.id).answered_by == f"human:{pwd.getpwuid(os.getuid()).pw_name}"
     assert "already approved" in run("deny", first.id, code=1).stderr
     assert "no approval" in run("approve", "ffffffff", code=1).stderr
     assert "no pending approvals" in run("approvals", "list").stdout
     assert len(json.loads(run("approvals", "list", "--all", "--json").stdout)) == 2
+
+
+@pytest.mark.parametrize(
+    ("wrap", "env", "why"),
+    [
+        # Measured (issue 10): a worker's shell ran `exomonad approve ID --by alice`.
+        ("{cmd}", {"EXOMONAD_TOKEN": "exo_x"}, "runs with EXOMONAD_TOKEN"),
+        # The same from below a process that is Gemini CLI, the environment wiped.
+        ("exec -a gemini bash -c 'env -i EXOMONAD_DIR={state} {cmd}; exit $?'", {},
+         "is an agent (gemini)"),
+    ],
+    ids=["agent-token", "agent-parent"],
+)
+def test_an_agent_cannot_answer_an_approval(
+    state: Path, wrap: str, env: dict[str, str], why: str
+) -> None:
+    store = ApprovalStore(state / "approvals.db")
+    pending = store.create(agent="w1", role="worker", action=MergePR(3), reason="merge #3")
+    cmd = f"{sys.executable} -m exomonad approve {pending.id}"
+    done = subprocess.run(["bash", "-c", wrap.format(cmd=cmd, state=state)],
+                          env={**os.environ, **env}, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "answered by a person" in done.stderr
+    assert why in done.stderr
+    assert store.get(pending.id).state == "pending"

@@ -3,6 +3,7 @@ client, tmux panes, and the watcher typing a spawned worker's task into its pane
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -93,14 +94,22 @@ def _hook(
 
 
 async def _session(
-    p: Project, role: str, token: str | None, calls: list[tuple[str, Any]]
+    p: Project, role: str, token: str | None, calls: list[tuple[str, Any]],
+    *, as_program: str | None = None,
 ) -> tuple[list[str], list[tuple[bool, Any]]]:
+    """An MCP session through `exomonad mcp-stdio` (run from below a process whose name
+    is `as_program`, e.g. `claude`, when given)."""
     env = dict(p.env)
     if token:
         env["EXOMONAD_TOKEN"] = token
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "exomonad", "mcp-stdio", "--role", role], env=env
-    )
+    if as_program is not None:
+        inner = f"{sys.executable} -m exomonad mcp-stdio --role {role}; exit $?"
+        params = StdioServerParameters(
+            command="bash", args=["-c", f"exec -a {as_program} bash -c '{inner}'"], env=env)
+    else:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "exomonad", "mcp-stdio", "--role", role], env=env
+        )
     async with stdio_client(params) as (r, w), ClientSession(r, w) as s:
         await s.initialize()
         tools = sorted(t.name for t in (await s.list_tools()).tools)
@@ -118,7 +127,7 @@ def test_roles_tools_spawn_and_delivery(project: Project, tmux_server: TmuxServe
         return await _session(project, "tl", None, [
             ("spawn_workers", {"workers": [{"name": "gemini-1", "task": "build the parser"}]}),
             ("task_create", {"subject": "parser"}),
-        ])  # fmt: skip
+        ], as_program="claude")  # fmt: skip
 
     async def forger() -> tuple[list[str], list[tuple[bool, Any]]]:
         return await _session(project, "tl", "exo_forged", [
@@ -201,13 +210,29 @@ def test_hook_fails_open_without_a_server(project: Project) -> None:
     assert time.monotonic() - started < 10
 
 
+def test_the_lead_role_cannot_be_taken_without_a_token(project: Project) -> None:
+    """Measured (issue 10): `exomonad mcp-stdio --role tl` with no token, run by a worker,
+    read `.exomonad/lead.token` and became the lead. Now only a process of the lead's
+    Claude Code session gets the lead's token; anything else, an agent's included, is a
+    guest."""
+    guest = ["task_get", "task_list", "team_status"]
+    tools, _ = anyio.run(_session, project, "tl", None, [])
+    assert tools == guest  # from a plain process (here: the test)
+    for agent in ("gemini", "codex"):
+        tools, _ = anyio.run(functools.partial(_session, project, "tl", None, [],
+                                               as_program=agent))  # fmt: skip
+        assert tools == guest, agent
+    tools, _ = anyio.run(lambda: _session(project, "tl", None, [], as_program="claude"))
+    assert "answer_permission" in tools  # below the lead's Claude Code: the lead
+
+
 def test_bound_worker_receives_messages_from_the_lead(
     project: Project, tmux_server: TmuxServer
 ) -> None:
     reader = tmux_server.reader()
     register_synthetic(TeamPaths("proj", project.root), "w2", pane=reader.pane)
-    _, res = anyio.run(_session, project, "tl", None,
-                       [("send_message", {"to": "w2", "text": "hello w2"})])  # fmt: skip
+    _, res = anyio.run(lambda: _session(project, "tl", None, [
+        ("send_message", {"to": "w2", "text": "hello w2"})], as_program="claude"))  # fmt: skip
     assert res[0][0] is False
     assert reader.wait_lines(1, timeout=30) == ["[from team-lead] hello w2"]
 

@@ -13,8 +13,9 @@
 
 from __future__ import annotations
 
-import getpass
 import json
+import os
+import pwd
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,7 +24,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from exomonad.ancestry import agent_session
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
+from exomonad.errors import ExomonadError
 from exomonad.policy import default as default_policy
 from exomonad.policy import template
 from exomonad.policy.approvals import Approval, ApprovalStore
@@ -184,18 +187,27 @@ def list_approvals(
     emit([a.to_dict() for a in rows], as_json, human)
 
 
-def _answer(approval_id: str, approved: bool, by: str | None, reason: str,
-            state_dir: Path | None, as_json: bool) -> None:
+def _person() -> str:
+    """Who answers, as the system knows them (not ``$USER``, which a caller sets)."""
+    return f"human:{pwd.getpwuid(os.getuid()).pw_name}"
+
+
+def _answer(approval_id: str, approved: bool, reason: str, state_dir: Path | None,
+            as_json: bool) -> None:  # fmt: skip
+    """A person's answer: refused inside any agent's session; recorded as the Unix user
+    who runs it (never a name the caller chooses)."""
+    inside = agent_session()
+    if inside is not None:
+        raise ExomonadError(f"approvals are answered by a person, and this runs inside an "
+                            f"agent's session ({inside}): run it in your own terminal")  # fmt: skip
+    by = _person()
     store = _store(state_dir)
     try:
         full = store.resolve(approval_id)
-        approval = store.answer(full, approved, by or getpass.getuser(), reason)
+        approval = store.answer(full, approved, by, reason)
     finally:
         store.close()
     emit(approval.to_dict(), as_json, lambda: console.print(escape(_show(approval))))
-
-
-ByOpt = Annotated[str | None, typer.Option("--by", help="Who answers (default: $USER).")]
 
 
 @approvals_app.command("prompt")
@@ -218,7 +230,7 @@ def prompt(
         answer = typer.prompt("approve? [y/n]", default="n").strip().lower()
         approved = answer in ("y", "yes")
         reason = "" if approved else typer.prompt("reason (shown to the agent)", default="")
-        done = store.answer(approval.id, approved, getpass.getuser(), reason)
+        done = store.answer(approval.id, approved, f"{_person()} (popup)", reason)
         console.print(f"{done.state}")
     finally:
         store.close()
@@ -228,24 +240,24 @@ def prompt(
 def approve(
     approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],
     reason: Annotated[str, typer.Option("--reason", help="Why (shown to the agent).")] = "",
-    by: ByOpt = None,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Approve a pending request: the waiting tool call runs."""
-    _answer(approval_id, True, by, reason, state_dir, as_json)
+    """Approve a pending request: the waiting tool call runs. Only a person answers
+    (refused inside an agent's session; recorded as your Unix user)."""
+    _answer(approval_id, True, reason, state_dir, as_json)
 
 
 @handle_errors
 def deny(
     approval_id: Annotated[str, typer.Argument(metavar="ID", help="Approval id or prefix.")],
     reason: Annotated[str, typer.Option("--reason", help="Why (shown to the agent).")] = "",
-    by: ByOpt = None,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Deny a pending request: the waiting tool call is blocked with REASON."""
-    _answer(approval_id, False, by, reason, state_dir, as_json)
+    """Deny a pending request: the waiting tool call is blocked with REASON. Only a
+    person answers (refused inside an agent's session; recorded as your Unix user)."""
+    _answer(approval_id, False, reason, state_dir, as_json)
 
 
 def register(root: typer.Typer) -> None:

@@ -51,12 +51,13 @@ CREATE TABLE IF NOT EXISTS approvals (
     answered_by TEXT,
     answer_reason TEXT,
     answered_at REAL,
-    policy_id TEXT
+    policy_id TEXT,
+    addressee TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_state ON approvals (state, created_at);
 """
 _COLUMNS = ("id, agent, role, action, reason, created_at, deadline, state, answered_by, "
-            "answer_reason, answered_at, policy_id")
+            "answer_reason, answered_at, policy_id, addressee")
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class Approval:
     answer_reason: str | None = None
     answered_at: float | None = None
     policy_id: str | None = None
+    #: Who may answer: the lead's member name for a lead-level request, ``"human"`` for
+    #: a person (``None`` in records made before addressees were kept: a person).
+    addressee: str | None = None
 
     @property
     def decision(self) -> Decision:
@@ -121,6 +125,9 @@ class ApprovalStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approvals)")}
+        if "addressee" not in columns:  # a database from before addressees were kept
+            self._db.execute("ALTER TABLE approvals ADD COLUMN addressee TEXT")
 
     def close(self) -> None:
         """Close the database connection."""
@@ -130,8 +137,10 @@ class ApprovalStore:
     # -- writing ---------------------------------------------------------------------
     def create(self, *, agent: str, role: str,
                action: Action | Sequence[Action] | Mapping[str, Any], reason: str,
-               timeout: float | None = 600.0, policy_id: str | None = None) -> Approval:
-        """Record a pending request; it expires ``timeout`` seconds from now (None: never)."""
+               timeout: float | None = 600.0, policy_id: str | None = None,
+               addressee: str = "human") -> Approval:
+        """Record a pending request for ``addressee`` (the lead's name, or ``"human"``);
+        it expires ``timeout`` seconds from now (None: never)."""
         now = self._clock()
         deadline = None if timeout is None else now + timeout
         payload = _action_json(action)
@@ -141,8 +150,9 @@ class ApprovalStore:
                 try:
                     self._db.execute(
                         f"INSERT INTO approvals ({_COLUMNS}) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?)",
-                        (new_id, agent, role, payload, reason, now, deadline, policy_id))
+                        "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?)",
+                        (new_id, agent, role, payload, reason, now, deadline, policy_id,
+                         addressee))
                     break
                 except sqlite3.IntegrityError:  # pragma: no cover - 1 in 4e9
                     continue
@@ -249,6 +259,6 @@ class ApprovalStore:
     @staticmethod
     def _row(row: tuple[Any, ...]) -> Approval:
         (id_, agent, role, action, reason, created, deadline, state, by, why, at,
-         policy_id) = row
+         policy_id, addressee) = row
         return Approval(id_, agent, role, json.loads(action), reason, created, deadline,
-                        cast(ApprovalState, state), by, why, at, policy_id)
+                        cast(ApprovalState, state), by, why, at, policy_id, addressee)

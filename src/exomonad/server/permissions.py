@@ -27,6 +27,7 @@ from typing import Any
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
 from exomonad.policy import (
+    Approval,
     ApprovalStore,
     Decision,
     Deny,
@@ -83,11 +84,13 @@ class Gatekeeper:
         decision = ev.decision
         if not isinstance(decision, Escalate):
             return Verdict(decision, policy_id=ev.policy_id)
+        to_lead = decision.to == "tl" and mailbox is not None and who.team is not None
         approval = self.approvals.create(
             agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,
             timeout=self.timeout, policy_id=ev.policy_id,
+            addressee=who.parent if to_lead else "human",
         )  # fmt: skip
-        if decision.to == "tl" and mailbox is not None and who.team is not None:
+        if to_lead and mailbox is not None:
             self._ask_lead(req, who, approval.id, decision.reason, ev.actions, mailbox)
         else:
             self._ask_human(approval.id)
@@ -134,26 +137,54 @@ class Gatekeeper:
             subprocess.Popen([*base, "display-popup", "-c", client, "-w", "80%", "-h", "60%",
                               "-E", command])  # fmt: skip
 
-    def answer(self, request_id: str, approved: bool, by: str, reason: str = "") -> Decision:
-        """Answer an approval by id (or ``perm-exo-<id>``); returns its decision."""
-        approval_id = request_id.removeprefix(_PREFIX)
+    def answer(self, request_id: str, approved: bool, who: Identity, reason: str = "") -> Decision:
+        """The lead's answer through its authenticated tool call (``answer_permission``).
+
+        Only the request's addressee answers it, never the agent that asked; a request
+        for a human is answered only by a person (``exomonad approve``, the popup).
+        """
+        approval = self._addressed(request_id, who.name)
+        return self._record(approval.id, approved, f"{who.name} (answer_permission)", reason)
+
+    def _addressed(self, request_id: str, answerer: str) -> Approval:
+        try:
+            approval = self.approvals.get(request_id.removeprefix(_PREFIX))
+        except PolicyError as exc:
+            raise ExomonadError(str(exc)) from exc
+        if approval.addressee in (None, "human"):
+            raise ExomonadError(f"request {approval.id} is for a person: only a human answers "
+                                "it (exomonad approve/deny outside every agent session, or "
+                                "the approval popup)")  # fmt: skip
+        if answerer == approval.agent or answerer != approval.addressee:
+            raise ExomonadError(f"{answerer} may not answer request {approval.id} of "
+                                f"{approval.agent} (it is for {approval.addressee})")  # fmt: skip
+        return approval
+
+    def _record(self, approval_id: str, approved: bool, by: str, reason: str) -> Decision:
         try:
             return self.approvals.answer(approval_id, approved, by, reason).decision
         except PolicyError as exc:
             raise ExomonadError(str(exc)) from exc
 
     def intercept(self, entry: dict[str, Any]) -> bool:
-        """A ``permission_response`` to one of our requests: resolve it (True: consumed)."""
+        """A ``permission_response`` to one of our requests (True: consumed, never typed).
+
+        It counts only when it comes from the request's addressee (the lead session's
+        own answer, in the asker's inbox); one from anyone else, the asker included, is
+        consumed and ignored.
+        """
         text = entry.get("text")
         msg = decode(text) if isinstance(text, str) else None
         if not isinstance(msg, PermissionResponse) or not msg.request_id.startswith(_PREFIX):
             return False
-        approved = msg.subtype == "success"
+        sender = str(entry.get("from", ""))
         try:
-            self.answer(msg.request_id, approved, str(entry.get("from", "team-lead")),
-                        msg.error or "")  # fmt: skip
+            approval = self._addressed(msg.request_id, sender)
+            self._record(approval.id, msg.subtype == "success", f"{sender} (permission_response)",
+                         msg.error or "")  # fmt: skip
         except ExomonadError as exc:
-            log.info("late or unknown permission response %s: %s", msg.request_id, exc)
+            log.warning("ignored permission response %s from %r: %s", msg.request_id, sender,
+                        exc)  # fmt: skip
         return True
 
 

@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
+from exomonad.ancestry import claude_lead_ancestor
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.pidfile import read_server_info
@@ -29,13 +30,20 @@ log = logging.getLogger("exomonad.server")
 
 
 def resolve_token(state_dir: Path, env_token: str | None, role: str, lead_role: str) -> str | None:
-    """The token to present: ``$EXOMONAD_TOKEN``, else the lead's if the lead role is asked."""
+    """The token to present: ``$EXOMONAD_TOKEN``, else the lead's, if the lead role is
+    asked *and* this process belongs to the lead's Claude Code session (a descendant of
+    a Claude Code lead process and of no other agent: a worker running ``mcp-stdio
+    --role tl`` itself stays a guest)."""
     if env_token:
         return env_token
     lead = state_dir / "lead.token"
-    if role == lead_role and lead.exists():
-        return lead.read_text().strip() or None
-    return None
+    if role != lead_role or not lead.exists():
+        return None
+    why_not = claude_lead_ancestor()
+    if why_not is not None:
+        log.warning("not the lead's session (%s): connecting without the lead's token", why_not)
+        return None
+    return lead.read_text().strip() or None
 
 
 #: Seconds to wait, after stdin closed, for answers to requests already forwarded.

@@ -22,6 +22,7 @@ from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.workers import Provisioned, provision, release
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
+from exomonad.teams.protocol import decode
 from exomonad.teams.tasks import TaskStore
 from exomonad.util.waiting import WaitTimeout, retry_until
 
@@ -143,6 +144,9 @@ def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, 
     """Message any member of the caller's team; unknown recipients are refused."""
     if not a.text.strip():
         raise ToolError("text is empty")
+    if decode(a.text) is not None:  # e.g. a forged permission_response to oneself
+        raise ToolError("send_message carries plain text: protocol messages (permission, "
+                        "shutdown, plan, task) are sent by Claude Code and ExoMonad only")
     mid = svc.mailbox(svc.team_of(who)).send(a.to, sender=who.name, text=a.text, summary=a.summary)
     svc.counters["send_message"] += 1
     return _done(f"sent to {a.to}", messageId=mid)
@@ -268,7 +272,7 @@ def remove_worker(svc: Services, who: Identity, a: RemoveWorkerArgs) -> dict[str
 
 def answer_permission(svc: Services, who: Identity, a: AnswerPermissionArgs) -> dict[str, Any]:
     """Approve or deny a teammate's permission_request (the waiting tool call resumes)."""
-    decision = svc.gatekeeper.answer(a.request_id, a.approve, who.name, a.reason)
+    decision = svc.gatekeeper.answer(a.request_id, a.approve, who, a.reason)
     return _done(f"{'approved' if a.approve else 'denied'} {a.request_id}",
                  decision=type(decision).__name__.lower())  # fmt: skip
 

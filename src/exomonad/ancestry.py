@@ -1,0 +1,131 @@
+"""Is this process part of an agent's session? Read off its ancestors in ``/proc``.
+
+Human-only actions (answering an approval addressed to a person) must not be taken by an
+agent through its shell, and the lead's role must not be taken by a worker that runs
+``exomonad mcp-stdio --role tl`` itself. An agent's commands run as descendants of the
+agent's process (Claude Code, Gemini CLI, Codex CLI, ``exomonad teammate``), and inherit
+the markers those programs and ExoMonad put in their environment. This module walks the
+parent chain and reports the first sign of an agent.
+
+This is a check against an agent acting through its own tools, not against a hostile
+program of the same Unix user that detaches itself (``setsid``, double fork): see
+``docs/guarantees.md``; the bubblewrap sandbox closes that (``docs/sandbox.md``).
+
+>>> reason_in([Proc(10, "bash", ("bash",), {}), Proc(9, "node", ("node",
+...     "/usr/lib/node_modules/@google/gemini-cli/dist/index.js"), {})])
+'pid 9 is an agent (gemini-cli)'
+>>> reason_in([Proc(10, "bash", ("bash",), {"EXOMONAD_TOKEN": "exo_x"})])
+'pid 10 runs with EXOMONAD_TOKEN (an agent identity)'
+>>> reason_in([Proc(10, "bash", ("bash",), {})]) is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "reason_in"]
+
+#: Environment variables only an agent's process tree carries.
+AGENT_ENV = ("EXOMONAD_TOKEN", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI",
+             "CODEX_SANDBOX", "CODEX_MANAGED_BY_NPM")  # fmt: skip
+#: Program names (``argv[0]``'s base name) of agents.
+AGENT_PROGRAMS = frozenset({"claude", "gemini", "codex", "exomonad-teammate", "aider"})
+_CLAUDE = ("claude", "claude-code")
+#: Path fragments of agents run by node (``node .../cli.js``).
+AGENT_PATHS = ("claude-code", "gemini-cli", "@openai/codex", "codex-cli")
+
+
+@dataclass(frozen=True)
+class Proc:
+    """What a process shows of itself in ``/proc``."""
+
+    pid: int
+    comm: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+
+
+def _read(pid: int) -> tuple[Proc, int] | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("utf-8", "replace")
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = tuple(a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a)
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                raw = fh.read().split(b"\0")
+            pairs = [e.decode("utf-8", "replace").partition("=") for e in raw]
+        except PermissionError:  # another user's process: not an agent of ours
+            pairs = []
+    except OSError:
+        return None
+    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+    ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+    return Proc(pid, comm, argv, {k: v for k, _, v in pairs if k}), ppid
+
+
+def ancestors(pid: int | None = None) -> Iterator[Proc]:
+    """``pid`` (default: this process) and its parents, up to (not including) pid 1."""
+    current = os.getpid() if pid is None else pid
+    seen: set[int] = set()
+    while current > 1 and current not in seen:
+        seen.add(current)
+        found = _read(current)
+        if found is None:
+            return
+        proc, current = found
+        yield proc
+
+
+def _agent_name(proc: Proc) -> str | None:
+    """The agent ``proc`` is, by its program name or, for ``node <script>``, its script."""
+    heads = [proc.comm, *proc.argv[:3]]  # the program, or an interpreter and its script
+    for head in heads:
+        base = os.path.basename(head).removesuffix(".exe")
+        if base in AGENT_PROGRAMS:
+            return base
+    for head in proc.argv[:3]:
+        for fragment in AGENT_PATHS:
+            if fragment in head:
+                return fragment.strip("@/").replace("openai/", "")
+    return None
+
+
+def reason_in(chain: Sequence[Proc], *, allow_lead: bool = False) -> str | None:
+    """Why ``chain`` (a process and its ancestors) is an agent's session, or None.
+
+    With ``allow_lead``, a Claude Code process that is not a teammate (no
+    ``--agent-id``) and the markers it sets (``CLAUDECODE``) do not count: the lead.
+    """
+    for proc in chain:
+        for key in AGENT_ENV:
+            if key in proc.env and not (allow_lead and key.startswith("CLAUDE")):
+                what = "an agent identity" if key == "EXOMONAD_TOKEN" else "an agent's marker"
+                return f"pid {proc.pid} runs with {key} ({what})"
+        name = _agent_name(proc)
+        if name is None:
+            continue
+        if allow_lead and name in _CLAUDE and "--agent-id" not in proc.argv:
+            continue
+        return f"pid {proc.pid} is an agent ({name})"
+    return None
+
+
+def agent_session(pid: int | None = None) -> str | None:
+    """Why ``pid`` (default: this process) runs inside an agent's session, or None."""
+    return reason_in(list(ancestors(pid)))
+
+
+def claude_lead_ancestor(pid: int | None = None) -> str | None:
+    """Why ``pid`` is *not* the lead's own (a descendant of a Claude Code lead process
+    and of no other agent), or None when it is."""
+    chain = list(ancestors(pid))
+    other = reason_in(chain, allow_lead=True)
+    if other is not None:
+        return other
+    if not any(_agent_name(p) in _CLAUDE for p in chain):
+        return "no Claude Code lead among its parents"
+    return None
