@@ -3,6 +3,7 @@ processes, id prefixes."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -174,4 +175,25 @@ def test_to_dict_has_every_field(db: Path) -> None:
     store = ApprovalStore(db)
     data = store.create(agent="a", role="dev", action=MergePR(1), reason="r").to_dict()
     assert set(data) == {"id", "agent", "role", "action", "reason", "created_at", "deadline",
-                         "state", "answered_by", "answer_reason", "answered_at", "policy_id"}
+                         "state", "answered_by", "answer_reason", "answered_at", "policy_id",
+                         "addressee"}
+
+
+def test_a_database_from_before_addressees_is_upgraded(tmp_path: Path) -> None:
+    """Records made before addressees were kept read as a person's (None)."""
+    db = tmp_path / "old.db"
+    old = sqlite3.connect(db)
+    old.executescript(
+        "CREATE TABLE approvals (id TEXT PRIMARY KEY, agent TEXT NOT NULL, role TEXT NOT NULL,"
+        " action TEXT NOT NULL, reason TEXT NOT NULL, created_at REAL NOT NULL, deadline REAL,"
+        " state TEXT NOT NULL DEFAULT 'pending', answered_by TEXT, answer_reason TEXT,"
+        " answered_at REAL, policy_id TEXT);"
+        "INSERT INTO approvals (id, agent, role, action, reason, created_at) VALUES"
+        " ('abcd1234', 'w1', 'worker', '{}', 'r', 1.0);")
+    old.commit()
+    old.close()
+    store = ApprovalStore(db)
+    assert store.get("abcd1234").addressee is None
+    assert store.create(agent="a", role="dev", action=MergePR(1), reason="r",
+                        addressee="team-lead").addressee == "team-lead"  # fmt: skip
+    store.close()

@@ -4,8 +4,10 @@ It is written against the same API a project policy uses, so it doubles as an ex
 import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))``).
 
 - Everyone: never force-push to or delete a protected branch, never delete ``/``, a
-  system directory, a home directory or the project, never write ExoMonad's state dir
-  or an agent's hook/MCP settings, never read credential stores.
+  system directory, a home directory or the project, never read or write ExoMonad's
+  state dir, never write an agent's hook/MCP settings or Claude Code's inboxes, team
+  configs and tasks, never run ExoMonad's control commands (``approve``, ``deny``,
+  ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores.
 - ``dev``: read the project, write/commit in its worktree, push its own branch
   (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
 - ``worker``: the same as ``dev`` (a worker in its own worktree pushes its own branch);
@@ -40,14 +42,18 @@ from exomonad.policy.model import Forbid, ForbidBase, Grant, GrantBase, Policy, 
 from exomonad.policy.predicates import (
     all_of,
     catastrophic_delete,
+    exomonad_control,
     in_project,
     in_worktree,
     known_host,
     no_blind_force,
     own_branch,
     protected_branch,
+    reads_state_dir,
     secret_path,
+    shell_touches_state,
     touches_control_files,
+    touches_team_files,
     unprivileged,
     unprotected_branch,
 )
@@ -66,6 +72,16 @@ FORBID: tuple[ForbidBase, ...] = (
     Forbid(DeleteFile, touches_control_files, reason="agents may not delete ExoMonad's policy "
            "or an agent's hook settings"),
     Forbid(ReadFile, secret_path, reason="reading credentials"),
+    Forbid(ReadFile, reads_state_dir, reason="agents may not read ExoMonad's state "
+           "(tokens, databases, policy, config)"),
+    Forbid(WriteFile, touches_team_files, reason="agents message through their tools, "
+           "never by writing Claude Code's inboxes, team configs or tasks"),
+    Forbid(DeleteFile, touches_team_files, reason="agents may not delete Claude Code's "
+           "inboxes, team configs or tasks"),
+    Forbid(Shell, shell_touches_state, reason="agents may not read or write ExoMonad's "
+           "state (tokens, databases, policy, config)"),
+    Forbid(Shell, exomonad_control, reason="ExoMonad's control commands (approve, deny, "
+           "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run"),
 )
 
 #: Grants every role has.
@@ -135,6 +151,14 @@ examples: list[ExampleSpec] = [
     Example("rm -rf build", "dev", "allow"),
     Example("sudo apt-get install jq", "dev", "human"),
     Example("pytest -q", "dev", "allow"),
+    Example("exomonad approve 3fa9", "worker", "deny"),
+    Example("python3 -m exomonad mcp-stdio --role tl", "dev", "deny"),
+    Example("exomonad inbox send team-lead hi --from team-lead", "tl", "deny"),
+    Example("exomonad status --json", "worker", "allow"),
+    Example("cat /repo/.exomonad/lead.token", "worker", "deny"),
+    Example("cat .exo*/lead.token", "tl", "deny"),
+    Example("tar -xf x.tar -C /repo/.exomonad", "worker", "deny"),
+    Example(Call("Read", {"file_path": "/repo/.exomonad/tokens.json"}), "tl", "deny"),
     Example(Call("Write", {"file_path": "/repo/.exomonad/policy.py"}), "tl", "deny"),
     Example(Call("Write", {"file_path": "/repo/docs/x.md"}), "dev", "tl"),
     Example(Call("Read", {"file_path": "/usr/lib/python3/os.py"}), "dev", "allow"),

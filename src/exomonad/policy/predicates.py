@@ -14,8 +14,10 @@ False
 from __future__ import annotations
 
 import functools
+import os
 import posixpath
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from typing import Protocol, TypeVar
 
 from exomonad.policy.actions import Action, DeleteBranch, DeleteFile, GitPush, Network, Shell
@@ -27,6 +29,7 @@ __all__ = [
     "all_of",
     "any_of",
     "catastrophic_delete",
+    "exomonad_control",
     "host_in",
     "in_project",
     "in_worktree",
@@ -35,8 +38,11 @@ __all__ = [
     "no_blind_force",
     "own_branch",
     "protected_branch",
+    "reads_state_dir",
     "secret_path",
+    "shell_touches_state",
     "touches_control_files",
+    "touches_team_files",
     "unprivileged",
     "unprotected_branch",
 ]
@@ -99,6 +105,74 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
     if ctx.in_state_dir(path) or "/.exomonad/" in path + "/":
         return True
     return any(path.endswith("/" + name) for name in _CONTROL_FILES)
+
+
+def reads_state_dir(action: HasPath, ctx: Context) -> bool:
+    """The path is inside ExoMonad's state dir (tokens, databases, policy, config)."""
+    path = action.path
+    return path is not None and (ctx.in_state_dir(path) or "/.exomonad/" in path + "/")
+
+
+def touches_team_files(action: HasPath, ctx: Context) -> bool:
+    """The path is under Claude Code's ``teams/`` or ``tasks/`` (inboxes, team configs,
+    task files): agents talk through their tools, never by writing those files (a written
+    ``permission_response`` "from" the lead would answer an escalation)."""
+    path = action.path
+    if path is None:
+        return False
+    root = os.environ.get("CLAUDE_CONFIG_DIR") or posixpath.join(ctx.home, ".claude")
+    root = posixpath.normpath(root)
+    return any(path == d or path.startswith(d + "/")
+               for d in (posixpath.join(root, "teams"), posixpath.join(root, "tasks")))
+
+
+#: Names in ExoMonad's state dir that say "token" or "database" on their own.
+STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger.db")
+
+
+def shell_touches_state(action: Shell, ctx: Context) -> bool:
+    """A shell command names ExoMonad's state dir or one of its secrets, literally or by
+    a glob that could match it (``cat .exo*/lead.token``, ``cat */*.token``): whatever
+    the program, it may read or write them. Errs on the side of refusing."""
+    for word in action.argv:
+        if any(name in word for name in STATE_NAMES):
+            return True
+        if ctx.state_dir and posixpath.normpath(posixpath.join(action.cwd or "/", word)
+                                                ).startswith(ctx.state_dir):  # fmt: skip
+            return True
+        for part in word.split("/"):
+            if any(c in part for c in "*?[") and any(fnmatchcase(n, part) for n in STATE_NAMES):
+                return True
+    return False
+
+
+#: ``exomonad`` commands an agent may run (read-only); every other one is a person's.
+AGENT_EXOMONAD_COMMANDS = frozenset({("version",), ("status",), ("doctor",), ("team", "list"),
+                                     ("team", "show"), ("task", "list"), ("task", "get"),
+                                     ("policy", "explain"), ("worker", "list"),
+                                     ("notify",)})  # fmt: skip
+
+
+def exomonad_control(action: Shell, ctx: Context) -> bool:
+    """The command runs an ExoMonad command that is a person's or the server's to run
+    (``approve``, ``deny``, ``inbox send``, ``mcp-stdio``, ``hook``, ``down``, ...), by
+    its console script or ``python -m exomonad``; read-only ones are not."""
+    words = list(action.argv)
+    while words and (words[0] in ("env", "command", "exec", "nohup") or "=" in words[0]):
+        words = words[1:]
+    if not words:
+        return False
+    program = posixpath.basename(words[0])
+    if program == "exomonad-teammate":
+        return True
+    if program == "exomonad":
+        rest = words[1:]
+    elif program.startswith("python") and "exomonad" in words and "-m" in words:
+        rest = words[words.index("exomonad") + 1 :]
+    else:
+        return False
+    subs = [w for w in rest if not w.startswith("-")][:2]
+    return not any(tuple(subs[:n]) in AGENT_EXOMONAD_COMMANDS for n in (1, 2))
 
 
 def catastrophic_delete(action: DeleteFile, ctx: Context) -> bool:
