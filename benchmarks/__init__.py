@@ -21,6 +21,7 @@ REGISTRY: dict[str, str] = {
     "notify": "benchmarks.notify",
     "hooks": "benchmarks.hooks",
     "policy": "benchmarks.policy",
+    "worktrees": "benchmarks.worktrees",
 }
 
 __all__ = ["REGISTRY"]
