@@ -29,6 +29,7 @@ from typing import Any
 
 from exomonad.errors import ExomonadError
 from exomonad.server import config as server_config
+from exomonad.state import ensure_state_dir
 
 __all__ = ["InitReport", "exomonad_command", "init_project"]
 
@@ -160,7 +161,7 @@ def init_project(root: Path, *, exo: str | None = None) -> InitReport:
     """Set ``root`` up for ExoMonad (see the module doc); safe to run again."""
     exo = exo or exomonad_command()
     report = InitReport()
-    state = root / ".exomonad"
+    state = ensure_state_dir(root / ".exomonad")
     config_path = state / "config.toml"
     if not config_path.exists():
         _write_text(config_path, _config_template(), report, root)
