@@ -33,7 +33,10 @@ import re
 import socket
 import sys
 import time
-from typing import Any
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "GATING_EVENTS",
@@ -59,9 +62,10 @@ GATING_EVENTS = ("pre-tool-use", "before-tool")
 _MAX_ANSWER = 16 << 20
 
 #: A JSON string; its closing quote is optional, so a match never fails and the scan
-#: stays linear on malformed input.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+#: stays linear on malformed input. Compiled on first use (``re`` caches it): most hook
+#: processes never need it.
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"?'
+_NOT_BRACKET = bytes(range(256)).translate(None, b"[]{}")
 _OPENERS = frozenset(b"[{")
 
 
@@ -79,7 +83,7 @@ def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
     if body.count(b"[") + body.count(b"{") <= limit:
         return False  # the common case: a couple of bytes.count calls
     depth = 0
-    for byte in _STRING.sub(b"", body).translate(None, _NOT_BRACKET):
+    for byte in re.sub(_STRING, b"", body, flags=re.DOTALL).translate(None, _NOT_BRACKET):
         if byte in _OPENERS:
             depth += 1
             if depth > limit:
