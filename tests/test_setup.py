@@ -37,13 +37,15 @@ def test_fresh_repository(tmp_path: Path) -> None:
     assert not (tmp_path / ".exomonad" / "bin").exists()
     assert claude["teammateMode"] == "tmux"
     pre = claude["hooks"]["PreToolUse"][0]
-    assert pre["hooks"][0]["command"] == f"{EXO} hook pre-tool-use --runtime claude"
+    # The client answers (fail-closed) before Claude Code's time-out lets the call through.
+    assert pre["hooks"][0]["command"] == f"{EXO} hook pre-tool-use --runtime claude --timeout 70"
+    assert pre["hooks"][0]["timeout"] == 80
     gemini = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
     assert gemini["mcpServers"]["exo"] == {
         "command": "exomonad", "args": ["mcp-stdio", "--role", "worker"],
         "env": {"EXOMONAD_TOKEN": "$EXOMONAD_TOKEN", "EXOMONAD_DIR": "$EXOMONAD_DIR"}}  # fmt: skip
     before = gemini["hooks"]["BeforeTool"][0]["hooks"][0]
-    assert before["command"] == f"{EXO} hook before-tool --runtime gemini"
+    assert before["command"] == f"{EXO} hook before-tool --runtime gemini --timeout 70"
     assert before["timeout"] >= 60000  # Gemini hook timeouts are milliseconds
     assert "gemini-worker" in (tmp_path / ".claude/agents/gemini-worker.md").read_text()
 

@@ -8,6 +8,7 @@ can catch one type. The tree::
     ├── TeamNotFoundError       no team directory / config.json for that team
     ├── UnknownRecipientError   a message to someone who is not a member of the team
     ├── CorruptFileError        a JSON file we must not overwrite (bad JSON, wrong shape)
+    │   └── SymlinkRefusedError   a team file that is a symlink or not a regular file
     ├── LockError               a proper-lockfile lock we could not take in time
     │   └── LockCompromisedError  our lock's mtime changed under us
     ├── DeliveryError           a message that could not be verified in its inbox
@@ -30,6 +31,7 @@ __all__ = [
     "LockError",
     "PaneError",
     "SandboxError",
+    "SymlinkRefusedError",
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
@@ -59,6 +61,15 @@ class CorruptFileError(ExomonadError):
         super().__init__(f"{path}: {reason} (file left untouched)")
         self.path = path
         self.reason = reason
+
+
+class SymlinkRefusedError(CorruptFileError):
+    """A team file (inbox, ``config.json``, task) is a symlink or not a regular file: it
+    is neither read nor written through (someone could point it at any file we can
+    reach)."""
+
+    def __init__(self, path: Path, reason: str = "is a symlink; refusing to follow it") -> None:
+        super().__init__(path, reason)
 
 
 class LockError(ExomonadError):

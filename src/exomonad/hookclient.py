@@ -4,39 +4,133 @@ Reads the hook's JSON on stdin, posts it to the project's server over its Unix s
 prints the answer (JSON on stdout), writes its message to stderr and exits with the code
 the server chose. Standard library only: it starts with every tool call of every agent.
 
-With no server running it fails open (empty answer, exit 0) and says so on stderr, except
-that a PreToolUse / BeforeTool call the built-in policy would deny is denied.
+Fail closed. Claude Code and Gemini CLI both let a tool call through when its hook
+crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``) never does:
+
+* input above the bounds (:data:`MAX_BODY` bytes, :data:`MAX_DEPTH` levels of nesting)
+  is not parsed: the call is escalated (``ask``) to whoever the runtime asks;
+* input that is not a JSON object, a server that fails, answers badly or not within the
+  time-out, and any error of this client itself deny the call, with the reason;
+* only when no server runs for the project (no pid file, its process gone, the socket
+  refusing connections) does the client fail open (empty answer, exit 0), saying so on
+  stderr, except that a call the built-in policy would deny is denied.
+
+Other events never block the agent's session: on any failure they exit 0 with ``{}`` on
+stdout and a note on stderr.
+
+The bounds: a Claude Code ``Write`` carries the whole file in ``tool_input.content``, so
+a legitimately large payload is a few MiB; 8 MiB keeps every ordinary Write judged by the
+policy. Real payloads nest 3 to 6 levels (an ``Edit``'s ``edits`` list of objects, an MCP
+tool's arguments); 64 leaves room for any MCP schema and stays far below what recursive
+parsers survive.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import sys
+import time
 
-__all__ = ["main"]
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "GATING_EVENTS",
+    "MAX_BODY",
+    "MAX_DEPTH",
+    "TIMEOUT",
+    "decision_output",
+    "main",
+    "too_deep",
+]
 
 _USAGE = "usage: exomonad hook EVENT [--runtime claude|gemini] [--timeout SECONDS]"
-TIMEOUT = 30.0
+#: Seconds the client waits for the server in all (the server may be waiting for an
+#: approval, ``[policy] approval_timeout``, 50 s by default); ``exomonad init`` passes
+#: ``--timeout`` to match the project's approval time-out, below the runtime's own.
+TIMEOUT = 70.0
+#: Largest hook input judged (bytes); above it a tool-gating call is escalated unparsed.
+MAX_BODY = 8 << 20
+#: Deepest nesting of arrays and objects judged (the top-level object is level 1).
+MAX_DEPTH = 64
+#: Hook events that gate a tool call (Claude Code's name, Gemini CLI's name).
+GATING_EVENTS = ("pre-tool-use", "before-tool")
+_MAX_ANSWER = 16 << 20
+
+#: A JSON string; its closing quote is optional, so a match never fails and the scan
+#: stays linear on malformed input. Compiled on first use (``re`` caches it): most hook
+#: processes never need it.
+_STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"?'
+_NOT_BRACKET = bytes(range(256)).translate(None, b"[]{}")
+_OPENERS = frozenset(b"[{")
+
+
+class _NoServer(Exception):
+    """No server listens on the project's socket (the one case that fails open)."""
+
+
+def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True if ``body`` nests arrays/objects deeper than ``limit`` (brackets inside
+    strings do not count), found without parsing it; linear in ``len(body)``.
+
+    >>> too_deep(b'{"a": [[1]], "s": "[[[["}', 3), too_deep(b'[[[[]]]]', 3)
+    (False, True)
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # the common case: a couple of bytes.count calls
+    depth = 0
+    for byte in re.sub(_STRING, b"", body, flags=re.DOTALL).translate(None, _NOT_BRACKET):
+        if byte in _OPENERS:
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def decision_output(runtime: str, kind: str, reason: str) -> dict[str, Any]:
+    """A PreToolUse / BeforeTool answer (``allow``/``deny``/``ask``) in the runtime's
+    shape; the same shape as :func:`exomonad.policy.hook_output.hook_output`, without
+    importing the policy package."""
+    if runtime == "gemini":
+        return {"decision": kind, "reason": reason}
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": kind,
+                                   "permissionDecisionReason": reason}}  # fmt: skip
 
 
 def _post(sock_path: str, target: str, body: bytes, headers: dict[str, str],
           timeout: float) -> tuple[int, bytes]:  # fmt: skip
     """One HTTP/1.1 POST over the Unix socket, by hand (``http.client`` alone costs
-    ~35 ms of imports, and this runs on every tool call)."""
+    ~35 ms of imports, and this runs on every tool call). ``timeout`` bounds the whole
+    exchange. :class:`_NoServer` if nobody listens on the socket."""
+    deadline = time.monotonic() + timeout
     head = [f"POST {target} HTTP/1.1", "Host: localhost", "Connection: close",
             f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
-        sock.connect(sock_path)
+        try:
+            sock.connect(sock_path)
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            raise _NoServer(str(exc)) from exc
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        chunks = []
+        chunks, size = [], 0
         while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no answer within {timeout:g}s")
+            sock.settimeout(left)
             data = sock.recv(65536)
             if not data:
                 break
             chunks.append(data)
+            size += len(data)
+            if size > _MAX_ANSWER:
+                raise ValueError("answer too large")
     raw = b"".join(chunks)
     header, _, payload = raw.partition(b"\r\n\r\n")
     lines = header.split(b"\r\n")
@@ -103,19 +197,13 @@ def _token(state: str, runtime: str = "claude") -> str | None:
         return None
 
 
-_POLICY_EVENTS = ("pre-tool-use", "before-tool")
-
-
-def _offline_deny(event: str, runtime: str, body: bytes, state: str | None) -> bool:
+def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None) -> bool:
     """No server: deny what the built-in policy would deny (else fail open). Imports the
     policy package, so only this rare path pays for it."""
-    if event not in _POLICY_EVENTS:
-        return False
     try:
         from exomonad.policy import Deny, PolicyEngine, ToolRequest
         from exomonad.policy.hook_output import hook_output
 
-        payload = json.loads(body or b"{}")
         role, name = _offline_role(state, runtime)
         req = ToolRequest.from_hook(
             "gemini" if runtime == "gemini" else "claude", payload, role=role, agent=name
@@ -151,36 +239,59 @@ def _fail_open(event: str, why: str) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
-    """Run the hook client; returns the process exit code."""
-    if not argv or argv[0] in ("-h", "--help"):
-        sys.stdout.write(_USAGE + "\n")
-        return 0 if argv else 2
-    event, runtime, timeout = argv[0], "claude", TIMEOUT
-    rest = argv[1:]
+def _refuse(event: str, runtime: str, kind: str, why: str) -> int:
+    """A gating hook is denied (``kind="deny"``) or escalated (``"ask"``); any other
+    event goes ahead with a note: it must never block the agent's session."""
+    if event in GATING_EVENTS:
+        reason = f"ExoMonad: {why}"
+        sys.stdout.write(json.dumps(decision_output(runtime, kind, reason)) + "\n")
+        verdict = "denied" if kind == "deny" else "escalated"
+        sys.stderr.write(f"exomonad: {why}; tool call {verdict}\n")
+    else:
+        sys.stdout.write("{}\n")
+        sys.stderr.write(f"exomonad: {why}; hook {event} answered with no decision\n")
+    return 0
+
+
+def _read_stdin() -> bytes | None:
+    """The hook input, or None if it is larger than :data:`MAX_BODY` (the rest is read
+    and dropped, so the runtime never writes into a closed pipe)."""
+    stream = sys.stdin.buffer
+    body = stream.read(MAX_BODY + 1)
+    if len(body) <= MAX_BODY:
+        return body
+    while stream.read(1 << 20):
+        pass
+    return None
+
+
+def _run(event: str, runtime: str, timeout: float) -> int:
+    body = _read_stdin()
+    if body is None:
+        return _refuse(event, runtime, "ask", f"hook input larger than {MAX_BODY} bytes")
+    if too_deep(body):
+        return _refuse(event, runtime, "ask", f"hook input nested deeper than {MAX_DEPTH}")
     try:
-        while rest:
-            flag, value, rest = rest[0], rest[1], rest[2:]
-            if flag == "--runtime" and value in ("claude", "gemini"):
-                runtime = value
-            elif flag == "--timeout":
-                timeout = float(value)
-            else:
-                raise ValueError(flag)
-    except (IndexError, ValueError):
-        sys.stderr.write(_USAGE + "\n")
-        return 2
-    body = sys.stdin.buffer.read()
-    try:
-        cwd = json.loads(body or b"{}").get("cwd")
-    except (ValueError, AttributeError):
-        cwd = None
+        payload = json.loads(body or b"{}")
+    except ValueError as exc:
+        return _refuse(event, runtime, "deny", f"hook input is not JSON ({exc})")
+    if not isinstance(payload, dict):
+        return _refuse(event, runtime, "deny", "hook input is not a JSON object")
+    cwd = payload.get("cwd")
     state = _state_dir(cwd if isinstance(cwd, str) else None)
     sock = _server_socket(state) if state is not None else None
-    if state is None or sock is None:
-        if _offline_deny(event, runtime, body, state):
-            return 0
-        return _fail_open(event, "no ExoMonad server is running for this project")
+    if state is not None and sock is not None:
+        try:
+            return _ask_server(event, runtime, body, state, sock, timeout)
+        except _NoServer:
+            pass
+    if event in GATING_EVENTS and _offline_deny(runtime, payload, state):
+        return 0
+    return _fail_open(event, "no ExoMonad server is running for this project")
+
+
+def _ask_server(event: str, runtime: str, body: bytes, state: str, sock: str,
+                timeout: float) -> int:  # fmt: skip
     headers = {"Content-Type": "application/json"}
     token = _token(state, runtime)
     if token:
@@ -188,13 +299,55 @@ def main(argv: list[str]) -> int:
     if os.environ.get("TMUX_PANE"):
         headers["x-exomonad-pane"] = os.environ["TMUX_PANE"]
     try:
-        status, payload = _post(sock, f"/hook/{event}?runtime={runtime}", body, headers, timeout)
-        answer = json.loads(payload)
+        status, raw = _post(sock, f"/hook/{event}?runtime={runtime}", body, headers, timeout)
     except (OSError, ValueError, IndexError) as exc:
-        return _fail_open(event, f"server on {sock} did not answer ({exc})")
-    if status != 200:
-        return _fail_open(event, f"server refused the hook: {answer.get('error', status)}")
-    sys.stdout.write(json.dumps(answer.get("output") or {}) + "\n")
+        return _refuse(event, runtime, "deny", f"server on {sock} did not answer ({exc})")
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        answer = None
+    if status != 200 or not isinstance(answer, dict):
+        error = answer.get("error") if isinstance(answer, dict) else None
+        return _refuse(event, runtime, "deny", f"server failed on the hook ({error or status})")
+    output, code = answer.get("output") or {}, answer.get("exit_code", 0)
+    if not isinstance(output, dict) or type(code) is not int:
+        return _refuse(event, runtime, "deny", "server answered the hook in a wrong shape")
+    text = json.dumps(output) + "\n"
+    sys.stdout.write(text)
     if answer.get("stderr"):
         sys.stderr.write(str(answer["stderr"]) + "\n")
-    return int(answer.get("exit_code", 0))
+    return code
+
+
+def _parse_args(argv: list[str]) -> tuple[str, str, float]:
+    event, runtime, timeout = argv[0], "claude", TIMEOUT
+    rest = argv[1:]
+    while rest:
+        flag, value, rest = rest[0], rest[1], rest[2:]
+        if flag == "--runtime" and value in ("claude", "gemini"):
+            runtime = value
+        elif flag == "--timeout" and float(value) > 0:
+            timeout = float(value)
+        else:
+            raise ValueError(flag)
+    return event, runtime, timeout
+
+
+def main(argv: list[str]) -> int:
+    """Run the hook client; returns the process exit code. Never raises: an error of its
+    own denies a tool-gating call (see the module doc)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(_USAGE + "\n")
+        return 0 if argv else 2
+    try:
+        event, runtime, timeout = _parse_args(argv)
+    except (IndexError, ValueError):
+        sys.stderr.write(_USAGE + "\n")
+        return 2
+    try:
+        return _run(event, runtime, timeout)
+    except Exception as exc:  # the catch-all that keeps a gating hook closed
+        try:
+            return _refuse(event, runtime, "deny", f"hook client error ({type(exc).__name__})")
+        except Exception:  # cannot even answer: a blocking exit code
+            return 2

@@ -33,6 +33,7 @@ from typing import Any
 
 from exomonad.errors import ExomonadError
 from exomonad.server import config as server_config
+from exomonad.state import ensure_state_dir
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
 __all__ = ["InitReport", "has_exomonad_hooks", "init_project", "is_ours"]
@@ -102,6 +103,16 @@ def _set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: 
     hooks[event] = [*entries, entry]
 
 
+def _hook_command(exo: str, name: str, runtime: str, approval_timeout: float) -> str:
+    """Our hook command; a tool-gating hook's client waits for the server up to the
+    approval time-out plus 20 s, so it answers (and fails closed) before the runtime's own
+    time-out (approval time-out plus 30 s) would kill it and let the tool call through."""
+    command = f"{exo} hook {name} --runtime {runtime}"
+    if name in ("pre-tool-use", "before-tool"):
+        command += f" --timeout {int(approval_timeout) + 20}"
+    return command
+
+
 def is_ours(entry: Any) -> bool:
     """Whether a hook entry (``{matcher, hooks: [...]}``) is ExoMonad's, old or new form."""
     return isinstance(entry, dict) and any(
@@ -153,7 +164,8 @@ def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float,
         ("PostToolUse", "TeamCreate|TeamDelete", "post-tool-use"),
         ("Stop", None, "stop"),
     ):
-        _set_hooks(hooks, event, matcher, f"{exo} hook {name} --runtime claude", wait)
+        _set_hooks(hooks, event, matcher, _hook_command(exo, name, "claude", approval_timeout),
+                   wait)  # fmt: skip
     return data
 
 
@@ -171,7 +183,8 @@ def _gemini_settings(data: dict[str, Any], exo: str, approval_timeout: float) ->
         ("BeforeTool", "*", "before-tool"),
         ("AfterAgent", None, "after-agent"),
     ):
-        _set_hooks(hooks, event, matcher, f"{exo} hook {name} --runtime gemini", wait_ms)
+        _set_hooks(hooks, event, matcher, _hook_command(exo, name, "gemini", approval_timeout),
+                   wait_ms)  # fmt: skip
     return data
 
 
@@ -189,7 +202,7 @@ def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -
         The program ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (default ``exomonad-teammate``).
     """
     report = InitReport()
-    state = root / ".exomonad"
+    state = ensure_state_dir(root / ".exomonad")
     config_path = state / "config.toml"
     if not config_path.exists():
         _write_text(config_path, _config_template(), report, root)

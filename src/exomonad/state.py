@@ -3,16 +3,78 @@
 Found by walking up from the working directory to the nearest ``.exomonad/``; if there
 is none, it is placed at the enclosing git repository's root, else in the working
 directory. ``$EXOMONAD_DIR`` overrides all of this.
+
+It holds secrets (agent tokens, the lead's token) and the records of what agents did, so
+it is private: the directory is 0700 and every file ExoMonad creates in it is 0600
+(:func:`create_private`, :func:`write_private`; SQLite gives a database's ``-wal`` and
+``-shm`` files its own mode). :func:`secure_state_dir`, run when the server starts,
+takes group and other permissions off whatever is already there, so wider modes left by
+an earlier version are tightened at the next start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from pathlib import Path
 
-__all__ = ["STATE_DIR_NAME", "adopt_lock_journal", "find_state_dir"]
+__all__ = [
+    "STATE_DIR_NAME",
+    "adopt_lock_journal",
+    "create_private",
+    "ensure_state_dir",
+    "find_state_dir",
+    "secure_state_dir",
+    "write_private",
+]
 
 STATE_DIR_NAME = ".exomonad"
+#: Permission bits for group and other: never set on anything in the state dir.
+_SHARED_BITS = 0o077
+
+
+def ensure_state_dir(path: Path) -> Path:
+    """Create ``path`` (and missing parents) if needed and make it 0700."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o777 != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def secure_state_dir(path: Path) -> Path:
+    """:func:`ensure_state_dir`, then take group/other permissions off everything in it
+    (symlinks are neither followed nor changed)."""
+    ensure_state_dir(path)
+    for top, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            entry = Path(top) / name
+            with contextlib.suppress(OSError):  # gone meanwhile, or not ours to change
+                st = entry.lstat()
+                if not entry.is_symlink() and st.st_mode & _SHARED_BITS:
+                    os.chmod(entry, st.st_mode & 0o7700)
+    return path
+
+
+def create_private(path: Path) -> Path:
+    """Create ``path`` empty with mode 0600 unless it exists (e.g. before SQLite opens
+    it, which would otherwise create it with the process umask's mode)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically by a 0600 file holding ``data`` (temp file + rename)."""
+    tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
@@ -29,7 +91,7 @@ def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
             here / STATE_DIR_NAME,
         )
     if create:
-        found.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(found)
     return found
 
 
@@ -39,7 +101,7 @@ def adopt_lock_journal(state_dir: Path) -> list[Path]:
     :func:`exomonad.teams.lock.recover_locks`). Returns the lock dirs removed."""
     from exomonad.teams.lock import recover_locks, set_lock_journal
 
-    journal = state_dir / "locks-held"
+    journal = ensure_state_dir(state_dir / "locks-held")
     removed = recover_locks(journal)
     set_lock_journal(journal)
     return removed

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from exomonad.state import create_private
+
 __all__ = ["DeliveryRecord", "DeliveryState", "Ledger", "SqliteLedger"]
 
 DeliveryState = Literal["in_flight", "delivered", "undeliverable"]
@@ -89,7 +91,7 @@ class SqliteLedger:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
+        self.path = create_private(path)  # its -wal and -shm files get its 0600 too
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -7,13 +7,14 @@ activity, so an idle notification is sent once per idle transition, not every tu
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import orjson
+
+from exomonad.state import write_private
 
 __all__ = ["Activity", "SessionInfo", "TeamRegistry"]
 
@@ -59,9 +60,7 @@ class TeamRegistry:
             "current": self._state.current,
             "sessions": {k: asdict(v) for k, v in self._state.sessions.items()},
         }
-        tmp = self.path.with_name(f"{self.path.name}.tmp.{os.getpid()}")
-        tmp.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-        os.replace(tmp, self.path)
+        write_private(self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2))
 
     @property
     def current(self) -> str | None:

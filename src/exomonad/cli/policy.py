@@ -35,7 +35,7 @@ from exomonad.policy.decisions import label
 from exomonad.policy.engine import POLICY_FILE_NAME, PolicyEngine
 from exomonad.policy.loader import PolicyStore
 from exomonad.policy.request import Runtime, ToolRequest
-from exomonad.state import find_state_dir
+from exomonad.state import ensure_state_dir, find_state_dir
 
 __all__ = ["app", "approvals_app", "register"]
 
@@ -93,7 +93,7 @@ def init(
 ) -> None:
     """Write a documented starter policy to <state dir>/policy.py."""
     state = state_dir if state_dir is not None else find_state_dir(create=True)
-    state.mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(state)
     target = state / POLICY_FILE_NAME
     if target.exists() and not force:
         err_console.print(f"[red]error:[/red] {escape(str(target))} exists (use --force)")

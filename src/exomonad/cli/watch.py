@@ -15,7 +15,7 @@ from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.cli.common import ConfigDirOpt, err_console, handle_errors
 from exomonad.panes import get_backend
-from exomonad.state import adopt_lock_journal, find_state_dir
+from exomonad.state import adopt_lock_journal, ensure_state_dir, find_state_dir
 from exomonad.teams.dialects import get_dialect
 
 __all__ = ["watch"]
@@ -52,7 +52,7 @@ def watch(
         handlers=[RichHandler(console=err_console, show_path=False)],
     )
     state = state_dir or find_state_dir(create=True)
-    state.mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(state)
     for lock in adopt_lock_journal(state):
         err_console.print(f"[yellow]removed a lock left by a killed ExoMonad: {lock}[/yellow]")
     ledger = SqliteLedger(state / "ledger.db")

@@ -33,6 +33,7 @@ from typing import Any, Literal, cast
 from exomonad.policy.actions import Action, action_to_dict
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate
 from exomonad.policy.errors import ApprovalClosedError, ApprovalNotFoundError
+from exomonad.state import create_private
 
 __all__ = ["Approval", "ApprovalState", "ApprovalStore"]
 
@@ -113,7 +114,7 @@ class ApprovalStore:
     def __init__(self, path: Path, *, poll_interval: float = 0.05,
                  clock: Callable[[], float] = time.time) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
+        self.path = create_private(path)  # its -wal and -shm files get its 0600 too
         self.poll_interval = poll_interval
         self._clock = clock
         self._lock = threading.Lock()

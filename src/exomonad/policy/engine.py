@@ -23,7 +23,7 @@ from exomonad.policy.cascade import decide_request
 from exomonad.policy.decisions import Decision, label
 from exomonad.policy.loader import LoadedPolicy, PolicyStore
 from exomonad.policy.request import ToolRequest
-from exomonad.state import find_state_dir
+from exomonad.state import ensure_state_dir, find_state_dir
 
 __all__ = ["POLICY_FILE_NAME", "Evaluation", "PolicyEngine"]
 
@@ -76,7 +76,7 @@ class PolicyEngine:
                     ) -> PolicyEngine:
         """The engine for a project: ``<state>/policy.py``, ``<state>/audit.jsonl``."""
         state = (state_dir or find_state_dir(create=True)).resolve()
-        state.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(state)
         return cls(PolicyStore(state / POLICY_FILE_NAME),
                    audit=AuditLog(state / "audit.jsonl") if audit else None,
                    state_dir=state)

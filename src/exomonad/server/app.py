@@ -30,8 +30,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from exomonad.errors import ExomonadError
+from exomonad.hookclient import MAX_BODY
 from exomonad.panes import TmuxBackend
-from exomonad.server.hooks import handle_hook
+from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.pidfile import PidFile
@@ -81,19 +82,15 @@ def build_app(svc: Services) -> Starlette:
         return JSONResponse(health(svc))
 
     async def hook_route(request: Request) -> Response:
+        """Always a 200 with the client's envelope: bad input and failures are answered
+        in it (escalate / deny a gating hook), never as an HTTP error."""
         event = request.path_params["event"]
         runtime = request.query_params.get("runtime", "claude")
-        try:
-            payload = orjson.loads(await request.body() or b"{}")
-        except orjson.JSONDecodeError:
-            return JSONResponse({"error": "hook input is not JSON"}, status_code=400)
-        if not isinstance(payload, dict):
-            return JSONResponse({"error": "hook input is not an object"}, status_code=400)
-        who = svc.identify(request.headers.get(TOKEN_HEADER))
-        pane = request.headers.get("x-exomonad-pane")
-        if pane:
-            payload["_pane"] = pane
-        answer = await anyio.to_thread.run_sync(handle_hook, svc, who, event, runtime, payload)
+        body = await _bounded_body(request, MAX_BODY)
+        token, pane = request.headers.get(TOKEN_HEADER), request.headers.get("x-exomonad-pane")
+        answer = await anyio.to_thread.run_sync(
+            hook_request, svc, event, runtime, body, token, pane
+        )
         return JSONResponse(
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}
         )
@@ -152,6 +149,20 @@ def build_app(svc: Services) -> Starlette:
     return build_mcp_server(svc).streamable_http_app(
         json_response=True, transport_security=_SECURITY, custom_starlette_routes=routes
     )
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it is larger than ``limit`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _bind(path: Path) -> socket.socket:

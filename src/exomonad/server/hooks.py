@@ -7,6 +7,13 @@ live in this module, so the client stays small and fast.
 Events, by their Claude Code names (Gemini's map onto them): ``session-start``,
 ``user-prompt-submit`` (Gemini ``before-agent``), ``pre-tool-use`` (``before-tool``),
 ``post-tool-use`` (``after-tool``), ``stop`` (``after-agent``), ``session-end``.
+
+:func:`hook_request` is the ``/hook`` route's whole answer and never raises: like the
+hook client, it escalates a tool-gating hook whose input is above the bounds
+(:data:`~exomonad.hookclient.MAX_BODY` bytes, :data:`~exomonad.hookclient.MAX_DEPTH`
+levels, a shell command over :data:`MAX_COMMAND` bytes, whose classification would take
+seconds), denies one whose input is not a JSON object or whose handling failed, and lets
+any other event go ahead with a note.
 """
 
 from __future__ import annotations
@@ -15,9 +22,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from exomonad.bridge.registry import SessionInfo
 from exomonad.errors import ExomonadError
-from exomonad.policy import ToolRequest
+from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
+from exomonad.policy import Deny, Escalate, ToolRequest
+from exomonad.policy.hook_output import hook_output
 from exomonad.server.identity import Identity
 from exomonad.server.permissions import verdict_output
 from exomonad.server.services import Services
@@ -25,7 +36,7 @@ from exomonad.teams import remove_all_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import IdleNotification, encode
 
-__all__ = ["EVENT_ALIASES", "HookAnswer", "handle_hook"]
+__all__ = ["EVENT_ALIASES", "MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
 
 log = logging.getLogger("exomonad.server")
 
@@ -36,6 +47,9 @@ EVENT_ALIASES = {
     "after-tool": "post-tool-use",
     "after-agent": "stop",
 }
+
+#: Longest shell command (``tool_input.command``) classified; a longer one is escalated.
+MAX_COMMAND = 256 << 10
 
 TEAM_CREATE_CONTEXT = (
     "You are the lead of an ExoMonad team. Before delegating, create a team with the "
@@ -159,3 +173,41 @@ def handle_hook(
         return HookAnswer(stderr=f"exomonad: no handler for hook event {event!r}")
     svc.counters["hooks"] += 1
     return handler(svc, who, runtime, payload)
+
+
+def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
+    """A tool-gating hook denied (``kind="deny"``) or escalated (``"ask"``) because of
+    ``why``; any other event answered with no decision and a note."""
+    if EVENT_ALIASES.get(event, event) != "pre-tool-use":
+        return HookAnswer(stderr=f"exomonad: {why}; hook {event} answered with no decision")
+    reason = f"ExoMonad: {why}"
+    decision = Deny(reason) if kind == "deny" else Escalate("human", reason)
+    return HookAnswer(hook_output(runtime, decision), stderr=f"exomonad: {why}")
+
+
+def hook_request(
+    svc: Services, event: str, runtime: str, body: bytes | None, token: str | None,
+    pane: str | None,
+) -> HookAnswer:  # fmt: skip
+    """Answer one ``/hook`` request (``body`` None: larger than the bound); never raises."""
+    try:
+        if body is None:
+            return refuse(event, runtime, "ask", f"hook input larger than {MAX_BODY} bytes")
+        if too_deep(body):
+            return refuse(event, runtime, "ask", f"hook input nested deeper than {MAX_DEPTH}")
+        try:
+            payload = orjson.loads(body or b"{}")
+        except orjson.JSONDecodeError as exc:
+            return refuse(event, runtime, "deny", f"hook input is not JSON ({exc})")
+        if not isinstance(payload, dict):
+            return refuse(event, runtime, "deny", "hook input is not a JSON object")
+        args = payload.get("tool_input")
+        command = args.get("command") if isinstance(args, dict) else None
+        if isinstance(command, str) and len(command) > MAX_COMMAND:
+            return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
+        if pane:
+            payload["_pane"] = pane
+        return handle_hook(svc, svc.identify(token), event, runtime, payload)
+    except Exception as exc:
+        log.exception("hook %s failed", event)
+        return refuse(event, runtime, "deny", f"the server failed on this hook ({exc!r:.200})")

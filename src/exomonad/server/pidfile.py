@@ -24,6 +24,7 @@ import orjson
 
 from exomonad import __version__
 from exomonad.errors import ExomonadError
+from exomonad.state import ensure_state_dir
 
 __all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request"]
 
@@ -107,7 +108,7 @@ class PidFile:
 
     def acquire(self) -> ServerInfo:
         """Write the pid file, or raise if a live server owns this project."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(self.state_dir)
         for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

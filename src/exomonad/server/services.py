@@ -17,7 +17,7 @@ from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
-from exomonad.state import adopt_lock_journal
+from exomonad.state import adopt_lock_journal, secure_state_dir
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
 from exomonad.worktrees import WorktreeManager
@@ -47,8 +47,7 @@ class Services:
         config: ProjectConfig | None = None,
         dialect: Dialect | None = None,
     ) -> None:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.state_dir = state_dir
+        self.state_dir = secure_state_dir(state_dir)
         self.recovered_locks = adopt_lock_journal(state_dir)
         self.root = config_root(root)
         self.config = config or load_project_config(state_dir)

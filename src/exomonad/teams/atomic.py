@@ -1,5 +1,10 @@
 """Atomic JSON files: temp file in the same dir, fsync, rename, fsync the dir.
 
+Files are read with ``O_NOFOLLOW`` (:func:`read_bytes`): a symlink or anything but a
+regular file raises :class:`~exomonad.errors.SymlinkRefusedError` and is never read, so
+never rewritten either. Writes never follow a link: the temp file is created with
+``O_EXCL`` and the rename replaces the directory entry, not what it points to.
+
 Output is byte-identical to Node's ``JSON.stringify(value, null, 2)`` (orjson's
 ``OPT_INDENT_2``), the format Claude Code writes, for every value parsed from JSON that
 JavaScript wrote, with two deviations that change spelling, not value: integers between
@@ -9,19 +14,22 @@ JavaScript wrote, with two deviations that change spelling, not value: integers 
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from exomonad.errors import CorruptFileError
+from exomonad.errors import CorruptFileError, SymlinkRefusedError
 
 __all__ = [
     "dump_json",
     "fsync_dir",
     "parse_json_array",
+    "read_bytes",
     "read_json",
     "read_json_array",
     "write_json_atomic",
@@ -37,9 +45,33 @@ def dump_json(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2)
 
 
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, never through a symlink.
+
+    Raises :class:`SymlinkRefusedError` for a symlink (dangling or not) or a special
+    file (a FIFO would block the reader), ``FileNotFoundError`` if it is missing and
+    ``IsADirectoryError`` for a directory, like :meth:`Path.read_bytes`.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefusedError(path) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise SymlinkRefusedError(path, "is not a regular file; refusing to read it")
+        return fh.read()
+
+
 def read_json(path: Path) -> Any:
-    """Parse ``path``; raise :class:`CorruptFileError` (naming the file) on bad JSON."""
-    data = path.read_bytes()
+    """Parse ``path``; raise :class:`CorruptFileError` (naming the file) on bad JSON,
+    :class:`SymlinkRefusedError` for a symlink."""
+    data = read_bytes(path)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
@@ -54,7 +86,7 @@ def read_json_array(path: Path) -> list[dict[str, Any]]:
     never overwrites bytes it could not understand.
     """
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return []
     return parse_json_array(path, data)

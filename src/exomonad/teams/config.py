@@ -37,12 +37,13 @@ __all__ = [
 
 
 def _read_raw(paths: TeamPaths) -> dict[str, Any]:
-    if not paths.config_file.exists():
+    try:
+        data = read_json(paths.config_file)  # a symlink: SymlinkRefusedError
+    except FileNotFoundError:
         raise TeamNotFoundError(
             f"team {paths.team!r} not found: no {paths.config_file} "
             f"(config root {paths.root}; set CLAUDE_CONFIG_DIR or --config-dir)"
-        )
-    data = read_json(paths.config_file)
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("members", []), list):
         raise CorruptFileError(paths.config_file, "not a team config object")
     return data

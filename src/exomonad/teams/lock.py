@@ -223,7 +223,9 @@ class FileLock:
         if _journal is not None:
             self._journal_entry = _journal / f"{os.getpid()}-{next(_journal_seq)}"
             with contextlib.suppress(OSError):
-                self._journal_entry.write_text(f"{self.path}\n{self._mtime_ns}\n")
+                fd = os.open(self._journal_entry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(f"{self.path}\n{self._mtime_ns}\n")
         return True
 
     def _remove_if_stale(self) -> bool:

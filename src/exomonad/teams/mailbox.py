@@ -25,6 +25,7 @@ from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownR
 from exomonad.teams.atomic import (
     fsync_dir,
     parse_json_array,
+    read_bytes,
     read_json_array,
     write_json_atomic,
 )
@@ -159,7 +160,7 @@ class Mailbox:
                     self._our_version.pop(member, None)
                 ok = verify_id is None or st.st_ino == inode
             else:
-                ok = verify_id is None or _contains(path.read_bytes(), verify_id)
+                ok = verify_id is None or _contains(read_bytes(path), verify_id)
         if wrote and self.durable:
             fsync_dir(path.parent)
         return ok
@@ -287,7 +288,7 @@ class Mailbox:
         """
         path = self.paths.inbox(member)
         try:
-            data = path.read_bytes()
+            data = read_bytes(path)
         except FileNotFoundError:
             return []
         if data:
@@ -295,7 +296,7 @@ class Mailbox:
                 return parse_json_array(path, data)
             except CorruptFileError:
                 pass
-        if not path.exists():
+        if not os.path.lexists(path):
             return []
         with FileLock(path, self.lock):
             return read_json_array(path)
@@ -378,7 +379,8 @@ class Mailbox:
             kept = len(keep)
             if not moved:
                 return False
-            with archive.open("ab") as fh:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+            with os.fdopen(os.open(archive, flags, 0o644), "ab") as fh:  # ELOOP on a link
                 fh.write(b"".join(orjson.dumps(e) + b"\n" for e in moved))
                 fh.flush()
                 os.fsync(fh.fileno())

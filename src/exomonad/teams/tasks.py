@@ -38,7 +38,7 @@ from typing import Any, get_args
 from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, TaskError
-from exomonad.teams.atomic import read_json, write_json_atomic
+from exomonad.teams.atomic import read_bytes, read_json, write_json_atomic
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import Task, TaskStatus
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -174,7 +174,7 @@ class TaskStore:
 
     def _highwatermark(self) -> int:
         try:
-            n = _parse_int((self.dir / HIGHWATERMARK).read_text(errors="replace"))
+            n = _parse_int(read_bytes(self.dir / HIGHWATERMARK).decode(errors="replace"))
         except FileNotFoundError:
             return 0
         return n or 0
