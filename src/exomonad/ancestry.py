@@ -23,8 +23,10 @@ True
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
 
 __all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "reason_in"]
 
@@ -38,14 +40,15 @@ _CLAUDE = ("claude", "claude-code")
 AGENT_PATHS = ("claude-code", "gemini-cli", "@openai/codex", "codex-cli")
 
 
-@dataclass(frozen=True)
 class Proc:
-    """What a process shows of itself in ``/proc``."""
+    """What a process shows of itself in ``/proc`` (a plain class: the hook client
+    imports this module, and ``dataclasses`` alone would cost it ~15 ms)."""
 
-    pid: int
-    comm: str
-    argv: tuple[str, ...]
-    env: Mapping[str, str]
+    __slots__ = ("argv", "comm", "env", "pid")
+
+    def __init__(self, pid: int, comm: str, argv: tuple[str, ...],
+                 env: Mapping[str, str]) -> None:  # fmt: skip
+        self.pid, self.comm, self.argv, self.env = pid, comm, argv, env
 
 
 def _read(pid: int) -> tuple[Proc, int] | None:

@@ -181,7 +181,9 @@ def _server_socket(state: str) -> str | None:
 
 
 def _token(state: str, runtime: str = "claude") -> str | None:
-    """``$EXOMONAD_TOKEN``; else, for Claude Code hooks only, the root lead's token.
+    """``$EXOMONAD_TOKEN``; else, for Claude Code hooks only, the root lead's token, if
+    this hook runs for the lead's own Claude Code (not for a Claude teammate, not below
+    any other agent: see :mod:`exomonad.ancestry`).
 
     A Gemini hook without a token gets no fallback (the least role): a worker whose
     environment lost its token must never be judged as the lead.
@@ -190,6 +192,10 @@ def _token(state: str, runtime: str = "claude") -> str | None:
     if token:
         return token
     if runtime != "claude":
+        return None
+    from exomonad.ancestry import claude_lead_ancestor
+
+    if claude_lead_ancestor() is not None:
         return None
     try:
         return _read(os.path.join(state, "lead.token")).strip() or None
