@@ -17,6 +17,8 @@ from exomonad.policy.actions import (
     WriteFile,
 )
 from exomonad.policy.classify import SELF_MCP_SERVER, classify
+from exomonad.policy.decisions import label
+from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import Runtime, ToolRequest
 from tests.policy.corpus import ANY_UNKNOWN, BR, Case, W, same, tool
 
@@ -158,3 +160,27 @@ def test_total_corpus_size() -> None:
 
     assert len(SHELL_CORPUS) + len(PROGRAMS_CORPUS) >= 200
     assert len(SHELL_CORPUS) + len(PROGRAMS_CORPUS) + len(TOOLS_CORPUS) >= 300
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "expected"),
+    [
+        ({"path": "/repo/.exomonad/policy.py", "content": "policy = ..."}, "deny"),
+        ({"path": "/repo/.exomonad/lead.token"}, "deny"),
+        ({"edits": [{"file": "/repo/.mcp.json"}]}, "deny"),  # nested, any key
+        ({"path": "../../.gemini/settings.json"}, "deny"),  # relative to the worktree
+        ({"path": "/repo/.worktrees/w1/src/a.py", "content": "x"}, "allow"),
+        ({"path": "/repo/src/a.py", "content": "x"}, "tl"),  # the lead's checkout
+        ({"query": "how to parse"}, "allow"),
+    ],
+)
+def test_other_mcp_servers_file_tools_meet_the_path_rules(
+    tool_input: dict[str, object], expected: str
+) -> None:
+    """Measured (issue 10): `mcp__filesystem__write_file` was allowed for every role,
+    .exomonad/ included. Every path in another server's tool input counts as a write."""
+    req = ToolRequest("claude", "worker", "w1", "mcp__filesystem__write_file", tool_input,
+                      cwd="/repo/.worktrees/w1", worktree="/repo/.worktrees/w1",
+                      branch="exo/w1")  # fmt: skip
+    engine = PolicyEngine(project_root="/repo", state_dir="/repo/.exomonad")
+    assert label(engine.decide(req)) == expected

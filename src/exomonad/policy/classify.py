@@ -24,6 +24,7 @@ from exomonad.policy.actions import (
     WebSearch,
     WriteFile,
 )
+from exomonad.policy.mcp_paths import possible_writes
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
@@ -34,6 +35,8 @@ __all__ = ["CLAUDE_TOOLS", "GEMINI_TOOLS", "SELF_MCP_SERVER", "classify"]
 
 #: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
 SELF_MCP_SERVER = "exomonad"
+#: ExoMonad's MCP server as `init` names it for Claude Code (.mcp.json) and Gemini CLI.
+OWN_MCP_SERVERS = frozenset({SELF_MCP_SERVER, "exo"})
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+", re.IGNORECASE)
 Handler = Callable[[ToolRequest, ShellEnv], list[Action] | None]
@@ -178,8 +181,10 @@ def classify(request: ToolRequest, *, mcp_servers: Sequence[str] = ()) -> list[A
         return [_mcp(request.tool_name, "claude", ()) or McpTool(SELF_MCP_SERVER,
                                                                    request.tool_name)]
     mcp = _mcp(request.tool_name, request.runtime, mcp_servers)
-    if mcp is not None:
-        return [mcp]
+    if mcp is not None and mcp.server in OWN_MCP_SERVERS:
+        return [mcp]  # ExoMonad's own tools: their arguments are judged by the server
+    if mcp is not None:  # another server's tool: each path in its input may be written
+        return [mcp, *possible_writes(request.tool_input, request.cwd)]
     table = {"claude": CLAUDE_TOOLS, "gemini": GEMINI_TOOLS}.get(request.runtime, {})
     handler = table.get(request.tool_name)
     env = ShellEnv(request.worktree, request.branch, request.cwd)
