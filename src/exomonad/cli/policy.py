@@ -33,7 +33,9 @@ from exomonad.policy.approvals import Approval, ApprovalStore
 from exomonad.policy.check import check_policy
 from exomonad.policy.decisions import label
 from exomonad.policy.engine import POLICY_FILE_NAME, PolicyEngine
-from exomonad.policy.loader import PolicyStore
+from exomonad.policy.loader import PolicyStore, load_policy_file
+from exomonad.policy.model import Policy
+from exomonad.policy.replay import Outcome, judge_audit, judge_calls, read_jsonl
 from exomonad.policy.request import Runtime, ToolRequest
 from exomonad.state import ensure_state_dir, find_state_dir
 
@@ -148,6 +150,70 @@ def explain(
                       f"({escape(result.decision.reason)}) policy {result.policy_id}")
 
     emit(result.to_dict(), as_json, human)
+
+
+def _policy(state: Path, candidate: Path | None) -> Policy:
+    if candidate is not None:
+        return load_policy_file(candidate)[0]  # a broken candidate: a clear error
+    return PolicyStore(state / POLICY_FILE_NAME).current().policy
+
+
+def _outcomes(outcomes: list[Outcome], show_all: bool, as_json: bool) -> None:
+    shown = [o for o in outcomes if show_all or o.changed or o.now == "error"]
+
+    def human() -> None:
+        for o in shown:
+            mark = "[red]changed[/red]" if o.changed else "[yellow]error[/yellow]" \
+                if o.now == "error" else "same"
+            console.print(f"{o.line:>5} {mark} {o.before or '-'} -> [bold]{o.now}[/bold]  "
+                          f"{escape(o.what)}  ({escape(o.reason)})")
+        changed = sum(o.changed for o in outcomes)
+        console.print(f"{len(outcomes)} calls, {changed} changed, "
+                      f"{sum(o.now == 'error' for o in outcomes)} unreadable")
+
+    emit([o.to_json() for o in shown], as_json, human)
+
+
+CandidateOpt = Annotated[Path | None, typer.Option(
+    "--policy", help="A candidate policy file (default: the project's current policy).")]
+
+
+@app.command("test")
+@handle_errors
+def check_calls(
+    file: Annotated[Path, typer.Argument(help="Tool calls, one JSON object a line: runtime, "
+                                         "role, agent, tool_name, tool_input, cwd, worktree, "
+                                         "branch, expect.")],
+    candidate: CandidateOpt = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Show every call.")] = False,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge recorded tool calls with the policy; exit 1 if an `expect` is not met."""
+    state = _state(state_dir).resolve()
+    outcomes = judge_calls(_policy(state, candidate), read_jsonl(file.read_text("utf-8")),
+                           project_root=str(state.parent), state_dir=str(state))  # fmt: skip
+    _outcomes(outcomes, show_all, as_json)
+    if any(o.changed or o.now == "error" for o in outcomes):
+        raise typer.Exit(1)
+
+
+@app.command("replay")
+@handle_errors
+def replay(
+    file: Annotated[Path | None, typer.Argument(help="An audit log (default: "
+                                                ".exomonad/audit.jsonl).")] = None,
+    candidate: CandidateOpt = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Show every decision.")] = False,
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Judge the audit log's decisions again and show what would change."""
+    state = _state(state_dir).resolve()
+    path = file or state / "audit.jsonl"
+    outcomes = judge_audit(_policy(state, candidate), read_jsonl(path.read_text("utf-8")),
+                           project_root=str(state.parent), state_dir=str(state))  # fmt: skip
+    _outcomes(outcomes, show_all, as_json)
 
 
 def _store(state_dir: Path | None) -> ApprovalStore:

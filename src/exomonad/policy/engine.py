@@ -97,7 +97,8 @@ class PolicyEngine:
         if self.audit is not None:
             self.audit.record({
                 "ts": time.time(), "agent": request.agent, "role": request.role,
-                "runtime": request.runtime, "tool": request.tool_name,
+                "runtime": request.runtime, "tool": request.tool_name, "cwd": request.cwd,
+                "worktree": request.worktree, "branch": request.branch,
                 "actions": [action_to_dict(a) for a in actions],
                 "decision": label(decision), "reason": decision.reason,
                 "policy_id": loaded.policy_id, "latency_ms": round(latency, 3)})
