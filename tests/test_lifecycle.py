@@ -1,5 +1,8 @@
 """`exomonad up` / `down` and `worker start|list|stop`, for real: tmux, the server, git.
 
+The environment has this install's bin dir first on PATH, as after `pip install`: the
+files ExoMonad writes (hooks, the worktrees' pre-push gate) run `exomonad` from PATH.
+
 The lead window runs a stand-in (the real Claude Code lead under `up` is exercised by
 the Claude Code e2e tests and `make demo`); everything else is ExoMonad's own code in
 real processes: `up` twice, workers in their own worktrees, `down` twice, and then
@@ -72,7 +75,8 @@ def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
     create_team(TeamPaths("proj", claude))
     env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
     env.update(GIT_ENV, CLAUDE_CONFIG_DIR=str(claude), EXOMONAD_ENTER_DELAY="0.01",
-               EXOMONAD_LOCK_DIR=str(tmp_path / "locks"))  # fmt: skip
+               EXOMONAD_LOCK_DIR=str(tmp_path / "locks"),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
     (root / ".exomonad").mkdir()
     (root / ".exomonad" / "config.toml").write_text(
         f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'

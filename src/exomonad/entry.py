@@ -13,6 +13,10 @@ def main() -> None:
         from exomonad.hookclient import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
+    if len(sys.argv) > 1 and sys.argv[1] == "git-gate":  # git's pre-push, in a worktree
+        from exomonad.gitgate import main as gate_main
+
+        sys.exit(gate_main(sys.argv[2:]))
     from exomonad.cli.main import main as cli_main
 
     cli_main()

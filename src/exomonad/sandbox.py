@@ -61,7 +61,7 @@ _SANDBOX_PID = 1
 #: code in the lead's git (hooks, aliases, core.hooksPath, filters, remotes) or to move
 #: the lead's own checkout. A missing directory is replaced by an empty read-only one.
 _GIT_RO_FILES = ("config", "HEAD", "index")
-_GIT_RO_DIRS = ("hooks", "info")
+_GIT_RO_DIRS = ("hooks", "info", "exomonad-hooks")  # the last: ExoMonad's pre-push gate
 
 #: Run inside the sandbox before the worker's command (``python -I -c ... cmd...``): a
 #: seccomp filter that makes ``ioctl(TIOCSTI)`` / ``ioctl(TIOCLINUX)`` fail with EPERM,
@@ -173,6 +173,21 @@ def _git_ro_args(common: str) -> list[str]:
     return args
 
 
+def _own_worktree_config(worktree: str) -> str | None:
+    """``<gitdir>/config.worktree`` of ``worktree`` (where ExoMonad sets its
+    ``core.hooksPath``), if it exists."""
+    try:
+        with open(os.path.join(worktree, ".git"), encoding="utf-8") as fh:
+            first = fh.readline().strip()
+    except OSError:
+        return None
+    if not first.startswith("gitdir:"):
+        return None
+    gitdir = os.path.join(worktree, first.removeprefix("gitdir:").strip())
+    config = os.path.join(gitdir, "config.worktree")
+    return os.path.realpath(config) if os.path.exists(config) else None
+
+
 def _worktree_config_enabled(config: str) -> bool:
     """Whether the git config may enable ``extensions.worktreeConfig`` (a textual check:
     a false positive only adds a protection)."""
@@ -258,6 +273,9 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
         argv += ["--bind", path, path]
     if common is not None:
         argv += _git_ro_args(common)
+        own = _own_worktree_config(worktree)
+        if own is not None:  # core.hooksPath of the worker's worktree: the pre-push gate
+            argv += ["--ro-bind", own, own]
     for path in extra_ro:
         argv += ["--ro-bind", path, path]
     argv += ["--perms", "0700", "--tmpfs", state]

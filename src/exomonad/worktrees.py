@@ -6,6 +6,10 @@ from the lead's current ``HEAD``. The directory is added to the repository's loc
 ``.git/info/exclude`` (never to a committed ``.gitignore``), so the lead's checkout does
 not show it as untracked.
 
+Each worktree gets a second gate in git: its own ``core.hooksPath`` points at a
+``pre-push`` hook that asks the project's policy (see :mod:`exomonad.gitgate`), so a
+script that ends in ``git push`` still meets the policy.
+
 Removal is safe by construction: a worktree is removed only when it is clean (no
 uncommitted or untracked file) and its branch is merged into the lead's ``HEAD`` or
 pushed (a remote-tracking branch contains its tip). Otherwise it is kept, and the
@@ -27,9 +31,17 @@ from pathlib import Path
 from exomonad.errors import ExomonadError
 from exomonad.teams.paths import sanitize_path_name
 
-__all__ = ["Removal", "Worktree", "WorktreeError", "WorktreeManager", "WorktreeState"]
+__all__ = ["GATE_DIR", "PRE_PUSH", "Removal", "Worktree", "WorktreeError", "WorktreeManager",
+           "WorktreeState"]
 
 _GIT_TIMEOUT = 60.0
+#: In the common ``.git``: ExoMonad's hooks for the workers' worktrees.
+GATE_DIR = "exomonad-hooks"
+PRE_PUSH = """#!/bin/sh
+# ExoMonad's second gate (written by ExoMonad for its workers' worktrees): every push
+# asks the project's policy with the pushing agent's identity.
+exec exomonad git-gate pre-push "$@"
+"""
 
 
 class WorktreeError(ExomonadError):
@@ -160,6 +172,7 @@ class WorktreeManager:
             current = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
             if current.stdout.strip() != branch:
                 raise WorktreeError(f"{path} exists but is not on {branch}: move it away")
+            self._install_gate(top, path)
             return Worktree(name, path, branch)
         if path.exists() and any(path.iterdir()):
             raise WorktreeError(f"{path} exists and is not a worktree: move it away")
@@ -172,7 +185,22 @@ class WorktreeManager:
             _git(top, "worktree", "add", str(path), branch)
         else:
             _git(top, "worktree", "add", "-b", branch, str(path), "HEAD")
+        self._install_gate(top, path)
         return Worktree(name, path, branch)
+
+    def _install_gate(self, top: Path, path: Path) -> None:
+        """The second gate: this worktree's ``core.hooksPath`` (its own config, through
+        ``extensions.worktreeConfig``) names ExoMonad's hooks dir in the common ``.git``,
+        whose ``pre-push`` asks the project's policy (``exomonad git-gate``)."""
+        common = Path(_git(top, "rev-parse", "--git-common-dir").stdout.strip())
+        hooks = (common if common.is_absolute() else top / common) / GATE_DIR
+        hooks.mkdir(exist_ok=True)
+        script = hooks / "pre-push"
+        if not script.exists() or script.read_text("utf-8") != PRE_PUSH:
+            script.write_text(PRE_PUSH, "utf-8")
+            script.chmod(0o755)
+        _git(top, "config", "extensions.worktreeConfig", "true")
+        _git(path, "config", "--worktree", "core.hooksPath", str(hooks))
 
     def _exclude(self, top: Path) -> None:
         """List the worktree dir in ``info/exclude`` when it lies inside the checkout."""

@@ -156,7 +156,12 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         _wait(lambda: _answered(m2, 1) is not None, "w2's write answered", p, [m1, m2])
 
     # Ordinary work passed with zero escalations, and really happened.
+    # (Gemini CLI 0.61 disables git hooks for the commands it runs, GIT_CONFIG_KEY_n =
+    # core.hooksPath, empty: the worktree's pre-push gate does not run for them.)
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1")]
+    print("hooksPath:", git(wt1, "config", "--default", "-", "core.hooksPath"))
+    print("counters:", p.lead().health()["counters"])
+    print(json.dumps(_answered(m1, 3).function_responses()[2])[:600])  # type: ignore[union-attr]
     assert decisions[:3] == [("write_file", "allow"), (sh, "allow"), (sh, "allow")], decisions
     assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
     # The write into the lead's checkout and the push to main went up the cascade

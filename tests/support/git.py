@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 __all__ = ["GIT_ENV", "git", "make_repo"]
@@ -17,9 +18,12 @@ GIT_ENV = {
 
 
 def git(cwd: Path, *args: str) -> str:
-    """Run git in ``cwd``; its stdout (raises on failure, with git's message)."""
+    """Run git in ``cwd``; its stdout (raises on failure, with git's message). This
+    install's bin dir is first on PATH, as after `pip install`: a worker's worktree has
+    ExoMonad's pre-push gate, which runs `exomonad` from PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}, check=False)  # fmt: skip
+                          env={**os.environ, **GIT_ENV, "PATH": path}, check=False)  # fmt: skip
     if done.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {done.stderr}")
     return done.stdout

@@ -32,6 +32,8 @@ from starlette.routing import Route
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY
 from exomonad.panes import TmuxBackend
+from exomonad.policy import ToolRequest
+from exomonad.policy.decisions import label
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
@@ -139,11 +141,31 @@ def build_app(svc: Services) -> Starlette:
             return JSONResponse({"error": str(exc)}, status_code=403)
         return JSONResponse(result)
 
+    async def gate_route(request: Request) -> Response:
+        """``exomonad git-gate``: a push from a worker's worktree, judged as its tool call."""
+        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        try:
+            body = orjson.loads(await request.body())
+            command, cwd = body["command"], body.get("cwd")
+            if not isinstance(command, str) or not (cwd is None or isinstance(cwd, str)):
+                raise TypeError("command and cwd must be strings")
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        req = ToolRequest("claude", role=who.role, agent=who.name, tool_name="Bash",
+                          tool_input={"command": command}, cwd=cwd, worktree=who.worktree,
+                          branch=who.branch, team=who.team)  # fmt: skip
+        mailbox = svc.mailbox(who.team) if who.team else None
+        verdict = await anyio.to_thread.run_sync(svc.gatekeeper.check, req, who, mailbox)
+        svc.counters["git_pre_push"] += 1
+        return JSONResponse({"decision": label(verdict.decision),
+                             "reason": verdict.decision.reason})
+
     routes = [
         Route("/health", health_route, methods=["GET"]),
         Route("/teammate/token", teammate_token, methods=["POST"]),
         Route("/teammate/release", teammate_release, methods=["POST"]),
         Route("/tool/{name}", tool_route, methods=["POST"]),
+        Route("/gate/pre-push", gate_route, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),
     ]
     return build_mcp_server(svc).streamable_http_app(

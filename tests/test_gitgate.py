@@ -1,0 +1,72 @@
+"""The second gate: git's pre-push in a worker's worktree asks the server's policy.
+
+Real git, a bare remote, the real server (started by `exomonad up --no-lead`) and a worker
+started by `exomonad worker start`; the pushes are run as the worker would run them (its
+token in the environment, its worktree as cwd) but by plain `sh`, i.e. the way a script
+that ends in `git push` runs, which the agent's own hook only sees as "sh script".
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import orjson
+
+from exomonad.server.pidfile import read_server_info
+from tests.support.git import git
+from tests.test_lifecycle import Project, _adopt_team, project  # noqa: F401 - the fixture
+
+__all__: list[str] = []
+
+#: A push from below a process that is Gemini CLI, with no token in the environment.
+AS_GEMINI = "bash -c \"exec -a gemini bash -c 'git push -q origin HEAD:main; exit \\$?'\""
+
+
+def _push(p: Project, wt: Path, script: str, env: dict[str, str]
+          ) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    return subprocess.run(["sh", "-c", script], cwd=wt, env={**p.env, **env},
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+
+
+def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project) -> None:  # noqa: F811
+    p = project
+    cfg = p.state / "config.toml"
+    cfg.write_text(cfg.read_text().replace('"ready>"', '""')
+                   + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n')
+    p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
+    _adopt_team(p)
+    w = p.json("worker", "start", "--name", "w1", "--runtime", "command", "--command", "sleep 600")
+    wt = Path(w["worktree"])
+    hooks = git(wt, "config", "core.hooksPath").strip()
+    assert hooks.endswith("/.git/exomonad-hooks")  # its own config, not the lead's
+    assert git(p.root, "config", "--default", "none", "core.hooksPath").strip() == "none"
+    tokens = orjson.loads((p.state / "tokens.json").read_bytes())
+    token = next(t for t, i in tokens.items() if i["name"] == "w1")
+    remote = p.root.parent / "remote.git"
+    main_before = git(remote, "rev-parse", "main").strip()
+    (wt / "f.txt").write_text("work\n")
+    git(wt, "add", "f.txt")
+    git(wt, "commit", "-q", "-m", "work")
+
+    as_worker = {"EXOMONAD_TOKEN": token}
+    ok = _push(p, wt, "git push -q origin exo/w1", as_worker)  # its own branch: allowed
+    assert ok.returncode == 0, ok.stderr
+    assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
+    to_main = _push(p, wt, "git push -q origin HEAD:main", as_worker)  # escalated, unanswered
+    assert to_main.returncode != 0
+    assert "push refused by the project's policy" in to_main.stderr
+    git(wt, "commit", "-q", "--amend", "-m", "rewritten")
+    forced = _push(p, wt, "git push -q -f origin exo/w1", as_worker)  # a blind force
+    assert forced.returncode != 0
+    assert "refused" in forced.stderr
+    assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
+    hidden = _push(p, wt, AS_GEMINI, {})
+    assert hidden.returncode != 0  # an agent without its token: refused outright
+    assert "without its ExoMonad identity" in hidden.stderr
+    assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
+    audit = [orjson.loads(x) for x in (p.state / "audit.jsonl").read_text().splitlines()]
+    gate = [(e["decision"], e["actions"][0]["type"]) for e in audit if e["agent"] == "w1"]
+    assert gate == [("allow", "GitPush"), ("human", "GitPush"), ("tl", "GitPush")]
+    p.down()
+    assert read_server_info(p.state) is None
