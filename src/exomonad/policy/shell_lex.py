@@ -25,7 +25,11 @@ _META = set(" \t\n;&|()<>")
 _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _SPECIAL_PARAMS = set("0123456789@*#?$!-")
-_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
+_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
+                 "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
+_ANSI_NUMERIC = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}
+_HEX = set("0123456789abcdefABCDEF")
+_GLOB = set("*?[")
 
 
 class ShellSyntaxError(ValueError):
@@ -34,12 +38,17 @@ class ShellSyntaxError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """A shell word after quote removal. Expansions are left verbatim in ``text``."""
+    """A shell word after quote removal. Expansions are left verbatim in ``text``.
+
+    ``glob`` is true when an unquoted ``*``, ``?``, ``[`` or a brace expansion
+    (``{a,b}``, ``{1..3}``) may turn the word into other or several words.
+    """
 
     text: str
     dynamic: bool = False
     quoted: bool = False
     subs: tuple[str, ...] = ()
+    glob: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +155,8 @@ class _Lexer:
     def _word(self) -> Word:
         s, n = self.s, len(self.s)
         out: list[str] = []
-        dynamic = quoted = False
+        dynamic = quoted = glob = False
+        brace = 0  # 1: saw an unquoted "{", 2: and then "," or ".." (a brace expansion)
         subs: list[str] = []
         start = self.i
         if s.startswith("~", self.i):
@@ -193,7 +203,14 @@ class _Lexer:
             else:
                 out.append(c)
                 self.i += 1
-        return Word("".join(out), dynamic, quoted, tuple(subs))
+                glob |= c in _GLOB
+                if c == "{":
+                    brace = max(brace, 1)
+                elif brace and (c == "," or (c == "." and s.startswith(".", self.i))):
+                    brace = 2
+                elif c == "}" and brace == 2:
+                    glob = True
+        return Word("".join(out), dynamic, quoted, tuple(subs), glob)
 
     def _meta_in_word(self, c: str, start: int, out: list[str], subs: list[str],
                       quoted: bool) -> str:
@@ -245,8 +262,8 @@ class _Lexer:
         s, i = self.s, self.i
         nxt = s[i + 1 : i + 2]
         if s.startswith("$((", i):
-            end = s.find("))", i + 3)
-            if end < 0:
+            end = self._expansion(i + 3, "(", ")", subs)
+            if not s.startswith(")", end + 1):
                 raise ShellSyntaxError("unterminated $(( ... ))")
             out.append(s[i : end + 2])
             self.i = end + 2
@@ -256,26 +273,18 @@ class _Lexer:
             out.append(f"$({subs[-1]})")
             return True
         if nxt == "{":
-            end = s.find("}", i + 2)
-            if end < 0:
-                raise ShellSyntaxError("unterminated ${ ... }")
+            end = self._expansion(i + 2, "{", "}", subs)
             out.append(s[i : end + 1])
             self.i = end + 1
             return True
         if nxt == "'":  # ANSI-C quoting
-            j, buf = i + 2, []
-            while j < len(s) and s[j] != "'":
-                if s[j] == "\\" and j + 1 < len(s):
-                    buf.append(_ANSI_ESCAPES.get(s[j + 1], "\\" + s[j + 1]))
-                    j += 2
-                else:
-                    buf.append(s[j])
-                    j += 1
-            if j >= len(s):
-                raise ShellSyntaxError("unterminated $'...'")
-            out.append("".join(buf))
-            self.i = j + 1
-            return False
+            text, self.i = _ansi_c(s, i + 2)
+            out.append(text.partition("\0")[0])  # bash ends the string at a NUL
+            return "\0" in text
+        if nxt == '"':  # $"..." (locale translation): its value may differ
+            self.i = i + 2
+            self._double_quoted(out, subs)
+            return True
         if nxt in _NAME_START:
             j = i + 1
             while j < len(s) and s[j] in _NAME_CHARS:
@@ -290,6 +299,39 @@ class _Lexer:
         out.append("$")
         self.i = i + 1
         return False
+
+    def _expansion(self, start: int, opener: str, closer: str, subs: list[str]) -> int:
+        """Index of the ``closer`` ending ``${...}`` / ``$((...))`` that starts at ``start``.
+
+        Command substitutions inside it run too: they are appended to ``subs``.
+        """
+        s, j, depth = self.s, start, 0
+        while j < len(s):
+            c = s[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "'" and opener == "{":
+                j = s.find("'", j + 1)
+                if j < 0:
+                    break
+            elif s.startswith("$(", j) and not s.startswith("$((", j):
+                subs.append(self._paren_sub(j + 2))
+                j = self.i
+                continue
+            elif c == "`":
+                self.i = j
+                subs.append(self._backquote())
+                j = self.i
+                continue
+            elif c == opener:
+                depth += 1
+            elif c == closer:
+                if depth == 0:
+                    return j
+                depth -= 1
+            j += 1
+        raise ShellSyntaxError(f"unterminated expansion {opener}...{closer}")
 
     def _paren_sub(self, start: int) -> str:
         """Lex a ``$( ... )`` body starting at ``start``; return its source text."""
@@ -312,6 +354,43 @@ class _Lexer:
             raise ShellSyntaxError("unterminated backquote")
         self.i = j + 1
         return "".join(buf)
+
+
+def _ansi_c(s: str, j: int) -> tuple[str, int]:
+    """Decode the body of ``$'...'`` starting at ``j``; return (text, index after it).
+
+    >>> _ansi_c(r"\x6dai\156\u0021' x", 0)
+    ('main!', 15)
+    """
+    buf: list[str] = []
+    while j < len(s) and s[j] != "'":
+        if s[j] != "\\" or j + 1 >= len(s):
+            buf.append(s[j])
+            j += 1
+            continue
+        e = s[j + 1]
+        if e in _ANSI_NUMERIC:
+            base, most = _ANSI_NUMERIC[e]
+            k = j + 2
+            while k < len(s) and k < j + 2 + most and s[k] in _HEX:
+                k += 1
+            buf.append(chr(int(s[j + 2 : k], base)) if k > j + 2 else "\\" + e)
+            j = k
+        elif e in "01234567":
+            k = j + 1
+            while k < len(s) and k < j + 4 and s[k] in "01234567":
+                k += 1
+            buf.append(chr(int(s[j + 1 : k], 8) & 0xFF))
+            j = k
+        elif e == "c" and j + 2 < len(s):
+            buf.append(chr(ord(s[j + 2]) & 0x1F))
+            j += 3
+        else:
+            buf.append(_ANSI_ESCAPES.get(e, "\\" + e))
+            j += 2
+    if j >= len(s):
+        raise ShellSyntaxError("unterminated $'...'")
+    return "".join(buf), j + 1
 
 
 def _body_subs(body: str) -> tuple[str, ...]:
