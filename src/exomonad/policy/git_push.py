@@ -36,11 +36,13 @@ _SHORT = {"v": "verbose", "q": "quiet", "d": "delete", "n": "dry-run", "f": "for
 _RUNS_PROGRAM = frozenset({"receive-pack", "exec"})
 
 
+_CANDIDATES = {**{o: False for o in _LONG_FLAGS | _LONG_ARG | _LONG_OPT},
+               **{"no-" + o: True for o in _NEGATABLE}, "no-verify": False}
+
+
 def _resolve(name: str) -> tuple[str, bool] | None:
     """The full long option ``name`` stands for and whether it is negated; None if none."""
-    candidates = {o: False for o in _LONG_FLAGS | _LONG_ARG | _LONG_OPT}
-    candidates.update({"no-" + o: True for o in _NEGATABLE})
-    candidates["no-verify"] = False
+    candidates = _CANDIDATES
     if name in candidates:
         full = name
     else:
@@ -66,19 +68,20 @@ def branch_name(ref: str) -> str:
     return ref
 
 
-def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> list[Action]:
-    """Actions for ``git push ARGS`` (``repo``: the directory git runs in)."""
-    raw = "git push " + " ".join(w.text for w in args)
+_Parsed = tuple[dict[str, bool], dict[str, Word], list[Word]]
+
+
+def _parse(args: list[Word]) -> _Parsed | None:
+    """Options (last one wins), option values and positionals; None if unreadable."""
     state: dict[str, bool] = {}
     values: dict[str, Word] = {}
     positionals: list[Word] = []
-    dynamic = any(w.dynamic for w in args)
     i = 0
     while i < len(args):
         word, text = args[i], args[i].text
         i += 1
         if word.glob:
-            return [Unknown(raw)]
+            return None
         if text == "--":
             positionals += args[i:]
             break
@@ -88,31 +91,38 @@ def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> 
         if text.startswith("--"):
             name, eq, value = text[2:].partition("=")
             resolved = _resolve(name)
-            if resolved is None:
-                return [Unknown(raw)]
+            if resolved is None or resolved[0] in _RUNS_PROGRAM:
+                return None
             full, negated = resolved
-            if full in _RUNS_PROGRAM:
-                return [Unknown(raw)]
             if full in _LONG_ARG and not negated:
                 if not eq:
                     if i >= len(args):
-                        return [Unknown(raw)]
+                        return None
                     value, i = args[i].text, i + 1
                 if full == "recurse-submodules" and value not in ("check", "no"):
-                    return [Unknown(raw)]  # pushes the submodules' branches too
+                    return None  # pushes the submodules' branches too
                 values[full] = Word(value)
             elif eq and full not in _LONG_OPT:
-                return [Unknown(raw)]
+                return None
             state[full] = not negated
             continue
         for j, c in enumerate(text[1:], 1):
             if c == "o":  # -o <push-option>: the rest of the word, or the next one
-                if j + 1 >= len(text):
-                    i += 1
+                i += 1 if j + 1 >= len(text) else 0
                 break
             if c not in _SHORT:
-                return [Unknown(raw)]
+                return None
             state[_SHORT[c]] = True
+    return state, values, positionals
+
+
+def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> list[Action]:
+    """Actions for ``git push ARGS`` (``repo``: the directory git runs in)."""
+    parsed = _parse(args)
+    if parsed is None:
+        return [Unknown("git push " + " ".join(w.text for w in args))]
+    state, values, positionals = parsed
+    dynamic = any(w.dynamic for w in args)
     if state.get("dry-run"):
         return [Shell(("git", "push", *(w.text for w in args)), cwd)]
     lease = state.get("force-with-lease", False) and not state.get("force", False)

@@ -113,9 +113,8 @@ def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
-    risky = [w.text for w in args if is_assignment(w) and risky_assignment(w)]
-    if risky and name in ("env", "sudo", "doas", "export", "declare", "typeset", "local",
-                          "readonly"):
+    if name in ("env", "sudo", "doas") and any(is_assignment(w) and risky_assignment(w)
+                                               for w in args):
         return [Unknown(" ".join(full))]
     if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and \
             args[0].text == "run":
@@ -190,7 +189,7 @@ def _runner(name: str, args: list[Word], cwd: str | None, env: ShellEnv, depth: 
             full: tuple[str, ...], privileged: bool) -> list[Action]:
     """``trap CMD``, ``script -c CMD``, ``hash -p``, ``make -f -``, ``npx -c``."""
     texts = [w.text for w in args]
-    plain = [Shell(full, cwd, privileged)]
+    plain: list[Action] = [Shell(full, cwd, privileged)]
     if name == "trap":
         ops = args[1:] if texts[:1] == ["--"] else args
         if not ops or ops[0].text in ("-", "-p", "-l") or len(ops) == 1:

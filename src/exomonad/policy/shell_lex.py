@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
+
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
@@ -25,15 +27,7 @@ _META = set(" \t\n;&|()<>")
 _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _SPECIAL_PARAMS = set("0123456789@*#?$!-")
-_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
-                 "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
-_ANSI_NUMERIC = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}
-_HEX = set("0123456789abcdefABCDEF")
 _GLOB = set("*?[")
-
-
-class ShellSyntaxError(ValueError):
-    """The command cannot be tokenised (unterminated quote or substitution)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +153,7 @@ class _Lexer:
         brace = 0  # 1: saw an unquoted "{", 2: and then "," or ".." (a brace expansion)
         subs: list[str] = []
         start = self.i
-        if s.startswith("~", self.i):
-            end = self.i
-            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
-                end += 1
-            out.append(os.path.expanduser(s[self.i : end]))
-            self.i = end
+        self._tilde(out)
         while self.i < n:
             c = s[self.i]
             if c in _META:
@@ -203,14 +192,19 @@ class _Lexer:
             else:
                 out.append(c)
                 self.i += 1
-                glob |= c in _GLOB
-                if c == "{":
-                    brace = max(brace, 1)
-                elif brace and (c == "," or (c == "." and s.startswith(".", self.i))):
-                    brace = 2
-                elif c == "}" and brace == 2:
-                    glob = True
+                brace = _brace_state(brace, c, s.startswith(".", self.i))
+                glob |= c in _GLOB or brace == 3
         return Word("".join(out), dynamic, quoted, tuple(subs), glob)
+
+    def _tilde(self, out: list[str]) -> None:
+        """Expand a leading ``~`` / ``~user`` of a word into ``out``."""
+        s, n = self.s, len(self.s)
+        if s.startswith("~", self.i):
+            end = self.i
+            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
+                end += 1
+            out.append(os.path.expanduser(s[self.i : end]))
+            self.i = end
 
     def _meta_in_word(self, c: str, start: int, out: list[str], subs: list[str],
                       quoted: bool) -> str:
@@ -278,7 +272,7 @@ class _Lexer:
             self.i = end + 1
             return True
         if nxt == "'":  # ANSI-C quoting
-            text, self.i = _ansi_c(s, i + 2)
+            text, self.i = ansi_c(s, i + 2)
             out.append(text.partition("\0")[0])  # bash ends the string at a NUL
             return "\0" in text
         if nxt == '"':  # $"..." (locale translation): its value may differ
@@ -356,41 +350,15 @@ class _Lexer:
         return "".join(buf)
 
 
-def _ansi_c(s: str, j: int) -> tuple[str, int]:
-    """Decode the body of ``$'...'`` starting at ``j``; return (text, index after it).
-
-    >>> _ansi_c(r"\x6dai\156\u0021' x", 0)
-    ('main!', 15)
-    """
-    buf: list[str] = []
-    while j < len(s) and s[j] != "'":
-        if s[j] != "\\" or j + 1 >= len(s):
-            buf.append(s[j])
-            j += 1
-            continue
-        e = s[j + 1]
-        if e in _ANSI_NUMERIC:
-            base, most = _ANSI_NUMERIC[e]
-            k = j + 2
-            while k < len(s) and k < j + 2 + most and s[k] in _HEX:
-                k += 1
-            buf.append(chr(int(s[j + 2 : k], base)) if k > j + 2 else "\\" + e)
-            j = k
-        elif e in "01234567":
-            k = j + 1
-            while k < len(s) and k < j + 4 and s[k] in "01234567":
-                k += 1
-            buf.append(chr(int(s[j + 1 : k], 8) & 0xFF))
-            j = k
-        elif e == "c" and j + 2 < len(s):
-            buf.append(chr(ord(s[j + 2]) & 0x1F))
-            j += 3
-        else:
-            buf.append(_ANSI_ESCAPES.get(e, "\\" + e))
-            j += 2
-    if j >= len(s):
-        raise ShellSyntaxError("unterminated $'...'")
-    return "".join(buf), j + 1
+def _brace_state(state: int, c: str, dot_next: bool) -> int:
+    """Brace expansion seen so far in a word: 0 none, 1 ``{``, 2 and ``,``/``..``, 3 ``}``."""
+    if c == "{":
+        return max(state, 1)
+    if state == 1 and (c == "," or (c == "." and dot_next)):
+        return 2
+    if c == "}" and state == 2:
+        return 3
+    return state
 
 
 def _body_subs(body: str) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ _SKIP_WORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "
                          "fi", "done", "esac"})
 _OPENERS = frozenset({"if", "while", "until", "{", "for", "select", "case"})
 _CLOSERS = frozenset({"}", "fi", "done", "esac"})
+_NESTING = _OPENERS | _CLOSERS
 _SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
 
@@ -156,7 +157,7 @@ class _Walker:
             else:
                 self._subs(word.subs)
             return
-        if not self.words and not word.quoted and word.text in _OPENERS | _CLOSERS:
+        if not self.words and not word.quoted and word.text in _NESTING:
             self.nesting += 1 if word.text in _OPENERS else -1
         if not self.words and not word.quoted and word.text in _SKIP_WORDS:
             return

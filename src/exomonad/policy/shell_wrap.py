@@ -96,7 +96,7 @@ OPAQUE_RUNNERS = frozenset({
     "micromamba", "mamba", "tsp", "entr", "inotifywait", "reflex", "nodemon", "ts-node",
     "busybox", "toybox", "alias", "enable", "coproc",
     "csh", "tcsh", "pwsh", "powershell", "nu", "xonsh", "elvish", "rc", "es", "ion",
-    "osh", "ysh", "oil", "rbash", "posh", "bwrap", "flatpak-spawn", "distrobox",
+    "osh", "ysh", "oil", "rbash", "posh", "flatpak-spawn", "distrobox",
 })
 
 

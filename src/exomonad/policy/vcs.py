@@ -42,7 +42,7 @@ _BRANCH_MOVERS = frozenset({"checkout", "switch", "bisect", "clone", "init", "wo
                             "submodule"})
 #: git's own subcommands that neither push nor run a command given on their command line.
 #: Anything else (``git p``: possibly an alias or a ``git-p`` program) is ``Unknown``.
-_GIT_PLAIN = frozenset("""
+_PLAIN_NAMES = """
 add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
 check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick clean
 clone column commit commit-graph commit-tree count-objects describe diagnose diff diff-files
@@ -52,7 +52,9 @@ merge-base merge-file merge-tree mktag mktree mv name-rev notes pack-objects pac
 pull range-diff read-tree rebase reflog remote repack replace request-pull rerere reset
 restore rev-list rev-parse revert rm shortlog show show-branch show-ref sparse-checkout stash
 status stripspace submodule switch symbolic-ref tag update-index update-ref var verify-commit
-verify-pack verify-tag version whatchanged worktree""".split())
+verify-pack verify-tag version whatchanged worktree"""
+_GIT_PLAIN = frozenset(_PLAIN_NAMES.split())
+_GIT_KNOWN = _GIT_PLAIN | {"push", "config"}
 #: Options that make these subcommands run a program or a command line.
 _RUNS: dict[str, tuple[str, ...]] = {
     "rebase": ("--exec", "-x"), "grep": ("--open-files-in-pager", "-O"),
@@ -70,11 +72,11 @@ SAFE_CONFIG = frozenset({"user.name", "user.email", "user.signingkey", "init.def
                          "safe.directory", "i18n.commitencoding", "core.longpaths"})
 _CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
                            "--list", "--get-color", "--get-colorbool"})
-_CONFIG_HARMLESS = frozenset({"--global", "--system", "--local", "--worktree", "--show-origin",
+_CONFIG_OK = frozenset({"--global", "--system", "--local", "--worktree", "--show-origin",
                               "--show-scope", "--name-only", "-z", "--null", "--bool",
                               "--int", "--path", "--bool-or-int", "--expiry-date",
                               "--includes", "--no-includes", "--fixed-value", "--type", "-t",
-                              "--add", "--replace-all"})
+                              "--add", "--replace-all"}) | _CONFIG_READS
 _GH_WITH_ARG = frozenset({"-R", "--repo", "-B", "--base", "-H", "--head", "-t", "--title",
                           "-b", "--body", "-F", "--body-file", "-a", "--assignee", "-l",
                           "--label", "-m", "--milestone", "-p", "--project", "-r",
@@ -127,7 +129,7 @@ def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
     opts = [w.text.split("=", 1)[0] for w in rest if w.text.startswith("-")]
     shell: list[Action] = [Shell(("git", "config", *_texts(rest)), repo)]
     if any(w.dynamic or w.glob for w in rest) or any(
-            o not in _CONFIG_READS | _CONFIG_HARMLESS for o in opts):
+            o not in _CONFIG_OK for o in opts):
         return [Unknown(raw)]  # --edit, --file, --unset, --rename-section, a typo...
     if positionals[:1] and positionals[0].text in ("get", "list"):
         return shell
@@ -168,7 +170,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     if i >= len(args):
         return [Shell(("git", *_texts(args)), cwd)]
     sub, rest = args[i], args[i + 1 :]
-    if sub.dynamic or sub.glob or sub.text not in _GIT_PLAIN | {"push", "config"}:
+    if sub.dynamic or sub.glob or sub.text not in _GIT_KNOWN:
         return [Unknown(raw)]
     if sub.text == "push":
         return push(rest, repo, env, cwd)
