@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import posixpath
 
-from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown
-from exomonad.policy.shell_env import ShellEnv
+from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown, WriteFile
+from exomonad.policy.shell_env import ShellEnv, risky_assignment
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
 from exomonad.policy.shell_tools import handle, redirect_target
+from exomonad.policy.shell_wrap import OPAQUE_RUNNERS, WRAPPERS, OptSpec, parse_options, unwrap
 from exomonad.policy.vcs import gh, git
 
 __all__ = ["SHELLS", "classify_shell"]
@@ -31,28 +32,18 @@ __all__ = ["SHELLS", "classify_shell"]
 #: Programs whose ``-c STRING`` (or stdin) is a shell script.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
 _GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=")
-_PLAIN_WRAPPERS = frozenset({"time", "nohup", "setsid", "chronic", "unbuffer", "caffeinate",
-                             "builtin", "noglob", "nocorrect", "catchsegv"})
-_WITH_ARG: dict[str, frozenset[str]] = {
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
+_PRIV_WITH_ARG: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user",
                        "--group", "--chdir", "--host", "--prompt", "--role", "--type",
                        "--other-user", "--close-from", "--command-timeout"}),
     "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "exec": frozenset({"-a"}),
-    "command": frozenset(),
-    "xargs": frozenset({"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "-n",
-                        "--max-args", "-P", "--max-procs", "-s", "--max-chars",
-                        "--process-slot-var", "--replace"}),
-    "watch": frozenset({"-n", "--interval", "-d", "--differences", "-q", "--equexit"}),
-    "flock": frozenset({"-w", "--timeout", "-E", "--conflict-exit-code", "-c", "--command"}),
-    "run": frozenset({"--with", "--python", "-p", "--project", "--directory", "--package",
-                      "--extra", "--group", "--env-file", "--index", "-w", "--from"}),
 }
+_SCRIPT = OptSpec("aefqkrE", "cEOIBTm", "t", frozenset({"append", "return", "flush", "quiet",
+                                                       "force"}),
+                  frozenset({"command", "echo", "log-out", "log-in", "log-io", "log-timing",
+                             "logging-format", "output-limit"}), frozenset({"timing"}))
 
 
 def classify_shell(src: str, cwd: str | None, env: ShellEnv | None = None,
@@ -69,14 +60,25 @@ def classify_shell(src: str, cwd: str | None, env: ShellEnv | None = None,
             action = redirect_target(redir.op, redir.target, cmd.cwd)
             if action is not None:
                 out.append(action)
+            if isinstance(action, WriteFile) and (action.path is None or "/.git/" in
+                                                  action.path + "/"):
+                env.branch_moved = True  # a write into a .git: HEAD may differ
         words = list(cmd.command_words)
         prefix = cmd.words[: len(cmd.words) - len(words)]
-        if any(w.text.startswith(_GIT_REPO_VARS) for w in prefix) or (
-                words and words[0].text in ("export", "declare", "typeset") and
-                any(w.text.startswith(_GIT_REPO_VARS) for w in words[1:])):
+        declared = words[1:] if words and words[0].text in _DECLARERS else []
+        if any(w.text.startswith(_GIT_REPO_VARS) for w in (*prefix, *declared)):
             env.branch_moved = True  # git now works on another repository
+        risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and
+                 risky_assignment(w)]
+        if risky:
+            out.append(Unknown("sets " + " ".join(risky)))
+        if words and words[0].text == "exec" and len(words) == 1 and any(
+                r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
+                for r in cmd.redirs):
+            env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
+        env.commands_seen += 1
     return out
 
 
@@ -107,60 +109,48 @@ def _skip_options(args: list[Word], with_arg: frozenset[str]) -> tuple[int, dict
 def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
           depth: int, privileged: bool = False) -> list[Action]:
     full = tuple(w.text for w in words)
-    if words[0].dynamic:
+    if words[0].dynamic or (words[0].glob and words[0].text not in ("[", "[[")):
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
-    wrapper = name if name in _WITH_ARG or name in _PLAIN_WRAPPERS else None
-    if name in ("uv", "poetry", "pipenv", "pdm", "rye") and args and args[0].text == "run":
-        wrapper, args = "run", args[1:]
-    if wrapper is not None and wrapper != "watch":
-        start, opts = _skip_options(args, _WITH_ARG.get(wrapper, frozenset()))
+    if name in ("env", "sudo", "doas") and any(is_assignment(w) and risky_assignment(w)
+                                               for w in args):
+        return [Unknown(" ".join(full))]
+    if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and \
+            args[0].text == "run":
+        name, args = "run", args[1:]
+    if name in WRAPPERS:
+        return _wrapper(name, args, full, cmd, cwd, env, depth, privileged)
+    if name in _PRIV_WITH_ARG:
+        start, opts = _skip_options(args, _PRIV_WITH_ARG[name])
         rest = args[start:]
-        if wrapper == "command" and ("-v" in opts or "-V" in opts):
-            return [Shell(full, cwd, privileged)]
-        if wrapper in ("env", "sudo", "doas"):
-            while rest and is_assignment(rest[0]):
-                rest = rest[1:]
-        if wrapper == "env":
-            split = opts.get("-S") or opts.get("--split-string")
-            if split is not None:
-                return _nested(split, rest, cwd, env, depth, full)
-        if wrapper == "timeout" and rest:
-            rest = rest[1:]  # the duration
-        if wrapper == "flock":
-            script = opts.get("-c") or opts.get("--command")
-            if script is not None:
-                return _nested(script, [], cwd, env, depth, full)
-            rest = rest[1:]  # the lock file
+        while rest and is_assignment(rest[0]):
+            rest = rest[1:]
         chdir = opts.get("-C") or opts.get("--chdir") or opts.get("-D")
-        if chdir is not None and wrapper in ("env", "sudo", "doas"):
+        if chdir is not None:
             cwd = resolve_path(cwd, chdir)
-        if wrapper == "xargs" and rest:
-            rest = _xargs_input(rest, opts.get("-I") or opts.get("--replace"))
-        elevated = privileged or wrapper in ("sudo", "doas")
-        inner = _argv(rest, cmd, cwd, env, depth, elevated) if rest else []
-        if wrapper in ("sudo", "doas"):
-            return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
-        return inner or [Shell(full, cwd, privileged)]
-    if name == "watch":
-        start, opts = _skip_options(args, _WITH_ARG["watch"])
-        rest = args[start:]
-        if "-x" in opts or "--exec" in opts:
-            return _argv(rest, cmd, cwd, env, depth, privileged) if rest else []
-        return _nested(Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
-                       [], cwd, env, depth, full)
+        inner = _argv(rest, cmd, cwd, env, depth, True) if rest else []
+        return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
     if name == "su":
-        start, opts = _skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
-        script = opts.get("-c") or opts.get("--command")
+        start, sopts = _skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
+        script = sopts.get("-c") or sopts.get("--command")
         inner = _nested(script, [], cwd, env, depth, full) if script is not None else []
         return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
+    if name in OPAQUE_RUNNERS:
+        return [Unknown(" ".join(full))]
     if name in SHELLS:
         return _shell(name, args, cmd, cwd, env, depth, full)
+    if name in ("source", "."):
+        return _source(args, cmd, cwd, env, depth, full)
     if name == "eval":
-        joined = Word(" ".join(w.text for w in args), any(w.dynamic for w in args))
+        joined = Word(" ".join(w.text for w in args), any(w.dynamic or w.glob for w in args))
         return _nested(joined, [], cwd, env, depth, full)
-    if name == "git":
+    if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx",
+                "yarn"):
+        return _runner(name, args, cwd, env, depth, full, privileged)
+    if name == "git" or name.startswith("git-"):
+        if name != "git":
+            args = [Word(name[4:]), *args]
         return git(args, cwd, env)
     if name == "gh":
         return gh(args, cwd, env)
@@ -170,10 +160,66 @@ def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
     return handled if handled is not None else [Shell(full, cwd, privileged)]
 
 
+def _wrapper(name: str, args: list[Word], full: tuple[str, ...], cmd: SimpleCommand,
+             cwd: str | None, env: ShellEnv, depth: int, privileged: bool) -> list[Action]:
+    """``env``, ``timeout``, ``nice``, ``xargs``, ``watch``... read exactly or Unknown."""
+    got = unwrap(name, args)
+    if got is None:
+        return [Unknown(" ".join(full))]
+    if got.probe:
+        return [Shell(full, cwd, privileged)]
+    if got.chdir is not None:
+        cwd = resolve_path(cwd, got.chdir)
+    if got.script is not None:
+        return _nested(got.script, got.rest, cwd, env, depth, full)
+    rest = got.rest
+    if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
+        return _nested(Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
+                       [], cwd, env, depth, full)
+    if name == "xargs" and rest:
+        replace = got.opts.get("-I") or got.opts.get("--replace") or got.opts.get("-i")
+        if replace is None and any(k in got.opts for k in ("-i", "--replace")):
+            replace = Word("{}")
+        rest = _xargs_input(rest, replace)
+    inner = _argv(rest, cmd, cwd, env, depth, privileged) if rest else []
+    return inner or [Shell(full, cwd, privileged)]
+
+
+def _runner(name: str, args: list[Word], cwd: str | None, env: ShellEnv, depth: int,
+            full: tuple[str, ...], privileged: bool) -> list[Action]:
+    """``trap CMD``, ``script -c CMD``, ``hash -p``, ``make -f -``, ``npx -c``."""
+    texts = [w.text for w in args]
+    plain: list[Action] = [Shell(full, cwd, privileged)]
+    if name == "trap":
+        ops = args[1:] if texts[:1] == ["--"] else args
+        if not ops or ops[0].text in ("-", "-p", "-l") or len(ops) == 1:
+            return plain
+        return _nested(ops[0], [], cwd, env, depth, full)
+    if name == "script":
+        parsed = parse_options(args, _SCRIPT)
+        script = None if parsed is None else (parsed[1].get("-c") or
+                                              parsed[1].get("--command"))
+        if script is None:
+            return [Unknown(" ".join(full))]
+        return _nested(script, [], cwd, env, depth, full)
+    if name == "hash":
+        return [Unknown(" ".join(full))] if any(t.startswith("-") and "p" in t
+                                                for t in texts) else plain
+    if name in ("make", "gmake"):
+        stdin = any(t in ("-", "/dev/stdin") or t.startswith(("--eval", "-E", "--file=-",
+                                                               "-f-", "/dev/fd/"))
+                    for t in texts) or any(w.dynamic for w in args)
+        return [Unknown(" ".join(full))] if stdin else plain
+    if any(t in ("-c", "--call") or t.startswith("--call=") for t in texts):
+        return [Unknown(" ".join(full))]
+    handled = handle(name, args, cwd)
+    return handled if handled is not None else plain
+
+
 def _nested(script: Word, extra: list[Word], cwd: str | None, env: ShellEnv, depth: int,
             full: tuple[str, ...]) -> list[Action]:
     """Classify a script given as one word (``sh -c``, ``eval``, ``env -S``)."""
-    if script.dynamic:
+    if script.dynamic or script.glob or any(w.dynamic or w.glob for w in extra):
         return [Unknown(" ".join(full))]
     text = " ".join([script.text, *(w.text for w in extra)])
     return classify_shell(text, cwd, env, depth + 1)
@@ -187,11 +233,28 @@ def _xargs_input(rest: list[Word], replace: Word | None) -> list[Word]:
     return [*rest, Word("<xargs input>", dynamic=True)]
 
 
+def _stdin(cmd: SimpleCommand, env: ShellEnv) -> str | None:
+    """How a shell's stdin is known: ``"script"``, ``"file"``, ``"tty"`` or None."""
+    if cmd.stdin_script is not None:
+        return "script"
+    reads = [r for r in cmd.redirs if r.op in ("<", "<&", "<>") and r.fd in (None, 0)]
+    if reads:
+        target = reads[-1].target
+        plain = reads[-1].op != "<&" and not target.dynamic and not target.glob and \
+            not target.text.startswith(_STDIN_FILES)
+        return "file" if plain else None
+    if cmd.piped_in or cmd.grouped or env.stdin_redirected:
+        return None
+    return "tty"
+
+
 def _shell(name: str, args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
            depth: int, full: tuple[str, ...]) -> list[Action]:
-    i, has_c = 0, False
+    i, has_c, has_s = 0, False, False
     while i < len(args):
         text = args[i].text
+        if args[i].dynamic or args[i].glob:
+            return [Unknown(" ".join(full))]
         if text == "--":
             i += 1
             break
@@ -200,19 +263,37 @@ def _shell(name: str, args: list[Word], cmd: SimpleCommand, cwd: str | None, env
         if text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             i += 2
             continue
-        has_c = has_c or (not text.startswith("--") and "c" in text[1:]) or text == "--command"
+        short = not text.startswith("--")
+        has_c = has_c or (short and "c" in text[1:]) or text == "--command"
+        has_s = has_s or (short and "s" in text[1:])
         i += 1
     operands = args[i:]
     if has_c:
         if not operands:
             return [Unknown(" ".join(full))]
         return _nested(operands[0], [], cwd, env, depth, full)
-    if operands:
+    script = operands[0] if operands and not has_s else None
+    if script is not None and (script.dynamic or script.glob):
+        return [Unknown(" ".join(full))]
+    if script is not None and script.text != "-" and not script.text.startswith(_STDIN_FILES):
         return [Shell(full, cwd)]  # runs a script file
-    if cmd.stdin_script is not None:
+    stdin = _stdin(cmd, env)
+    if stdin == "script" and cmd.stdin_script is not None:
         return classify_shell(cmd.stdin_script, cwd, env, depth + 1)
-    if cmd.piped_in:
-        return [Unknown(f"script piped into {name}: {' '.join(full)}")]
+    if stdin in ("file", "tty") and script is None:
+        return [Shell(full, cwd)]
+    return [Unknown(f"script fed to {name} on stdin: {' '.join(full)}")]
+
+
+def _source(args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
+            depth: int, full: tuple[str, ...]) -> list[Action]:
+    """``source FILE`` / ``. FILE``: a file is opaque text; stdin-like files are read."""
+    if not args or args[0].dynamic or args[0].glob:
+        return [Unknown(" ".join(full))]
+    if args[0].text.startswith(_STDIN_FILES) or args[0].text == "-":
+        if _stdin(cmd, env) == "script" and cmd.stdin_script is not None:
+            return classify_shell(cmd.stdin_script, cwd, env, depth + 1)
+        return [Unknown(" ".join(full))]
     return [Shell(full, cwd)]
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["ShellEnv", "is_within", "scan_options"]
+__all__ = ["CODE_VARS", "ShellEnv", "is_within", "risky_assignment", "scan_options"]
 
 
 def is_within(path: str | None, root: str | None) -> bool:
@@ -35,14 +36,35 @@ class ShellEnv:
     branch: str | None = None
     start_cwd: str | None = None
     branch_moved: bool = False
+    commands_seen: int = 0
+    stdin_redirected: bool = False
 
     def branch_in(self, repo: str | None) -> str | None:
-        """The branch checked out in ``repo``, if known."""
+        """The branch checked out in ``repo``, if known.
+
+        A directory below the worktree counts only if no ``.git`` lies between them and
+        nothing else ran before in the same command line (it may have made a repository
+        there: ``git clone ... sub && cd sub && git push origin HEAD``).
+        """
         if self.branch_moved or self.branch is None:
             return None
         if self.worktree is not None:
-            return self.branch if is_within(repo, self.worktree) else None
+            if not is_within(repo, self.worktree) or repo is None:
+                return None
+            root = posixpath.normpath(self.worktree)
+            if repo != root and (self.commands_seen or _nested_repo(repo, root)):
+                return None
+            return self.branch
         return self.branch if repo is not None and repo == self.start_cwd else None
+
+
+def _nested_repo(path: str, root: str) -> bool:
+    """True if a ``.git`` exists in ``path`` or a directory between it and ``root``."""
+    while path != root and len(path) > len(root):
+        if os.path.lexists(posixpath.join(path, ".git")):
+            return True
+        path = posixpath.dirname(path)
+    return False
 
 
 def scan_options(
@@ -82,3 +104,44 @@ def scan_options(
             positionals.append(word)
         i += 1
     return positionals, opts
+
+
+#: Variables whose value is code something runs later (or a file of code, or where git
+#: finds its programs and configuration): assigning them is never seen through.
+CODE_VARS = frozenset({
+    "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS",
+    "BASHOPTS", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GIT_EXEC_PATH", "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+    "GIT_TEMPLATE_DIR", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
+    "GIT_EXTERNAL_DIFF", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_ALLOW_PROTOCOL",
+    "GIT_PROTOCOL_FROM_USER", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_SHALLOW_FILE",
+})
+_CODE_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "BASH_FUNC_")
+#: Editors and pagers: fine when they are one of these plain programs.
+_PROGRAM_VARS = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
+                           "GIT_PAGER", "PAGER", "MANPAGER", "SYSTEMD_PAGER"})
+_PLAIN_PROGRAMS = frozenset({"", "true", ":", "cat", "less", "more", "head", "vi", "vim",
+                             "nano", "less -R", "less -FRX"})
+
+
+def risky_assignment(word: Word) -> bool:
+    """True if ``NAME=value`` plants code (``BASH_ENV``, ``GIT_CONFIG_*``, ``PS4``...),
+    points git at other programs or configuration, or stores command text for later.
+
+    >>> risky_assignment(Word("GIT_EDITOR=true")), risky_assignment(Word("PS4=$(id)"))
+    (False, True)
+    >>> risky_assignment(Word("GIT_SSH_COMMAND=ssh -i k")), risky_assignment(Word("X=1"))
+    (False, False)
+    """
+    name, _, value = word.text.partition("=")
+    name = name.rstrip("+").split("[", 1)[0]
+    if name in CODE_VARS or name.startswith(_CODE_PREFIXES):
+        return True
+    if name in _PROGRAM_VARS:
+        return word.dynamic or value not in _PLAIN_PROGRAMS
+    if name == "GIT_SSH_COMMAND":
+        return word.dynamic or not value.startswith("ssh") or any(
+            s in value for s in ("-o", "-F", "Command", ";", "|", "&", "$", "`", "<", ">"))
+    if name == "PATH":
+        return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
+    return not word.subs and ("$(" in value or "`" in value)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
+
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
@@ -25,21 +27,22 @@ _META = set(" \t\n;&|()<>")
 _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _SPECIAL_PARAMS = set("0123456789@*#?$!-")
-_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0"}
-
-
-class ShellSyntaxError(ValueError):
-    """The command cannot be tokenised (unterminated quote or substitution)."""
+_GLOB = set("*?[")
 
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """A shell word after quote removal. Expansions are left verbatim in ``text``."""
+    """A shell word after quote removal. Expansions are left verbatim in ``text``.
+
+    ``glob`` is true when an unquoted ``*``, ``?``, ``[`` or a brace expansion
+    (``{a,b}``, ``{1..3}``) may turn the word into other or several words.
+    """
 
     text: str
     dynamic: bool = False
     quoted: bool = False
     subs: tuple[str, ...] = ()
+    glob: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +149,11 @@ class _Lexer:
     def _word(self) -> Word:
         s, n = self.s, len(self.s)
         out: list[str] = []
-        dynamic = quoted = False
+        dynamic = quoted = glob = False
+        brace = 0  # 1: saw an unquoted "{", 2: and then "," or ".." (a brace expansion)
         subs: list[str] = []
         start = self.i
-        if s.startswith("~", self.i):
-            end = self.i
-            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
-                end += 1
-            out.append(os.path.expanduser(s[self.i : end]))
-            self.i = end
+        self._tilde(out)
         while self.i < n:
             c = s[self.i]
             if c in _META:
@@ -193,7 +192,19 @@ class _Lexer:
             else:
                 out.append(c)
                 self.i += 1
-        return Word("".join(out), dynamic, quoted, tuple(subs))
+                brace = _brace_state(brace, c, s.startswith(".", self.i))
+                glob |= c in _GLOB or brace == 3
+        return Word("".join(out), dynamic, quoted, tuple(subs), glob)
+
+    def _tilde(self, out: list[str]) -> None:
+        """Expand a leading ``~`` / ``~user`` of a word into ``out``."""
+        s, n = self.s, len(self.s)
+        if s.startswith("~", self.i):
+            end = self.i
+            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
+                end += 1
+            out.append(os.path.expanduser(s[self.i : end]))
+            self.i = end
 
     def _meta_in_word(self, c: str, start: int, out: list[str], subs: list[str],
                       quoted: bool) -> str:
@@ -245,8 +256,8 @@ class _Lexer:
         s, i = self.s, self.i
         nxt = s[i + 1 : i + 2]
         if s.startswith("$((", i):
-            end = s.find("))", i + 3)
-            if end < 0:
+            end = self._expansion(i + 3, "(", ")", subs)
+            if not s.startswith(")", end + 1):
                 raise ShellSyntaxError("unterminated $(( ... ))")
             out.append(s[i : end + 2])
             self.i = end + 2
@@ -256,26 +267,18 @@ class _Lexer:
             out.append(f"$({subs[-1]})")
             return True
         if nxt == "{":
-            end = s.find("}", i + 2)
-            if end < 0:
-                raise ShellSyntaxError("unterminated ${ ... }")
+            end = self._expansion(i + 2, "{", "}", subs)
             out.append(s[i : end + 1])
             self.i = end + 1
             return True
         if nxt == "'":  # ANSI-C quoting
-            j, buf = i + 2, []
-            while j < len(s) and s[j] != "'":
-                if s[j] == "\\" and j + 1 < len(s):
-                    buf.append(_ANSI_ESCAPES.get(s[j + 1], "\\" + s[j + 1]))
-                    j += 2
-                else:
-                    buf.append(s[j])
-                    j += 1
-            if j >= len(s):
-                raise ShellSyntaxError("unterminated $'...'")
-            out.append("".join(buf))
-            self.i = j + 1
-            return False
+            text, self.i = ansi_c(s, i + 2)
+            out.append(text.partition("\0")[0])  # bash ends the string at a NUL
+            return "\0" in text
+        if nxt == '"':  # $"..." (locale translation): its value may differ
+            self.i = i + 2
+            self._double_quoted(out, subs)
+            return True
         if nxt in _NAME_START:
             j = i + 1
             while j < len(s) and s[j] in _NAME_CHARS:
@@ -290,6 +293,39 @@ class _Lexer:
         out.append("$")
         self.i = i + 1
         return False
+
+    def _expansion(self, start: int, opener: str, closer: str, subs: list[str]) -> int:
+        """Index of the ``closer`` ending ``${...}`` / ``$((...))`` that starts at ``start``.
+
+        Command substitutions inside it run too: they are appended to ``subs``.
+        """
+        s, j, depth = self.s, start, 0
+        while j < len(s):
+            c = s[j]
+            if c == "\\":
+                j += 2
+                continue
+            if c == "'" and opener == "{":
+                j = s.find("'", j + 1)
+                if j < 0:
+                    break
+            elif s.startswith("$(", j) and not s.startswith("$((", j):
+                subs.append(self._paren_sub(j + 2))
+                j = self.i
+                continue
+            elif c == "`":
+                self.i = j
+                subs.append(self._backquote())
+                j = self.i
+                continue
+            elif c == opener:
+                depth += 1
+            elif c == closer:
+                if depth == 0:
+                    return j
+                depth -= 1
+            j += 1
+        raise ShellSyntaxError(f"unterminated expansion {opener}...{closer}")
 
     def _paren_sub(self, start: int) -> str:
         """Lex a ``$( ... )`` body starting at ``start``; return its source text."""
@@ -312,6 +348,17 @@ class _Lexer:
             raise ShellSyntaxError("unterminated backquote")
         self.i = j + 1
         return "".join(buf)
+
+
+def _brace_state(state: int, c: str, dot_next: bool) -> int:
+    """Brace expansion seen so far in a word: 0 none, 1 ``{``, 2 and ``,``/``..``, 3 ``}``."""
+    if c == "{":
+        return max(state, 1)
+    if state == 1 and (c == "," or (c == "." and dot_next)):
+        return 2
+    if c == "}" and state == 2:
+        return 3
+    return state
 
 
 def _body_subs(body: str) -> tuple[str, ...]:

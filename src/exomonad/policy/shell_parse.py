@@ -27,6 +27,9 @@ MAX_DEPTH = 8
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _SKIP_WORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}",
                          "fi", "done", "esac"})
+_OPENERS = frozenset({"if", "while", "until", "{", "for", "select", "case"})
+_CLOSERS = frozenset({"}", "fi", "done", "esac"})
+_NESTING = _OPENERS | _CLOSERS
 _SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
 
@@ -36,7 +39,9 @@ class SimpleCommand:
     """One command with its words, redirections and the directory it starts in.
 
     ``stdin_script`` is a here-document / here-string body (what ``bash <<EOF`` runs);
-    ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``).
+    ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``); ``grouped`` when
+    the command is inside ``( ... )``, ``{ ...; }``, a loop, ``if`` or ``case``, whose
+    stdin may be redirected as a whole.
     """
 
     words: tuple[Word, ...]
@@ -44,6 +49,7 @@ class SimpleCommand:
     cwd: str | None = None
     piped_in: bool = False
     stdin_script: str | None = None
+    grouped: bool = False
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -105,6 +111,7 @@ class _Walker:
         self.redirs: list[Redir] = []
         self.piped_in = False
         self.case_pattern = False
+        self.nesting = 0
 
     def run(self, src: str) -> list[SimpleCommand]:
         tokens = lex(src)
@@ -146,10 +153,17 @@ class _Walker:
         if self.case_pattern:
             if word.text == "esac" and not word.quoted:
                 self.case_pattern = False
+                self.nesting -= 1
             else:
                 self._subs(word.subs)
             return
+        if not self.words and not word.quoted and word.text in _NESTING:
+            self.nesting += 1 if word.text in _OPENERS else -1
         if not self.words and not word.quoted and word.text in _SKIP_WORDS:
+            return
+        if len(self.words) == 1 and self.words[0].text == "function" and \
+                not self.words[0].quoted:
+            self.words = []  # `function NAME { ...; }`: the body follows as commands
             return
         self.words.append(word)
         head = self.words[0]
@@ -171,7 +185,8 @@ class _Walker:
             self._subs((*r.target.subs, *r.subs))
         cmd = SimpleCommand(tuple(words), tuple(redirs), self.cwd, self.piped_in,
                             next((r.heredoc if r.heredoc is not None else r.target.text
-                                  for r in redirs if r.op in ("<<", "<<-", "<<<")), None))
+                                  for r in redirs if r.op in ("<<", "<<-", "<<<")), None),
+                            bool(self.stack) or self.nesting != 0)
         argv = cmd.command_words
         if not argv:
             if redirs or words:

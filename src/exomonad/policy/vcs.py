@@ -19,22 +19,64 @@ from exomonad.policy.actions import (
     DeleteBranch,
     Deploy,
     GitCommit,
-    GitPush,
     MergePR,
     Shell,
     Unknown,
 )
+from exomonad.policy.git_push import push
 from exomonad.policy.shell_env import ShellEnv, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["gh", "git"]
+__all__ = ["SAFE_CONFIG", "gh", "git"]
 
-_GIT_GLOBAL_WITH_ARG = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                  "--config-env", "--super-prefix", "--exec-path"})
-_PUSH_WITH_ARG = frozenset({"-o", "--push-option", "--repo", "--receive-pack", "--exec"})
+#: Global options of git before the subcommand (exact spellings: git.c does not abbreviate).
+_GIT_GLOBAL_FLAGS = frozenset({"-p", "--paginate", "-P", "--no-pager", "--no-replace-objects",
+                               "--bare", "--literal-pathspecs", "--glob-pathspecs",
+                               "--noglob-pathspecs", "--icase-pathspecs",
+                               "--no-optional-locks", "--no-advice", "--no-lazy-fetch",
+                               "--version", "--help", "-v", "-h", "--html-path",
+                               "--man-path", "--info-path"})
 #: Subcommands after which the checked-out branch is no longer the one we were told.
-_BRANCH_MOVERS = frozenset({"checkout", "switch", "bisect"})
+_BRANCH_MOVERS = frozenset({"checkout", "switch", "bisect", "clone", "init", "worktree",
+                            "submodule"})
+#: git's own subcommands that neither push nor run a command given on their command line.
+#: Anything else (``git p``: possibly an alias or a ``git-p`` program) is ``Unknown``.
+_PLAIN_NAMES = """
+add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr
+check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick clean
+clone column commit commit-graph commit-tree count-objects describe diagnose diff diff-files
+diff-index diff-tree fast-export fetch for-each-ref format-patch fsck gc grep hash-object help
+index-pack init interpret-trailers lfs log ls-files ls-remote ls-tree maintenance merge
+merge-base merge-file merge-tree mktag mktree mv name-rev notes pack-objects pack-refs prune
+pull range-diff read-tree rebase reflog remote repack replace request-pull rerere reset
+restore rev-list rev-parse revert rm shortlog show show-branch show-ref sparse-checkout stash
+status stripspace submodule switch symbolic-ref tag update-index update-ref var verify-commit
+verify-pack verify-tag version whatchanged worktree"""
+_GIT_PLAIN = frozenset(_PLAIN_NAMES.split())
+_GIT_KNOWN = _GIT_PLAIN | {"push", "config"}
+#: Options that make these subcommands run a program or a command line.
+_RUNS: dict[str, tuple[str, ...]] = {
+    "rebase": ("--exec", "-x"), "grep": ("--open-files-in-pager", "-O"),
+    "fetch": ("--upload-pack",), "pull": ("--upload-pack",), "ls-remote": ("--upload-pack",),
+    "clone": ("--upload-pack", "-u", "--template", "--config", "-c"),
+    "archive": ("--exec", "--remote"), "submodule": ("foreach",), "bisect": ("run",),
+    "remote": ("--mirror",), "am": ("--exec",),
+}
+#: ``git config`` keys an agent may set (``-c`` or ``git config``): they run nothing.
+SAFE_CONFIG = frozenset({"user.name", "user.email", "user.signingkey", "init.defaultbranch",
+                         "core.autocrlf", "core.filemode", "core.quotepath", "pull.rebase",
+                         "pull.ff", "fetch.prune", "merge.conflictstyle", "rebase.autosquash",
+                         "rebase.autostash", "commit.gpgsign", "tag.gpgsign", "log.date",
+                         "diff.algorithm", "advice.detachedhead", "gc.auto", "color.ui",
+                         "safe.directory", "i18n.commitencoding", "core.longpaths"})
+_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
+                           "--list", "--get-color", "--get-colorbool"})
+_CONFIG_OK = frozenset({"--global", "--system", "--local", "--worktree", "--show-origin",
+                              "--show-scope", "--name-only", "-z", "--null", "--bool",
+                              "--int", "--path", "--bool-or-int", "--expiry-date",
+                              "--includes", "--no-includes", "--fixed-value", "--type", "-t",
+                              "--add", "--replace-all"}) | _CONFIG_READS
 _GH_WITH_ARG = frozenset({"-R", "--repo", "-B", "--base", "-H", "--head", "-t", "--title",
                           "-b", "--body", "-F", "--body-file", "-a", "--assignee", "-l",
                           "--label", "-m", "--milestone", "-p", "--project", "-r",
@@ -56,89 +98,100 @@ def _number(word: Word | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _short_ref(ref: str) -> str:
-    return ref.removeprefix("refs/heads/")
+def _safe_key(text: str) -> bool:
+    key = text.split("=", 1)[0].lower()
+    return key in SAFE_CONFIG or key.startswith(("color.", "advice."))
+
+
+def _runs_program(sub: str, rest: list[Word]) -> bool:
+    """True if ``git SUB REST`` runs a program named on its command line (or may)."""
+    marks = _RUNS.get(sub, ())
+    for w in rest:
+        if sub in _RUNS and (w.glob or (w.dynamic and not w.quoted)):
+            return True
+        text = w.text
+        for mark in marks:
+            if mark.startswith("--"):
+                name = text.split("=", 1)[0]
+                if len(name) > 3 and mark.startswith(name):
+                    return True
+            elif mark.startswith("-") and text.startswith("-") and not text.startswith("--"):
+                if mark[1] in text[1:]:
+                    return True
+            elif text == mark:
+                return True
+    return False
+
+
+def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
+    """``git config``: reads and safe keys are a shell command; any other write is Unknown."""
+    positionals = [w for w in rest if not w.text.startswith("-")]
+    opts = [w.text.split("=", 1)[0] for w in rest if w.text.startswith("-")]
+    shell: list[Action] = [Shell(("git", "config", *_texts(rest)), repo)]
+    if any(w.dynamic or w.glob for w in rest) or any(
+            o not in _CONFIG_OK for o in opts):
+        return [Unknown(raw)]  # --edit, --file, --unset, --rename-section, a typo...
+    if positionals[:1] and positionals[0].text in ("get", "list"):
+        return shell
+    writes = any(o in ("--add", "--replace-all") for o in opts)
+    if not writes and (any(o in _CONFIG_READS for o in opts) or len(positionals) <= 1):
+        return shell
+    if positionals and _safe_key(positionals[0].text):
+        return shell
+    return [Unknown(raw)]
 
 
 def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     """Actions for ``git ARGS`` run in ``cwd``."""
+    raw = "git " + " ".join(_texts(args))
     repo, i = cwd, 0
     while i < len(args) and args[i].text.startswith("-"):
-        opt = args[i].text
+        word, opt = args[i], args[i].text
         value = args[i + 1] if i + 1 < len(args) else None
-        if opt == "-C" and value is not None:
-            repo = resolve_path(repo, value)
-        elif opt in ("-c", "--config-env") and value is not None and (
-                value.dynamic or value.text.lower().startswith("alias.")):
-            return [Unknown("git " + " ".join(_texts(args)))]  # an alias defined inline
-        elif opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir",
-                                                                         "--work-tree"):
+        if word.dynamic or word.glob:
+            return [Unknown(raw)]
+        if opt in ("-C", "-c"):
+            if value is None or value.glob or (value.dynamic and not value.quoted):
+                return [Unknown(raw)]
+            if opt == "-C":
+                repo = resolve_path(repo, value)
+            elif value.dynamic or not _safe_key(value.text):
+                return [Unknown(raw)]  # an alias, a hook path, a pager, remote.*.push...
+            i += 2
+            continue
+        if opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir",
+                                                                       "--work-tree"):
             repo = None  # another repository: whose branch it is we cannot tell
-        i += 2 if opt in _GIT_GLOBAL_WITH_ARG else 1
+            i += 1 if "=" in opt else 2
+            continue
+        if opt not in _GIT_GLOBAL_FLAGS:
+            return [Unknown(raw)]  # --exec-path, --config-env, --namespace, a typo...
+        i += 1
     if i >= len(args):
         return [Shell(("git", *_texts(args)), cwd)]
     sub, rest = args[i], args[i + 1 :]
-    if sub.dynamic:
-        return [Unknown("git " + " ".join(_texts(args)))]
+    if sub.dynamic or sub.glob or sub.text not in _GIT_KNOWN:
+        return [Unknown(raw)]
+    if sub.text == "push":
+        return push(rest, repo, env, cwd)
+    if sub.text == "config":
+        return _config(rest, raw, repo)
+    if _runs_program(sub.text, rest) or (sub.text == "symbolic-ref" and len(
+            [w for w in rest if not w.text.startswith("-")]) > 1):
+        return [Unknown(raw)]  # rebase -x, submodule foreach, symbolic-ref HEAD <ref>...
     if sub.text == "commit":
         return [GitCommit(repo, amend="--amend" in _texts(rest))]
-    if sub.text == "push":
-        return _push(rest, repo, env, cwd)
     if sub.text == "branch":
         deleted = _branch_delete(rest)
         if deleted is not None:
             return deleted
+        if any(w.text in ("--move", "--copy") or (w.text[:1] == "-" and w.text[1:2] != "-"
+                                                   and set(w.text[1:]) & set("mMcC"))
+               for w in rest):
+            env.branch_moved = True  # `git branch -M main`: the current branch renamed
     elif sub.text in _BRANCH_MOVERS:
         env.branch_moved = True
     return [Shell(("git", *_texts(args)), repo)]
-
-
-def _push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> list[Action]:
-    positionals, opts = scan_options(args, _PUSH_WITH_ARG)
-    flags: set[str] = set()
-    for key in opts:
-        if key.startswith("--"):
-            flags.add(key)
-        else:
-            flags.update(f"-{c}" for c in key[1:])
-    if flags & {"-n", "--dry-run"}:
-        return [Shell(("git", "push", *_texts(args)), cwd)]
-    lease = any(k.startswith("--force-with-lease") for k in flags)
-    force = lease or bool(flags & {"-f", "--force", "--mirror"})
-    delete = bool(flags & {"-d", "--delete"})
-    remote_word = opts.get("--repo", [None])[-1] or (positionals[0] if positionals else None)
-    remote = None if remote_word is None or remote_word.dynamic else remote_word.text
-    refspecs = positionals[1:] if positionals else []
-    out: list[Action] = []
-    if "--prune" in flags or "--mirror" in flags:
-        out.append(DeleteBranch(None, remote, force=True))
-    if not refspecs:
-        if delete:
-            out.append(DeleteBranch(None, remote, force=True))
-        else:
-            every = flags & {"--all", "--branches", "--mirror", "--tags"}
-            branch = None if every else env.branch_in(repo)
-            out.append(GitPush(remote, branch, force, lease, repo))
-        return out
-    for ref in refspecs:
-        text = ref.text
-        plus = text.startswith("+")
-        src, colon, dst = text.lstrip("+").partition(":")
-        if ref.dynamic:
-            name = None
-        elif colon:
-            name = _short_ref(dst) if dst else None
-        else:
-            name = _short_ref(src)
-        if name in ("HEAD", "@") or (not colon and src in ("HEAD", "@")):
-            name = env.branch_in(repo)
-        if name is not None and any(c in name for c in "*?["):
-            name = None  # a pattern refspec: several branches, possibly protected ones
-        if delete or (colon and not src and not ref.dynamic):
-            out.append(DeleteBranch(name, remote, force=True))
-        else:
-            out.append(GitPush(remote, name, force or plus, lease, repo))
-    return out
 
 
 def _branch_delete(args: list[Word]) -> list[Action] | None:

@@ -1,0 +1,235 @@
+"""Programs that run another program: their options, read exactly, or not at all.
+
+A wrapper (``env``, ``timeout``, ``nice``, ``xargs``...) is seen through only when every
+option before the wrapped command is one it really has, spelled out or abbreviated the
+way ``getopt_long`` accepts (a unique prefix: ``timeout --sig KILL 5 cmd``). Anything
+else (an unknown or ambiguous option, a word that may expand to several words) makes
+:func:`unwrap` return ``None``, and the caller reports the command as ``Unknown``: a
+misread option would shift the words and hide the real program.
+
+>>> from exomonad.policy.shell_lex import Word
+>>> u = unwrap("timeout", [Word(t) for t in "--sig KILL 5 git push".split()])
+>>> [w.text for w in u.rest] if u else None
+['git', 'push']
+>>> unwrap("timeout", [Word(t) for t in "--bogus 5 git push".split()]) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import is_assignment
+
+__all__ = ["OPAQUE_RUNNERS", "WRAPPERS", "OptSpec", "Unwrapped", "parse_options", "unwrap"]
+
+
+@dataclass(frozen=True, slots=True)
+class OptSpec:
+    """The options of one program, as ``getopt_long`` sees them.
+
+    ``short_opt`` takes a value only when attached (``xargs -i{}``); ``long_opt`` only
+    after ``=``. ``legacy_number`` accepts ``-5`` (``nice -5``).
+    """
+
+    short_flags: str = ""
+    short_arg: str = ""
+    short_opt: str = ""
+    long_flags: frozenset[str] = frozenset()
+    long_arg: frozenset[str] = frozenset()
+    long_opt: frozenset[str] = frozenset()
+    legacy_number: bool = False
+
+
+def _s(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+#: Wrappers seen through, and their options.
+WRAPPERS: dict[str, OptSpec] = {
+    "env": OptSpec("i0v", "uCS", "", _s("ignore-environment null debug help version "
+                                         "list-signal-handling"),
+                   _s("unset chdir split-string"),
+                   _s("block-signal default-signal ignore-signal")),
+    "timeout": OptSpec("v", "sk", "", _s("preserve-status foreground verbose"),
+                       _s("signal kill-after")),
+    "nice": OptSpec("", "n", "", frozenset(), _s("adjustment"), legacy_number=True),
+    "nohup": OptSpec(),
+    "time": OptSpec("pvqa", "fo", "", _s("portability verbose quiet append"),
+                    _s("format output")),
+    "stdbuf": OptSpec("", "ioe", "", frozenset(), _s("input output error")),
+    "setsid": OptSpec("cfw", "", "", _s("ctty fork wait")),
+    "command": OptSpec("pvV"),
+    "exec": OptSpec("cl", "a"),
+    "builtin": OptSpec(),
+    "noglob": OptSpec(),
+    "nocorrect": OptSpec(),
+    "chronic": OptSpec("ev"),
+    "catchsegv": OptSpec(),
+    "xargs": OptSpec("0prtxo", "aEdILnPs", "eil",
+                     _s("null interactive no-run-if-empty verbose exit show-limits open-tty"),
+                     _s("arg-file delimiter max-args max-procs max-chars process-slot-var"),
+                     _s("replace eof max-lines")),
+    "watch": OptSpec("bcegtwxpr", "nq", "d",
+                     _s("beep color no-color errexit chgexit no-title no-wrap no-linewrap "
+                        "exec precise"), _s("interval equexit"), _s("differences")),
+    "flock": OptSpec("sxenuoFV", "wEc", "",
+                     _s("shared exclusive unlock nonblock nb close no-fork verbose"),
+                     _s("timeout wait conflict-exit-code command")),
+    "run": OptSpec("qv", "pw", "",
+                   _s("frozen locked no-sync isolated no-project all-extras no-dev dev "
+                      "quiet verbose offline no-cache active exact no-editable"),
+                   _s("with python project directory package extra group env-file index "
+                      "from only-group no-group")),
+}
+
+#: Programs that run a command we do not read (their arguments or their stdin):
+#: always ``Unknown``.
+OPAQUE_RUNNERS = frozenset({
+    "parallel", "sem", "at", "batch", "strace", "ltrace", "valgrind", "gdb", "perf",
+    "chrt", "taskset", "ionice", "unshare", "nsenter", "runuser", "setpriv", "prlimit",
+    "numactl", "cgexec", "chroot", "fakeroot", "faketime", "firejail", "bwrap", "proot",
+    "xvfb-run", "torsocks", "proxychains", "proxychains4", "tsocks", "systemd-run",
+    "dbus-run-session", "ssh-agent", "sg", "newgrp", "pkexec", "expect", "tmux", "screen",
+    "byobu", "nix-shell", "direnv", "dotenv", "mise", "asdf", "devbox", "conda",
+    "micromamba", "mamba", "tsp", "entr", "inotifywait", "reflex", "nodemon", "ts-node",
+    "busybox", "toybox", "alias", "enable", "coproc",
+    "csh", "tcsh", "pwsh", "powershell", "nu", "xonsh", "elvish", "rc", "es", "ion",
+    "osh", "ysh", "oil", "rbash", "posh", "flatpak-spawn", "distrobox",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Unwrapped:
+    """What a wrapper runs: ``rest`` (a command), or ``script`` (``env -S``, ``flock -c``).
+
+    ``chdir`` is a directory the command runs in (``env -C``); ``probe`` is true for
+    ``command -v`` (nothing runs).
+    """
+
+    rest: list[Word] = field(default_factory=list)
+    script: Word | None = None
+    chdir: Word | None = None
+    opts: dict[str, Word | None] = field(default_factory=dict)
+    probe: bool = False
+
+
+def _long(name: str, spec: OptSpec) -> str | None:
+    """The long option ``name`` abbreviates (unique prefix), or None."""
+    every = spec.long_flags | spec.long_arg | spec.long_opt
+    if name in every:
+        return name
+    hits = [o for o in every if o.startswith(name)]
+    return hits[0] if len(hits) == 1 and name else None
+
+
+def parse_options(args: list[Word], spec: OptSpec
+                  ) -> tuple[int, dict[str, Word | None]] | None:
+    """Index of the first operand and the options (``-x``/``--long`` keys); None if any
+    option is unknown, ambiguous or not a plain word.
+
+    >>> spec = WRAPPERS["env"]
+    >>> parse_options([Word("-vS"), Word("git push"), Word("x")], spec)[0]
+    2
+    >>> parse_options([Word("--uns"), Word("X"), Word("git")], spec)[1]["--unset"].text
+    'X'
+    """
+    i, opts = 0, dict[str, Word | None]()
+    while i < len(args):
+        word = args[i]
+        text = word.text
+        if word.dynamic or word.glob:
+            return None
+        if text == "--":
+            return i + 1, opts
+        if not text.startswith("-") or text == "-":
+            return i, opts
+        if text.startswith("--"):
+            name, eq, value = text[2:].partition("=")
+            full = _long(name, spec)
+            if full is None:
+                return None
+            if full in spec.long_arg and not eq:
+                if i + 1 >= len(args) or args[i + 1].dynamic or args[i + 1].glob:
+                    return None
+                opts["--" + full] = args[i + 1]
+                i += 2
+                continue
+            if eq and full in spec.long_flags:
+                return None
+            opts["--" + full] = Word(value) if eq else None
+            i += 1
+            continue
+        if spec.legacy_number and text[1:].isdigit():
+            opts["-n"] = Word(text[1:])
+            i += 1
+            continue
+        j = 1
+        while j < len(text):
+            c = text[j]
+            if c in spec.short_flags:
+                opts["-" + c] = None
+                j += 1
+                continue
+            if c in spec.short_opt:
+                opts["-" + c] = Word(text[j + 1 :])
+                break
+            if c not in spec.short_arg:
+                return None
+            if j + 1 < len(text):
+                opts["-" + c] = Word(text[j + 1 :])
+            elif i + 1 < len(args) and not args[i + 1].dynamic and not args[i + 1].glob:
+                i += 1
+                opts["-" + c] = args[i]
+            else:
+                return None
+            break
+        i += 1
+    return i, opts
+
+
+def _get(opts: dict[str, Word | None], *keys: str) -> Word | None:
+    for key in keys:
+        if opts.get(key) is not None:
+            return opts[key]
+    return None
+
+
+def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
+    """What wrapper ``name`` with ``args`` runs; None when it cannot be read exactly."""
+    spec = WRAPPERS[name]
+    parsed = parse_options(args, spec)
+    if parsed is None:
+        return None
+    start, opts = parsed
+    rest = args[start:]
+    if any(w.glob for w in rest[:1]):
+        return None
+    if name == "command" and ("-v" in opts or "-V" in opts):
+        return Unwrapped(probe=True)
+    if name == "env":
+        if rest and rest[0].text == "-":
+            rest = rest[1:]
+        while rest and is_assignment(rest[0]):
+            if rest[0].dynamic or rest[0].glob:
+                return None  # `env X=$Y cmd`: an argument, so word splitting applies
+            rest = rest[1:]
+        split = _get(opts, "-S", "--split-string")
+        if split is not None:
+            return Unwrapped(rest, split, _get(opts, "-C", "--chdir"), opts)
+        return Unwrapped(rest, None, _get(opts, "-C", "--chdir"), opts)
+    if name in ("timeout", "flock"):
+        if not rest or rest[0].dynamic or rest[0].glob:
+            return None  # the duration / the lock file: a split word would shift the rest
+        script = _get(opts, "-c", "--command")
+        if name == "flock" and len(rest) >= 2 and rest[1].text in ("-c", "--command"):
+            script = rest[2] if len(rest) > 2 else None
+            if script is None:
+                return None
+        elif name == "flock" and len(rest) >= 2 and rest[1].text.startswith("-"):
+            return None
+        if script is not None:
+            return Unwrapped(script=script)
+        rest = rest[1:]
+    return Unwrapped(rest, None, None, opts)
