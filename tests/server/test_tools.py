@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from exomonad.panes import FakePaneBackend
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, ToolError, call_tool
+from exomonad.server.workers import provision
 from exomonad.setup import init_project
 from exomonad.teams import load_config, register_synthetic
 from tests.support.git import git
@@ -210,3 +213,32 @@ def test_no_gate_no_start_when_the_hook_settings_are_not_committed(
     git(project, "commit", "-q", "-m", "exomonad init")
     out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
     assert (Path(out["workers"][0]["worktree"]) / ".gemini" / "settings.json").exists()
+
+
+def test_a_live_workers_token_is_never_silently_replaced(
+    svc: Services, lead: Identity, fake: FakePaneBackend
+) -> None:
+    """Measured (issue 10): re-issuing a name silently revoked a live worker's token."""
+    out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g1", "task": "t"}]})
+    pane = out["workers"][0]["pane"]
+    token = fake.pane(pane).env["EXOMONAD_TOKEN"]
+    with pytest.raises(ExomonadError, match="live worker"):
+        call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g1", "task": "again"}]})
+    assert svc.identify(token).authenticated  # untouched
+    fake.kill(pane)  # its pane is gone: the token is stale
+    call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g1", "task": "again"}]})
+    assert not svc.identify(token).authenticated  # replaced
+    # A teammate says which process holds its token: while that process lives (and is
+    # ExoMonad's), the name is taken; once it is gone, it is free.
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
+                               "exomonad-teammate"])  # fmt: skip
+    try:
+        provision(svc, "t1", "proj", pid=holder.pid)
+        with pytest.raises(ExomonadError, match="live worker"):
+            provision(svc, "t1", "proj", pid=holder.pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert provision(svc, "t1", "proj").identity.name == "t1"  # its holder is gone
+    svc.tokens.issue(Identity("t2", "worker", "proj", pid=2**22 + 7))  # no such process
+    assert provision(svc, "t2", "proj").identity.pid is None

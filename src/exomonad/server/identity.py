@@ -42,6 +42,9 @@ class Identity:
     authenticated: bool = True
     worktree: str | None = None
     branch: str | None = None
+    #: The process holding the token, when it said so (a teammate): while it lives, the
+    #: name is taken.
+    pid: int | None = None
 
 
 class TokenStore:

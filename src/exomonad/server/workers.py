@@ -19,6 +19,7 @@ from exomonad.errors import ExomonadError, InvalidNameError
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
+from exomonad.teams import load_config
 from exomonad.teams.paths import RESERVED_NAMES, validate_name
 from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
@@ -63,7 +64,7 @@ def _check(svc: Services, name: object, role: object, team: object) -> tuple[str
 
 
 def provision(svc: Services, name: object, team: object, *, parent: str = "team-lead",
-              role: object = "worker") -> Provisioned:  # fmt: skip
+              role: object = "worker", pid: object = None) -> Provisioned:  # fmt: skip
     """Validate, make the worker's worktree (if configured), and issue its token.
 
     Raises
@@ -75,7 +76,13 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
         The project is not a git repository with a commit, or the path is taken.
     """
     name, role, team = _check(svc, name, role, team)
-    who = Identity(name=name, role=role, team=team, parent=parent)
+    held = svc.tokens.find(name, team)
+    if held is not None and _alive(svc, held):
+        raise InvalidNameError(f"{name!r} is a live worker of team {team!r}: a new token "
+                               f"would silently cut it off; stop it first "
+                               f"(exomonad worker stop {name}, or a shutdown_request)")  # fmt: skip
+    who = Identity(name=name, role=role, team=team, parent=parent,
+                   pid=pid if isinstance(pid, int) and pid > 1 else None)  # fmt: skip
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
         try:
@@ -85,6 +92,28 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
             raise
         who = replace(who, worktree=str(wt.path), branch=wt.branch)
     return Provisioned(who, svc.tokens.issue(who))
+
+
+def _alive(svc: Services, who: Identity) -> bool:
+    """Whether the holder of ``who``'s token still runs: its process (a teammate says
+    which), else its member's pane (a worker ExoMonad opened)."""
+    if who.pid is not None:
+        try:  # alive, and still ExoMonad (not a stranger that got the pid number)
+            with open(f"/proc/{who.pid}/cmdline", "rb") as fh:
+                return b"exomonad" in fh.read()
+        except OSError:
+            return False
+    if who.team is None:
+        return False
+    try:
+        member = load_config(svc.paths(who.team)).member(who.name)
+    except ExomonadError:
+        return False
+    pane = member.pane if member is not None else None
+    try:
+        return bool(pane) and svc.backend.exists(str(pane))
+    except ExomonadError:
+        return True  # cannot tell: the name stays taken (never cut a live worker off)
 
 
 #: Agent settings that carry ExoMonad's hooks (the policy gate) into a checkout.

@@ -95,7 +95,8 @@ def _provision(state: Path, args: TeammateArgs, parent: str) -> dict[str, Any]:
     """A worker token (and worktree) from the project's server."""
     try:
         answer = ServerClient(state, timeout=60).call(
-            "POST", "/teammate/token", {"name": args.name, "team": args.team, "parent": parent})
+            "POST", "/teammate/token",
+            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid()})
     except ServerNotRunningError as exc:
         raise ExomonadError(f"{exc} (a teammate needs it for its MCP tools, hooks and "
                             "policy)") from exc  # fmt: skip
