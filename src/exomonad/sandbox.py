@@ -173,6 +173,22 @@ def _git_ro_args(common: str) -> list[str]:
     return args
 
 
+def _programs_under_tmp(command: Sequence[str]) -> list[str]:
+    """Directories under ``/tmp`` the sandboxed command needs to run (this Python's
+    prefixes, for the seccomp wrapper; the program's directory; ``PATH`` entries),
+    bound back read-only over the private ``/tmp``."""
+    found = shutil.which(command[0]) if command else None
+    candidates = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                  *(os.environ.get("PATH", "").split(os.pathsep)),
+                  *([os.path.dirname(os.path.realpath(found))] if found else [])]  # fmt: skip
+    out: list[str] = []
+    for path in candidates:
+        real = os.path.realpath(path) if path else ""
+        if real.startswith("/tmp/") and os.path.isdir(real) and real not in out:
+            out.append(real)
+    return out
+
+
 def _own_worktree_config(worktree: str) -> str | None:
     """``<gitdir>/config.worktree`` of ``worktree`` (where ExoMonad sets its
     ``core.hooksPath``), if it exists."""
@@ -268,6 +284,8 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if spec.private_tmp:
         argv += ["--tmpfs", "/tmp"]
+        for path in _programs_under_tmp(command):  # e.g. a virtualenv made under /tmp
+            argv += ["--ro-bind", path, path]
     argv += ["--ro-bind", project, project]
     for path in (worktree, *([common] if common else []), *extra_rw):
         argv += ["--bind", path, path]
