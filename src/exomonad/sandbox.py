@@ -175,10 +175,12 @@ def _git_ro_args(common: str) -> list[str]:
 
 def _programs_under_tmp(command: Sequence[str]) -> list[str]:
     """Directories under ``/tmp`` the sandboxed command needs to run (this Python's
-    prefixes, for the seccomp wrapper; the program's directory; ``PATH`` entries),
-    bound back read-only over the private ``/tmp``."""
+    prefixes, for the seccomp wrapper; ExoMonad's own package, which the worker's hooks
+    and MCP bridge import; the program's directory; ``PATH`` entries), bound back
+    read-only over the private ``/tmp``."""
     found = shutil.which(command[0]) if command else None
-    candidates = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    candidates = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package,
                   *(os.environ.get("PATH", "").split(os.pathsep)),
                   *([os.path.dirname(os.path.realpath(found))] if found else [])]  # fmt: skip
     out: list[str] = []
