@@ -26,15 +26,6 @@ examples = [("ls", "dev", "allow"), ("gh pr merge 1", "dev", "human")]
 '''
 
 
-@pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / ".exomonad"
-    path.mkdir()
-    monkeypatch.setenv("EXOMONAD_DIR", str(path))
-    monkeypatch.setenv("EXOMONAD_MYPY_CACHE", str(tmp_path / "mypy-cache"))
-    return path
-
-
 def run(*args: str, code: int = 0) -> Result:
     result = CliRunner().invoke(app, list(args))
     assert result.exit_code == code, (result.stdout, result.stderr)

@@ -27,15 +27,6 @@ examples: list[object] = []
 '''
 
 
-@pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / ".exomonad"
-    path.mkdir()
-    monkeypatch.setenv("EXOMONAD_DIR", str(path))
-    monkeypatch.setenv("EXOMONAD_MYPY_CACHE", str(tmp_path / "mypy-cache"))
-    return path
-
-
 def _calls(tmp_path: Path, *calls: Mapping[str, object]) -> Path:
     path = tmp_path / "calls.jsonl"
     path.write_text("".join(json.dumps(c) + "\n" for c in calls))
