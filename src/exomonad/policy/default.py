@@ -51,6 +51,7 @@ from exomonad.policy.predicates import (
     protected_branch,
     reads_state_dir,
     secret_path,
+    shell_touches_control_files,
     shell_touches_state,
     touches_control_files,
     touches_team_files,
@@ -80,6 +81,8 @@ FORBID: tuple[ForbidBase, ...] = (
            "inboxes, team configs or tasks"),
     Forbid(Shell, shell_touches_state, reason="agents may not read or write ExoMonad's "
            "state (tokens, databases, policy, config)"),
+    Forbid(Shell, shell_touches_control_files, reason="agents may not rewrite an agent's "
+           "hook/MCP settings or unpack files where ExoMonad's state lives"),
     Forbid(Shell, exomonad_control, reason="ExoMonad's control commands (approve, deny, "
            "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run"),
 )
@@ -158,6 +161,11 @@ examples: list[ExampleSpec] = [
     Example("cat /repo/.exomonad/lead.token", "worker", "deny"),
     Example("cat .exo*/lead.token", "tl", "deny"),
     Example("tar -xf x.tar -C /repo/.exomonad", "worker", "deny"),
+    Example("tar -xf x.tar -C /repo", "tl", "deny"),
+    Example("perl -pi -e s/exomonad/true/ .claude/settings.json", "worker", "deny"),
+    Example("git checkout HEAD~1 -- .mcp.json", "tl", "deny"),
+    Example("cat .mcp.json", "worker", "allow"),
+    Example("git add .mcp.json .claude .gemini", "tl", "allow"),
     Example(Call("Read", {"file_path": "/repo/.exomonad/tokens.json"}), "tl", "deny"),
     Example(Call("Write", {"file_path": "/repo/.exomonad/policy.py"}), "tl", "deny"),
     Example(Call("Write", {"file_path": "/repo/docs/x.md"}), "dev", "tl"),

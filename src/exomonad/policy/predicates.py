@@ -40,6 +40,7 @@ __all__ = [
     "protected_branch",
     "reads_state_dir",
     "secret_path",
+    "shell_touches_control_files",
     "shell_touches_state",
     "touches_control_files",
     "touches_team_files",
@@ -143,6 +144,38 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
         for part in word.split("/"):
             if any(c in part for c in "*?[") and any(fnmatchcase(n, part) for n in STATE_NAMES):
                 return True
+    return False
+
+
+#: Programs that only read the files they are given.
+_READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "jq", "wc", "diff",
+                      "ls", "stat", "file", "md5sum", "sha256sum", "cmp"})  # fmt: skip
+#: git subcommands that read or stage files without rewriting them.
+_GIT_READS = frozenset({"add", "diff", "log", "status", "show", "blame", "ls-files"})
+#: Programs that write whatever an archive (or a source tree) holds into a directory.
+_UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "cpio", "pax", "7z", "7za", "rsync"})
+
+
+def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
+    """A shell command that may rewrite an agent's hook/MCP settings (``perl -pi``,
+    ``sort -o``, ``git checkout REV -- .mcp.json``, ``python -c "open(...)"``, ``patch``:
+    any program but a plain reader naming one), or unpack an archive where ExoMonad's
+    state dir lives (``tar -xf x.tar -C <project>`` could plant ``.exomonad/policy.py``)."""
+    words = list(action.argv)
+    while words and (words[0] in ("env", "command", "exec", "nohup") or "=" in words[0]):
+        words = words[1:]
+    if not words:
+        return False
+    program = posixpath.basename(words[0])
+    sub = next((w for w in words[1:] if not w.startswith("-")), "")
+    reads = program in _READERS or (program == "git" and sub in _GIT_READS)
+    if not reads and any(name in word for word in words[1:] for name in _CONTROL_FILES):
+        return True
+    if program in _UNPACKERS and ctx.state_dir:
+        places = [action.cwd, *(posixpath.normpath(posixpath.join(action.cwd or "/", w))
+                                for w in words[1:] if not w.startswith("-"))]  # fmt: skip
+        return any(p is not None and ctx.state_dir.startswith(p.rstrip("/") + "/")
+                   for p in places)  # fmt: skip
     return False
 
 
