@@ -184,3 +184,27 @@ def test_other_mcp_servers_file_tools_meet_the_path_rules(
                       branch="exo/w1")  # fmt: skip
     engine = PolicyEngine(project_root="/repo", state_dir="/repo/.exomonad")
     assert label(engine.decide(req)) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # A worker answering its own escalation: a permission_response "from" the lead,
+        # written into its own inbox by an interpreter the classifier cannot read.
+        ("python3 -c \"open('/home/u/.claude/teams/t/inboxes/w1.json','w').write('[]')\"",
+         "deny"),
+        ("node -e \"require('fs').writeFileSync('.claude/teams/t/inboxes/w1.json','[]')\"",
+         "deny"),
+        ("perl -e 'open F, q(>), q(/home/u/.claude/tasks/t/1.json)'", "deny"),
+        ("cat /home/u/.claude/teams/t/inboxes/w1.json", "allow"),  # reading is harmless
+    ],
+)
+def test_shell_commands_cannot_write_claude_codes_team_files(command: str, expected: str,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:  # fmt: skip
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "/home/u/.claude")
+    wt = "/repo/.worktrees/w1"
+    req = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=wt,
+                      worktree=wt, branch="exo/w1")  # fmt: skip
+    engine = PolicyEngine(project_root="/repo", state_dir="/repo/.exomonad")
+    assert label(engine.decide(req)) == expected

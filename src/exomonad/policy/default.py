@@ -82,7 +82,8 @@ FORBID: tuple[ForbidBase, ...] = (
     Forbid(Shell, shell_touches_state, reason="agents may not read or write ExoMonad's "
            "state (tokens, databases, policy, config)"),
     Forbid(Shell, shell_touches_control_files, reason="agents may not rewrite an agent's "
-           "hook/MCP settings or unpack files where ExoMonad's state lives"),
+           "hook/MCP settings or Claude Code's team files, or unpack files where ExoMonad's "
+           "state lives"),
     Forbid(Shell, exomonad_control, reason="ExoMonad's control commands (approve, deny, "
            "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run"),
 )

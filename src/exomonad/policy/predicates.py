@@ -114,17 +114,19 @@ def reads_state_dir(action: HasPath, ctx: Context) -> bool:
     return path is not None and (ctx.in_state_dir(path) or "/.exomonad/" in path + "/")
 
 
+def _team_dirs(ctx: Context) -> tuple[str, str]:
+    root = os.environ.get("CLAUDE_CONFIG_DIR") or posixpath.join(ctx.home, ".claude")
+    root = posixpath.normpath(root)
+    return posixpath.join(root, "teams"), posixpath.join(root, "tasks")
+
+
 def touches_team_files(action: HasPath, ctx: Context) -> bool:
     """The path is under Claude Code's ``teams/`` or ``tasks/`` (inboxes, team configs,
     task files): agents talk through their tools, never by writing those files (a written
     ``permission_response`` "from" the lead would answer an escalation)."""
     path = action.path
-    if path is None:
-        return False
-    root = os.environ.get("CLAUDE_CONFIG_DIR") or posixpath.join(ctx.home, ".claude")
-    root = posixpath.normpath(root)
-    return any(path == d or path.startswith(d + "/")
-               for d in (posixpath.join(root, "teams"), posixpath.join(root, "tasks")))
+    return path is not None and any(path == d or path.startswith(d + "/")
+                                    for d in _team_dirs(ctx))  # fmt: skip
 
 
 #: Names in ExoMonad's state dir that say "token" or "database" on their own.
@@ -156,20 +158,30 @@ _GIT_READS = frozenset({"add", "diff", "log", "status", "show", "blame", "ls-fil
 _UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "cpio", "pax", "7z", "7za", "rsync"})
 
 
-def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
-    """A shell command that may rewrite an agent's hook/MCP settings (``perl -pi``,
-    ``sort -o``, ``git checkout REV -- .mcp.json``, ``python -c "open(...)"``, ``patch``:
-    any program but a plain reader naming one), or unpack an archive where ExoMonad's
-    state dir lives (``tar -xf x.tar -C <project>`` could plant ``.exomonad/policy.py``)."""
+def _command_words(action: Shell) -> list[str]:
+    """The command's words after leading wrappers and variable assignments."""
     words = list(action.argv)
     while words and (words[0] in ("env", "command", "exec", "nohup") or "=" in words[0]):
         words = words[1:]
+    return words
+
+
+def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
+    """A shell command that may rewrite an agent's hook/MCP settings or Claude Code's
+    team files (``perl -pi``, ``sort -o``, ``git checkout REV -- .mcp.json``, ``python -c
+    "open(...)"``, ``patch``: any program but a plain reader naming one; a forged inbox
+    entry "from" the lead would answer an escalation), or unpack an archive where
+    ExoMonad's state dir lives (``tar -xf x.tar -C <project>`` could plant
+    ``.exomonad/policy.py``)."""
+    words = _command_words(action)
     if not words:
         return False
     program = posixpath.basename(words[0])
     sub = next((w for w in words[1:] if not w.startswith("-")), "")
     reads = program in _READERS or (program == "git" and sub in _GIT_READS)
-    if not reads and any(name in word for word in words[1:] for name in _CONTROL_FILES):
+    names = (*_CONTROL_FILES, ".claude/teams/", ".claude/tasks/",
+             *(d + "/" for d in _team_dirs(ctx)))  # fmt: skip
+    if not reads and any(name in word for word in words[1:] for name in names):
         return True
     if program in _UNPACKERS and ctx.state_dir:
         places = [action.cwd, *(posixpath.normpath(posixpath.join(action.cwd or "/", w))
@@ -190,9 +202,7 @@ def exomonad_control(action: Shell, ctx: Context) -> bool:
     """The command runs an ExoMonad command that is a person's or the server's to run
     (``approve``, ``deny``, ``inbox send``, ``mcp-stdio``, ``hook``, ``down``, ...), by
     its console script or ``python -m exomonad``; read-only ones are not."""
-    words = list(action.argv)
-    while words and (words[0] in ("env", "command", "exec", "nohup") or "=" in words[0]):
-        words = words[1:]
+    words = _command_words(action)
     if not words:
         return False
     program = posixpath.basename(words[0])
