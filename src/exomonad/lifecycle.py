@@ -224,11 +224,6 @@ def _stop_workers(state: Path, config: ProjectConfig, report: Report, wait: floa
         report.done.append(f"removed members {', '.join(removed)}")
 
 
-def _running(state: Path) -> bool:
-    info = read_server_info(state)
-    return info is not None and info.alive
-
-
 def _holds_token(client: ServerClient, name: str) -> bool:
     members = client.tool("team_status")["members"]
     return any(m["name"] == name and m.get("worker") for m in members)
@@ -246,8 +241,8 @@ def down(root: Path, *, tmux_socket: str | None = None, wait: float = 30.0) -> R
         except ExomonadError as exc:
             report.warnings.append(f"workers: {exc}")
         os.kill(info.pid, signal.SIGTERM)
-        try:  # a clean exit removes the pid file (the process may linger as a zombie)
-            retry_until(lambda: not _running(state), timeout=wait, interval=0.1)
+        try:
+            retry_until(lambda: not info.alive, timeout=wait, interval=0.1)
         except WaitTimeout:
             os.kill(info.pid, signal.SIGKILL)
             report.warnings.append(f"the server (pid {info.pid}) ignored SIGTERM: killed")

@@ -40,14 +40,19 @@ class ServerInfo:
 
     @property
     def alive(self) -> bool:
-        """Whether the process still exists."""
+        """Whether the process still runs (a zombie, exited but not yet reaped by its
+        parent, e.g. tmux, does not)."""
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
             return False
         except PermissionError:
             return True
-        return True
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as fh:
+                return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+        except (OSError, IndexError):
+            return True
 
 
 def read_server_info(state_dir: Path) -> ServerInfo | None:
