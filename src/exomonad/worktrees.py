@@ -31,8 +31,15 @@ from pathlib import Path
 from exomonad.errors import ExomonadError
 from exomonad.teams.paths import sanitize_path_name
 
-__all__ = ["GATE_DIR", "PRE_PUSH", "Removal", "Worktree", "WorktreeError", "WorktreeManager",
-           "WorktreeState"]
+__all__ = [
+    "GATE_DIR",
+    "PRE_PUSH",
+    "Removal",
+    "Worktree",
+    "WorktreeError",
+    "WorktreeManager",
+    "WorktreeState",
+]
 
 _GIT_TIMEOUT = 60.0
 #: In the common ``.git``: ExoMonad's hooks for the workers' worktrees.
@@ -227,8 +234,10 @@ class WorktreeManager:
         uncommitted = tuple(e[3:] for e in status.stdout.split("\0") if len(e) > 3)
         tip = _git(path, "rev-parse", "HEAD", check=False).stdout.strip()
         lead = _git(self.project_root, "rev-parse", "HEAD", check=False).stdout.strip()
-        merged = bool(tip and lead) and _git(
-            path, "merge-base", "--is-ancestor", tip, lead, check=False).returncode == 0
+        merged = (
+            bool(tip and lead)
+            and _git(path, "merge-base", "--is-ancestor", tip, lead, check=False).returncode == 0
+        )
         remotes = _git(path, "branch", "-r", "--contains", tip, check=False) if tip else None
         pushed = bool(remotes is not None and remotes.returncode == 0 and remotes.stdout.strip())
         return WorktreeState(path, branch, uncommitted, merged, pushed)

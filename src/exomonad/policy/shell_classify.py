@@ -35,19 +35,56 @@ _GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=")
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
 _PRIV_WITH_ARG: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user",
-                       "--group", "--chdir", "--host", "--prompt", "--role", "--type",
-                       "--other-user", "--close-from", "--command-timeout"}),
+    "sudo": frozenset(
+        {
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "--user",
+            "--group",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+            "--close-from",
+            "--command-timeout",
+        }
+    ),
     "doas": frozenset({"-u", "-C"}),
 }
-_SCRIPT = OptSpec("aefqkrE", "cEOIBTm", "t", frozenset({"append", "return", "flush", "quiet",
-                                                       "force"}),
-                  frozenset({"command", "echo", "log-out", "log-in", "log-io", "log-timing",
-                             "logging-format", "output-limit"}), frozenset({"timing"}))
+_SCRIPT = OptSpec(
+    "aefqkrE",
+    "cEOIBTm",
+    "t",
+    frozenset({"append", "return", "flush", "quiet", "force"}),
+    frozenset(
+        {
+            "command",
+            "echo",
+            "log-out",
+            "log-in",
+            "log-io",
+            "log-timing",
+            "logging-format",
+            "output-limit",
+        }
+    ),
+    frozenset({"timing"}),
+)
 
 
-def classify_shell(src: str, cwd: str | None, env: ShellEnv | None = None,
-                   depth: int = 0) -> list[Action]:
+def classify_shell(
+    src: str, cwd: str | None, env: ShellEnv | None = None, depth: int = 0
+) -> list[Action]:
     """Every action ``src`` may perform when run in ``cwd`` (in execution order)."""
     env = env if env is not None else ShellEnv(start_cwd=cwd)
     try:
@@ -60,21 +97,27 @@ def classify_shell(src: str, cwd: str | None, env: ShellEnv | None = None,
             action = redirect_target(redir.op, redir.target, cmd.cwd)
             if action is not None:
                 out.append(action)
-            if isinstance(action, WriteFile) and (action.path is None or "/.git/" in
-                                                  action.path + "/"):
+            if isinstance(action, WriteFile) and (
+                action.path is None or "/.git/" in action.path + "/"
+            ):
                 env.branch_moved = True  # a write into a .git: HEAD may differ
         words = list(cmd.command_words)
         prefix = cmd.words[: len(cmd.words) - len(words)]
         declared = words[1:] if words and words[0].text in _DECLARERS else []
         if any(w.text.startswith(_GIT_REPO_VARS) for w in (*prefix, *declared)):
             env.branch_moved = True  # git now works on another repository
-        risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and
-                 risky_assignment(w)]
+        risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
-        if words and words[0].text == "exec" and len(words) == 1 and any(
+        if (
+            words
+            and words[0].text == "exec"
+            and len(words) == 1
+            and any(
                 r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
-                for r in cmd.redirs):
+                for r in cmd.redirs
+            )
+        ):
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
@@ -106,18 +149,24 @@ def _skip_options(args: list[Word], with_arg: frozenset[str]) -> tuple[int, dict
     return i, values
 
 
-def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
-          depth: int, privileged: bool = False) -> list[Action]:
+def _argv(
+    words: list[Word],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    privileged: bool = False,
+) -> list[Action]:
     full = tuple(w.text for w in words)
     if words[0].dynamic or (words[0].glob and words[0].text not in ("[", "[[")):
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
-    if name in ("env", "sudo", "doas") and any(is_assignment(w) and risky_assignment(w)
-                                               for w in args):
+    if name in ("env", "sudo", "doas") and any(
+        is_assignment(w) and risky_assignment(w) for w in args
+    ):
         return [Unknown(" ".join(full))]
-    if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and \
-            args[0].text == "run":
+    if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and args[0].text == "run":
         name, args = "run", args[1:]
     if name in WRAPPERS:
         return _wrapper(name, args, full, cmd, cwd, env, depth, privileged)
@@ -145,8 +194,7 @@ def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
     if name == "eval":
         joined = Word(" ".join(w.text for w in args), any(w.dynamic or w.glob for w in args))
         return _nested(joined, [], cwd, env, depth, full)
-    if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx",
-                "yarn"):
+    if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
         return _runner(name, args, cwd, env, depth, full, privileged)
     if name == "git" or name.startswith("git-"):
         if name != "git":
@@ -160,8 +208,16 @@ def _argv(words: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
     return handled if handled is not None else [Shell(full, cwd, privileged)]
 
 
-def _wrapper(name: str, args: list[Word], full: tuple[str, ...], cmd: SimpleCommand,
-             cwd: str | None, env: ShellEnv, depth: int, privileged: bool) -> list[Action]:
+def _wrapper(
+    name: str,
+    args: list[Word],
+    full: tuple[str, ...],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    privileged: bool,
+) -> list[Action]:
     """``env``, ``timeout``, ``nice``, ``xargs``, ``watch``... read exactly or Unknown."""
     got = unwrap(name, args)
     if got is None:
@@ -174,8 +230,14 @@ def _wrapper(name: str, args: list[Word], full: tuple[str, ...], cmd: SimpleComm
         return _nested(got.script, got.rest, cwd, env, depth, full)
     rest = got.rest
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
-        return _nested(Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
-                       [], cwd, env, depth, full)
+        return _nested(
+            Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
+            [],
+            cwd,
+            env,
+            depth,
+            full,
+        )
     if name == "xargs" and rest:
         replace = got.opts.get("-I") or got.opts.get("--replace") or got.opts.get("-i")
         if replace is None and any(k in got.opts for k in ("-i", "--replace")):
@@ -185,8 +247,15 @@ def _wrapper(name: str, args: list[Word], full: tuple[str, ...], cmd: SimpleComm
     return inner or [Shell(full, cwd, privileged)]
 
 
-def _runner(name: str, args: list[Word], cwd: str | None, env: ShellEnv, depth: int,
-            full: tuple[str, ...], privileged: bool) -> list[Action]:
+def _runner(
+    name: str,
+    args: list[Word],
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    full: tuple[str, ...],
+    privileged: bool,
+) -> list[Action]:
     """``trap CMD``, ``script -c CMD``, ``hash -p``, ``make -f -``, ``npx -c``."""
     texts = [w.text for w in args]
     plain: list[Action] = [Shell(full, cwd, privileged)]
@@ -197,18 +266,22 @@ def _runner(name: str, args: list[Word], cwd: str | None, env: ShellEnv, depth: 
         return _nested(ops[0], [], cwd, env, depth, full)
     if name == "script":
         parsed = parse_options(args, _SCRIPT)
-        script = None if parsed is None else (parsed[1].get("-c") or
-                                              parsed[1].get("--command"))
+        script = None if parsed is None else (parsed[1].get("-c") or parsed[1].get("--command"))
         if script is None:
             return [Unknown(" ".join(full))]
         return _nested(script, [], cwd, env, depth, full)
     if name == "hash":
-        return [Unknown(" ".join(full))] if any(t.startswith("-") and "p" in t
-                                                for t in texts) else plain
+        return (
+            [Unknown(" ".join(full))]
+            if any(t.startswith("-") and "p" in t for t in texts)
+            else plain
+        )
     if name in ("make", "gmake"):
-        stdin = any(t in ("-", "/dev/stdin") or t.startswith(("--eval", "-E", "--file=-",
-                                                               "-f-", "/dev/fd/"))
-                    for t in texts) or any(w.dynamic for w in args)
+        stdin = any(
+            t in ("-", "/dev/stdin")
+            or t.startswith(("--eval", "-E", "--file=-", "-f-", "/dev/fd/"))
+            for t in texts
+        ) or any(w.dynamic for w in args)
         return [Unknown(" ".join(full))] if stdin else plain
     if any(t in ("-c", "--call") or t.startswith("--call=") for t in texts):
         return [Unknown(" ".join(full))]
@@ -216,8 +289,14 @@ def _runner(name: str, args: list[Word], cwd: str | None, env: ShellEnv, depth: 
     return handled if handled is not None else plain
 
 
-def _nested(script: Word, extra: list[Word], cwd: str | None, env: ShellEnv, depth: int,
-            full: tuple[str, ...]) -> list[Action]:
+def _nested(
+    script: Word,
+    extra: list[Word],
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    full: tuple[str, ...],
+) -> list[Action]:
     """Classify a script given as one word (``sh -c``, ``eval``, ``env -S``)."""
     if script.dynamic or script.glob or any(w.dynamic or w.glob for w in extra):
         return [Unknown(" ".join(full))]
@@ -240,16 +319,27 @@ def _stdin(cmd: SimpleCommand, env: ShellEnv) -> str | None:
     reads = [r for r in cmd.redirs if r.op in ("<", "<&", "<>") and r.fd in (None, 0)]
     if reads:
         target = reads[-1].target
-        plain = reads[-1].op != "<&" and not target.dynamic and not target.glob and \
-            not target.text.startswith(_STDIN_FILES)
+        plain = (
+            reads[-1].op != "<&"
+            and not target.dynamic
+            and not target.glob
+            and not target.text.startswith(_STDIN_FILES)
+        )
         return "file" if plain else None
     if cmd.piped_in or cmd.grouped or env.stdin_redirected:
         return None
     return "tty"
 
 
-def _shell(name: str, args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
-           depth: int, full: tuple[str, ...]) -> list[Action]:
+def _shell(
+    name: str,
+    args: list[Word],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    full: tuple[str, ...],
+) -> list[Action]:
     i, has_c, has_s = 0, False, False
     while i < len(args):
         text = args[i].text
@@ -285,8 +375,14 @@ def _shell(name: str, args: list[Word], cmd: SimpleCommand, cwd: str | None, env
     return [Unknown(f"script fed to {name} on stdin: {' '.join(full)}")]
 
 
-def _source(args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv,
-            depth: int, full: tuple[str, ...]) -> list[Action]:
+def _source(
+    args: list[Word],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    full: tuple[str, ...],
+) -> list[Action]:
     """``source FILE`` / ``. FILE``: a file is opaque text; stdin-like files are read."""
     if not args or args[0].dynamic or args[0].glob:
         return [Unknown(" ".join(full))]
@@ -297,8 +393,15 @@ def _source(args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv
     return [Shell(full, cwd)]
 
 
-def _find(args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv, depth: int,
-          full: tuple[str, ...], privileged: bool) -> list[Action]:
+def _find(
+    args: list[Word],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    full: tuple[str, ...],
+    privileged: bool,
+) -> list[Action]:
     start = 0
     while start < len(args) and not args[start].text.startswith(("-", "(", "!")):
         start += 1
@@ -313,8 +416,7 @@ def _find(args: list[Word], cmd: SimpleCommand, cwd: str | None, env: ShellEnv, 
             j = i + 1
             while j < len(args) and args[j].text not in (";", "+"):
                 j += 1
-            inner = [Word(w.text, True, w.quoted) if "{}" in w.text else w
-                     for w in args[i + 1 : j]]
+            inner = [Word(w.text, True, w.quoted) if "{}" in w.text else w for w in args[i + 1 : j]]
             if inner:
                 out += _argv(inner, cmd, cwd, env, depth, privileged)
             i = j

@@ -108,20 +108,59 @@ def scan_options(
 
 #: Variables whose value is code something runs later (or a file of code, or where git
 #: finds its programs and configuration): assigning them is never seen through.
-CODE_VARS = frozenset({
-    "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS2", "PS3", "PS4", "SHELLOPTS",
-    "BASHOPTS", "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GIT_EXEC_PATH", "GIT_CONFIG",
-    "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
-    "GIT_TEMPLATE_DIR", "GIT_SSH", "GIT_PROXY_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
-    "GIT_EXTERNAL_DIFF", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES", "GIT_ALLOW_PROTOCOL",
-    "GIT_PROTOCOL_FROM_USER", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY", "GIT_SHALLOW_FILE",
-})
+CODE_VARS = frozenset(
+    {
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "PS0",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "LD_PRELOAD",
+        "LD_AUDIT",
+        "LD_LIBRARY_PATH",
+        "GIT_EXEC_PATH",
+        "GIT_CONFIG",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_TEMPLATE_DIR",
+        "GIT_SSH",
+        "GIT_PROXY_COMMAND",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_NAMESPACE",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_PROTOCOL_FROM_USER",
+        "GIT_COMMON_DIR",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_SHALLOW_FILE",
+    }
+)
 _CODE_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "BASH_FUNC_")
 #: Editors and pagers: fine when they are one of these plain programs.
-_PROGRAM_VARS = frozenset({"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL",
-                           "GIT_PAGER", "PAGER", "MANPAGER", "SYSTEMD_PAGER"})
-_PLAIN_PROGRAMS = frozenset({"", "true", ":", "cat", "less", "more", "head", "vi", "vim",
-                             "nano", "less -R", "less -FRX"})
+_PROGRAM_VARS = frozenset(
+    {
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "EDITOR",
+        "VISUAL",
+        "GIT_PAGER",
+        "PAGER",
+        "MANPAGER",
+        "SYSTEMD_PAGER",
+    }
+)
+_PLAIN_PROGRAMS = frozenset(
+    {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}
+)
 
 
 def risky_assignment(word: Word) -> bool:
@@ -140,8 +179,11 @@ def risky_assignment(word: Word) -> bool:
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS
     if name == "GIT_SSH_COMMAND":
-        return word.dynamic or not value.startswith("ssh") or any(
-            s in value for s in ("-o", "-F", "Command", ";", "|", "&", "$", "`", "<", ">"))
+        return (
+            word.dynamic
+            or not value.startswith("ssh")
+            or any(s in value for s in ("-o", "-F", "Command", ";", "|", "&", "$", "`", "<", ">"))
+        )
     if name == "PATH":
         return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
     return not word.subs and ("$(" in value or "`" in value)

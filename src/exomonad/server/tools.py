@@ -76,8 +76,9 @@ class TaskUpdateArgs(_Args):
 
 class WorkerSpec(_Args):
     name: str = Field(description="Member name for the worker, e.g. gemini-1.")
-    task: str | None = Field(default=None,
-                             description="The first message the worker receives (optional).")
+    task: str | None = Field(
+        default=None, description="The first message the worker receives (optional)."
+    )
     command: str | None = Field(default=None, description="Command to run (default: config).")
 
 
@@ -145,8 +146,10 @@ def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, 
     if not a.text.strip():
         raise ToolError("text is empty")
     if decode(a.text) is not None:  # e.g. a forged permission_response to oneself
-        raise ToolError("send_message carries plain text: protocol messages (permission, "
-                        "shutdown, plan, task) are sent by Claude Code and ExoMonad only")
+        raise ToolError(
+            "send_message carries plain text: protocol messages (permission, "
+            "shutdown, plan, task) are sent by Claude Code and ExoMonad only"
+        )
     mid = svc.mailbox(svc.team_of(who)).send(a.to, sender=who.name, text=a.text, summary=a.summary)
     svc.counters["send_message"] += 1
     return _done(f"sent to {a.to}", messageId=mid)

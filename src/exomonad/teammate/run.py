@@ -95,8 +95,10 @@ def _provision(state: Path, args: TeammateArgs, parent: str) -> dict[str, Any]:
     """A worker token (and worktree) from the project's server."""
     try:
         answer = ServerClient(state, timeout=60).call(
-            "POST", "/teammate/token",
-            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid()})
+            "POST",
+            "/teammate/token",
+            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid()},
+        )
     except ServerNotRunningError as exc:
         raise ExomonadError(f"{exc} (a teammate needs it for its MCP tools, hooks and "
                             "policy)") from exc  # fmt: skip
@@ -185,8 +187,12 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     worker = _provision(state, args, lead)
     token = str(worker["token"])
     cwd = worker.get("worktree") if isinstance(worker.get("worktree"), str) else None
-    command = worker_argv(shlex.split(route.command or config.workers.command),
-                          sandbox=config.workers.sandbox, worktree=cwd, state_dir=state)
+    command = worker_argv(
+        shlex.split(route.command or config.workers.command),
+        sandbox=config.workers.sandbox,
+        worktree=cwd,
+        state_dir=state,
+    )
     agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=cwd or os.getcwd())
     agent.start()
     marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
