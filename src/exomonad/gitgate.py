@@ -12,6 +12,12 @@ call of the pushing agent (its ``EXOMONAD_TOKEN``), escalations and audit includ
 Exit 0 lets the push go, anything else stops it (git prints our stderr). A push by a
 person (no agent among its parents, no token) is not ours to judge. With no server
 running, the built-in policy's denials still apply; every other fault stops the push.
+
+The worktree's config alone is not enough: Gemini CLI runs every shell command with
+``GIT_CONFIG_COUNT`` entries that set ``core.hooksPath`` to nothing (hooks off). So a
+worker's environment (:func:`worker_env`) also names the gate in
+``GIT_CONFIG_PARAMETERS``, which git reads after ``GIT_CONFIG_COUNT`` and which Gemini
+passes on; the policy treats taking it away (``unset``, ``env -u``) as unknown.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ import os
 import shlex
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "push_commands"]
+__all__ = ["main", "push_commands", "worker_env"]
 
 ZERO = "0" * 40
 
@@ -57,6 +64,33 @@ def push_commands(remote: str, lines: list[str], cwd: str) -> list[str]:
             refspec = f"+{local_sha}:{dest}"
         out.append(f"git push {shlex.quote(remote)} {shlex.quote(refspec)}")
     return out
+
+
+def _sq(text: str) -> str:
+    """``text`` quoted as git quotes ``GIT_CONFIG_PARAMETERS`` entries."""
+    return "'" + text.replace("'", "'\\''").replace("!", "'\\!'") + "'"
+
+
+def worker_env(*, token: str, name: str, team: str, state_dir: str, hooks: str | None,
+               inherited: Mapping[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+    """What ExoMonad adds to a worker's environment: its identity, and (with a worktree)
+    the git gate in ``GIT_CONFIG_PARAMETERS``, after any ``inherited`` entries.
+
+    >>> env = worker_env(token="t", name="w1", team="x", state_dir="/p/.exomonad",
+    ...                  hooks="/p/.git/exomonad-hooks")
+    >>> env["EXOMONAD_TOKEN"], env["GIT_CONFIG_PARAMETERS"]
+    ('t', "'core.hooksPath'='/p/.git/exomonad-hooks'")
+    >>> worker_env(token="t", name="w", team="x", state_dir="/s", hooks="/it's",
+    ...            inherited={"GIT_CONFIG_PARAMETERS": "'a.b'='c'"})["GIT_CONFIG_PARAMETERS"]
+    "'a.b'='c' 'core.hooksPath'='/it'\\\\''s'"
+    """
+    env = {"EXOMONAD_TOKEN": token, "EXOMONAD_NAME": name, "EXOMONAD_TEAM": team,
+           "EXOMONAD_DIR": state_dir}  # fmt: skip
+    if hooks is not None:
+        earlier = (inherited or {}).get("GIT_CONFIG_PARAMETERS", "").strip()
+        gate = f"{_sq('core.hooksPath')}={_sq(hooks)}"
+        env["GIT_CONFIG_PARAMETERS"] = f"{earlier} {gate}".strip()
+    return env
 
 
 def _judge_offline(command: str, cwd: str) -> str | None:

@@ -62,6 +62,8 @@ class Worktree:
     name: str
     path: Path
     branch: str
+    #: ExoMonad's hooks dir (the pre-push gate) this worktree's ``core.hooksPath`` names.
+    hooks: Path
 
 
 @dataclass(frozen=True)
@@ -179,8 +181,7 @@ class WorktreeManager:
             current = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
             if current.stdout.strip() != branch:
                 raise WorktreeError(f"{path} exists but is not on {branch}: move it away")
-            self._install_gate(top, path)
-            return Worktree(name, path, branch)
+            return Worktree(name, path, branch, self._install_gate(top, path))
         if path.exists() and any(path.iterdir()):
             raise WorktreeError(f"{path} exists and is not a worktree: move it away")
         self._exclude(top)
@@ -192,10 +193,9 @@ class WorktreeManager:
             _git(top, "worktree", "add", str(path), branch)
         else:
             _git(top, "worktree", "add", "-b", branch, str(path), "HEAD")
-        self._install_gate(top, path)
-        return Worktree(name, path, branch)
+        return Worktree(name, path, branch, self._install_gate(top, path))
 
-    def _install_gate(self, top: Path, path: Path) -> None:
+    def _install_gate(self, top: Path, path: Path) -> Path:
         """The second gate: this worktree's ``core.hooksPath`` (its own config, through
         ``extensions.worktreeConfig``) names ExoMonad's hooks dir in the common ``.git``,
         whose ``pre-push`` asks the project's policy (``exomonad git-gate``)."""
@@ -208,6 +208,7 @@ class WorktreeManager:
             script.chmod(0o755)
         _git(top, "config", "extensions.worktreeConfig", "true")
         _git(path, "config", "--worktree", "core.hooksPath", str(hooks))
+        return hooks
 
     def _exclude(self, top: Path) -> None:
         """List the worktree dir in ``info/exclude`` when it lies inside the checkout."""

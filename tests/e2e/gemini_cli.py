@@ -278,7 +278,7 @@ def write_launcher(
 
 #: What ExoMonad puts in a worker's pane environment, passed through by `worker_launcher`.
 EXOMONAD_WORKER_ENV = ("EXOMONAD_TOKEN", "EXOMONAD_DIR", "EXOMONAD_NAME", "EXOMONAD_TEAM",
-                       "CLAUDE_CONFIG_DIR")  # fmt: skip
+                       "CLAUDE_CONFIG_DIR", "GIT_CONFIG_PARAMETERS")  # fmt: skip
 
 
 def worker_launcher(home: GeminiHome, base_url: str, *, name: str = "gemini-worker.sh",

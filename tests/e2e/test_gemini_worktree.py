@@ -13,6 +13,9 @@ Asserted:
 * its write into the lead's checkout and its push to `main` do not pass (escalated,
   unanswered, denied on time-out): no file in the lead's checkout, the remote's `main`
   unchanged;
+* a forced push to `main` from the project's own script (`sh tools/release.sh`, which
+  the first gate sees only as running a script) meets the second gate in git even
+  though Gemini CLI turns git hooks off for its commands: refused, `main` unchanged;
 * two workers writing the same path in their worktrees do not see each other's work;
 * removing a worker with uncommitted work keeps its worktree and says where and why.
 """
@@ -83,7 +86,9 @@ def project(tmp_path: Path) -> Iterator[Project]:
     config = root / ".exomonad" / "config.toml"
     config.write_text(config.read_text() + '\n[workers]\ntmux_session = "w"\n'
                       '[policy]\napproval_timeout = 3.0\non_timeout = "deny"\npopup = false\n')
-    git(root, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml")
+    (root / "tools").mkdir()
+    (root / "tools" / "release.sh").write_text("git push -q --force origin HEAD:main\n")
+    git(root, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml", "tools")
     git(root, "commit", "-q", "-m", "exomonad init")
     git(root, "push", "-q", "origin", "main")
     create_team(TeamPaths(TEAM, claude))
@@ -122,6 +127,13 @@ def _answered(model: ScriptedGemini, n: int) -> RecordedRequest | None:
                  if r.is_agent_turn and len(r.function_responses()) >= n), None)  # fmt: skip
 
 
+def responses_of(model: ScriptedGemini, n: int) -> str:
+    """The function responses of the first agent turn carrying ``n`` of them, as text."""
+    turn = _answered(model, n)
+    assert turn is not None
+    return json.dumps(turn.function_responses())
+
+
 def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     project: Project, tmp_path: Path
 ) -> None:
@@ -139,6 +151,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         m1.add_function_call(sh, {"command": "echo hijack > ../../lead.txt"})
         m1.add_function_call(sh, {"command": "git push origin HEAD:main"})
         m1.add_function_call("write_file", {"file_path": str(wt1 / "wip.py"), "content": "1\n"})
+        m1.add_function_call(sh, {"command": "sh tools/release.sh"})
         m1.add_text("w1 done")
         # w2 writes the same path, differently.
         m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
@@ -152,16 +165,12 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         out = p.lead().tool("spawn_workers", {"workers": workers})
         assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
         assert all(w["ready"] for w in out["workers"]), out
-        _wait(lambda: _answered(m1, 6) is not None, "w1's six tool calls answered", p, [m1, m2])
+        _wait(lambda: _answered(m1, 7) is not None, "w1's 7 tool calls answered", p, [m1, m2])
         _wait(lambda: _answered(m2, 1) is not None, "w2's write answered", p, [m1, m2])
 
     # Ordinary work passed with zero escalations, and really happened.
-    # (Gemini CLI 0.61 disables git hooks for the commands it runs, GIT_CONFIG_KEY_n =
-    # core.hooksPath, empty: the worktree's pre-push gate does not run for them.)
-    decisions = [(e["tool"], e["decision"]) for e in p.audit("w1")]
-    print("hooksPath:", git(wt1, "config", "--default", "-", "core.hooksPath"))
-    print("counters:", p.lead().health()["counters"])
-    print(json.dumps(_answered(m1, 3).function_responses()[2])[:600])  # type: ignore[union-attr]
+    decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
+    gated = [e["decision"] for e in p.audit("w1") if e["tool"] == "Bash"]  # git's gate
     assert decisions[:3] == [("write_file", "allow"), (sh, "allow"), (sh, "allow")], decisions
     assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
     # The write into the lead's checkout and the push to main went up the cascade
@@ -171,8 +180,16 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     assert p.remote_log("main") == ["exomonad init", "initial"]
     responses = json.dumps(_answered(m1, 6).function_responses())  # type: ignore[union-attr]
     assert responses.count("Tool execution blocked") == 2, responses
+    # The script's forced push to main: the first gate saw `sh tools/release.sh` (allowed),
+    # git's pre-push gate saw the push itself (Gemini sets core.hooksPath empty through
+    # GIT_CONFIG_COUNT; the worker's GIT_CONFIG_PARAMETERS names the gate again).
+    assert decisions[5:7] == [("write_file", "allow"), (sh, "allow")], decisions
+    assert gated == ["allow", "human"], p.audit("w1")  # its own branch, then main
+    assert "push refused by the project's policy" in responses_of(m1, 7)
+    assert p.remote_log("main") == ["exomonad init", "initial"]
+    assert p.lead().health()["counters"]["git_pre_push"] == 2
     escalated = sorted(e["decision"] for e in p.audit("w1") if e["decision"] != "allow")
-    assert escalated == ["human", "tl"]  # the only two
+    assert escalated == ["human", "human", "tl"]  # the only three
     # Isolation: the same path holds each worker's own content; the lead's has neither.
     assert (wt1 / "feature.py").read_text() == "owner = 'w1'\n"
     assert (wt2 / "feature.py").read_text() == "owner = 'w2'\n"

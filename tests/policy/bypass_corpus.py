@@ -204,6 +204,16 @@ BYPASSES: list[tuple[str, str]] = [
         "echo 'ref: refs/heads/main' > \"$(git rev-parse --git-dir)/HEAD\" && git push origin HEAD",
         "git --git-dir=../../.git push origin HEAD",
     )),
+    # turning off git's gate (a worker's GIT_CONFIG_PARAMETERS names it) before a script
+    *(("gate-off", c) for c in (
+        "unset GIT_CONFIG_PARAMETERS; echo 'git push -f origin main' > p.sh; sh p.sh",
+        "env -u GIT_CONFIG_PARAMETERS sh -c 'git push -f origin main'",
+        "env --unset=GIT_CONFIG_PARAMETERS bash -c \"$(echo git push -f origin main)\"",
+        "export -n GIT_CONFIG_PARAMETERS; printf 'git push -f origin main' | bash",
+        "declare +x GIT_CONFIG_PARAMETERS; echo 'git push -f origin main' > p.sh && . ./p.sh",
+        "v=GIT_CONFIG_PARAMETERS; unset $v; echo 'git push -f origin main' > p.sh; sh p.sh",
+        "env -uGIT_CONFIG_PARAMETERS -uGIT_CONFIG_COUNT sh -c 'git push -f origin main'",
+    )),
 ]
 
 #: Ordinary commands: classified as before, and what is allowed must not move ``main``.
@@ -218,4 +228,5 @@ ORDINARY: list[str] = [
     "bash -c 'git push origin exo/w1'", "x=$(git rev-parse HEAD); echo $x",
     "git push origin heads/exo/w1", "git push origin refs/heads/exo/w1",
     "git push origin HEAD:refs/heads/exo/w1", "git push -n -f origin main",
+    "unset TMPDIR; git push origin exo/w1", "env -u HOME git push origin exo/w1",
 ]

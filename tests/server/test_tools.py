@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +134,16 @@ def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneB
                                            worktree=str(wt), branch="exo/g1")  # fmt: skip
     assert spawned.cwd == str(wt)  # the worker runs in its own worktree...
     assert git(wt, "branch", "--show-current").strip() == "exo/g1"  # ...on its own branch
+    # Its git gate holds even where the agent turns hooks off as Gemini CLI does
+    # (core.hooksPath set empty through GIT_CONFIG_COUNT).
+    gemini_like = {**os.environ, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.hooksPath",
+                   "GIT_CONFIG_VALUE_0": "", **spawned.env}  # fmt: skip
+    hooks = subprocess.run(["git", "config", "core.hooksPath"], cwd=wt, env=gemini_like,
+                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert hooks == str(svc.state_dir.resolve().parent / ".git" / "exomonad-hooks")
+    del gemini_like["GIT_CONFIG_PARAMETERS"]  # the control: without it, hooks are off
+    assert subprocess.run(["git", "config", "core.hooksPath"], cwd=wt, env=gemini_like,
+                          capture_output=True, text=True, check=True).stdout.strip() == ""
     member = load_config(svc.paths("proj")).member("g1")
     assert member is not None
     assert member.cwd == str(wt)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown, WriteFile
-from exomonad.policy.shell_env import ShellEnv, risky_assignment
+from exomonad.policy.shell_env import ShellEnv, code_var, risky_assignment
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
 from exomonad.policy.shell_tools import handle, redirect_target
@@ -109,6 +109,9 @@ def classify_shell(
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
+        dropped = _unsets(words)
+        if dropped:
+            out.append(Unknown("unsets " + dropped))
         if (
             words
             and words[0].text == "exec"
@@ -123,6 +126,42 @@ def classify_shell(
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
         env.commands_seen += 1
     return out
+
+
+def _unsets(words: list[Word]) -> str | None:
+    """The code variable ``unset``, ``export -n``, ``declare +x``... (or ``env -u``)
+    takes away, or None. Taking ``GIT_CONFIG_PARAMETERS`` away turns off ExoMonad's git
+    gate for the commands that follow, so it is never seen through.
+
+    >>> _unsets([Word("unset"), Word("GIT_CONFIG_PARAMETERS")])
+    'GIT_CONFIG_PARAMETERS'
+    >>> _unsets([Word("env"), Word("-uGIT_CONFIG_PARAMETERS"), Word("git")])
+    '-uGIT_CONFIG_PARAMETERS'
+    >>> _unsets([Word("unset"), Word("TMPDIR")]) is None
+    True
+    """
+    if not words or words[0].text not in ("unset", "env", *_DECLARERS):
+        return None
+    args = words[1:]
+    if words[0].text == "env":  # its options and their values, up to the command
+        head = 0
+        while head < len(args) and (args[head].text.startswith("-") or
+                                    is_assignment(args[head])):  # fmt: skip
+            head += (
+                2
+                if args[head].text in ("-u", "-C", "-S")
+                or (args[head].text.startswith("--") and "=" not in args[head].text)
+                else 1
+            )
+        args = args[:head]
+    for word in args:
+        if word.dynamic and words[0].text == "unset":
+            return word.text  # `unset "${!GIT_@}"`: which names is not known
+        text = word.text.lstrip("-+")
+        for name in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
+            if code_var(name):
+                return word.text
+    return None
 
 
 def _skip_options(args: list[Word], with_arg: frozenset[str]) -> tuple[int, dict[str, Word]]:

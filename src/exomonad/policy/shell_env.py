@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["CODE_VARS", "ShellEnv", "is_within", "risky_assignment", "scan_options"]
+__all__ = ["CODE_VARS", "ShellEnv", "code_var", "is_within", "risky_assignment", "scan_options"]
 
 
 def is_within(path: str | None, root: str | None) -> bool:
@@ -163,6 +163,17 @@ _PLAIN_PROGRAMS = frozenset(
 )
 
 
+def code_var(name: str) -> bool:
+    """Whether variable ``name`` holds code or points git at other configuration (so
+    setting it, and unsetting it too, changes what runs: ExoMonad's git gate lives in
+    ``GIT_CONFIG_PARAMETERS``).
+
+    >>> code_var("GIT_CONFIG_PARAMETERS"), code_var("GIT_CONFIG_KEY_3"), code_var("HOME")
+    (True, True, False)
+    """
+    return name in CODE_VARS or name.startswith(_CODE_PREFIXES)
+
+
 def risky_assignment(word: Word) -> bool:
     """True if ``NAME=value`` plants code (``BASH_ENV``, ``GIT_CONFIG_*``, ``PS4``...),
     points git at other programs or configuration, or stores command text for later.
@@ -174,7 +185,7 @@ def risky_assignment(word: Word) -> bool:
     """
     name, _, value = word.text.partition("=")
     name = name.rstrip("+").split("[", 1)[0]
-    if name in CODE_VARS or name.startswith(_CODE_PREFIXES):
+    if code_var(name):
         return True
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS

@@ -225,8 +225,7 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     started: list[tuple[WorkerSpec, Provisioned, str]] = []
     for w in a.workers:
         worker = provision(svc, w.name, team, parent=who.name)
-        env = {"EXOMONAD_TOKEN": worker.token, "EXOMONAD_NAME": w.name, "EXOMONAD_TEAM": team,
-               "EXOMONAD_DIR": str(svc.state_dir)}  # fmt: skip
+        env = worker.env(svc.state_dir)
         try:
             argv = worker_argv(shlex.split(w.command or cfg.command), sandbox=cfg.sandbox,
                                worktree=worker.cwd, state_dir=svc.state_dir)  # fmt: skip

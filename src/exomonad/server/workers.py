@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from exomonad.errors import ExomonadError, InvalidNameError
+from exomonad.gitgate import worker_env
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
@@ -37,16 +38,25 @@ class Provisioned:
 
     identity: Identity
     token: str
+    #: ExoMonad's git hooks dir its worktree uses (None without a worktree).
+    hooks: str | None = None
 
     @property
     def cwd(self) -> str | None:
         """Where the worker's process should run (its worktree, if it has one)."""
         return self.identity.worktree
 
+    def env(self, state_dir: Path) -> dict[str, str]:
+        """What to add to the worker's environment: identity and git gate."""
+        return worker_env(token=self.token, name=self.identity.name,
+                          team=self.identity.team or "", state_dir=str(state_dir),
+                          hooks=self.hooks)  # fmt: skip
+
     def to_json(self) -> dict[str, str | None]:
         """What the teammate route answers."""
         return {"token": self.token, "name": self.identity.name, "team": self.identity.team,
-                "worktree": self.identity.worktree, "branch": self.identity.branch}  # fmt: skip
+                "worktree": self.identity.worktree, "branch": self.identity.branch,
+                "hooks": self.hooks}  # fmt: skip
 
 
 def _check(svc: Services, name: object, role: object, team: object) -> tuple[str, str, str]:
@@ -91,6 +101,7 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
             svc.worktrees.remove(name)  # just made and clean: nothing to lose
             raise
         who = replace(who, worktree=str(wt.path), branch=wt.branch)
+        return Provisioned(who, svc.tokens.issue(who), str(wt.hooks))
     return Provisioned(who, svc.tokens.issue(who))
 
 

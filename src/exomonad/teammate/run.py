@@ -31,6 +31,7 @@ from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.client import ServerClient, ServerError, ServerNotRunningError
 from exomonad.errors import ExomonadError
+from exomonad.gitgate import worker_env
 from exomonad.sandbox import worker_argv
 from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
 from exomonad.state import adopt_lock_journal
@@ -158,10 +159,12 @@ class _Protocol:
         return True
 
 
-def _worker_env(state: Path, args: TeammateArgs, token: str) -> dict[str, str]:
+def _worker_env(state: Path, args: TeammateArgs, worker: dict[str, Any]) -> dict[str, str]:
+    hooks = worker.get("hooks")
     env = dict(os.environ)
-    env.update(EXOMONAD_TOKEN=token, EXOMONAD_NAME=args.name, EXOMONAD_TEAM=args.team,
-               EXOMONAD_DIR=str(state))  # fmt: skip
+    env.update(worker_env(token=str(worker["token"]), name=args.name, team=args.team,
+                          state_dir=str(state), hooks=hooks if isinstance(hooks, str) else None,
+                          inherited=os.environ))  # fmt: skip
     return env
 
 
@@ -193,7 +196,7 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         worktree=cwd,
         state_dir=state,
     )
-    agent = PtyAgent(command, env=_worker_env(state, args, token), cwd=cwd or os.getcwd())
+    agent = PtyAgent(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())
     agent.start()
     marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
     if marker is not None:
