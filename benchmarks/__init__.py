@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "hooks": "benchmarks.hooks",
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
+    "peer": "benchmarks.peer",
 }
 
 __all__ = ["REGISTRY"]

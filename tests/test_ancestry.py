@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from exomonad import hookclient
-from exomonad.ancestry import Proc, agent_session, claude_lead_ancestor, reason_in
+from exomonad.ancestry import Proc, agent_session, claude_lead_ancestor, other_agent, reason_in
+from exomonad.util.waiting import retry_until
 
 PROBE = ("import json, sys; from exomonad.ancestry import agent_session, claude_lead_ancestor;"
          " print(json.dumps([agent_session(), claude_lead_ancestor()]))")  # fmt: skip
@@ -74,3 +75,24 @@ def test_a_tokenless_claude_hook_is_the_lead_only_below_the_lead(
     monkeypatch.setattr("exomonad.ancestry.claude_lead_ancestor", lambda pid=None: None)
     assert hookclient._token(str(tmp_path), "claude") == "exo_lead"
     assert hookclient._token(str(tmp_path), "gemini") is None  # never for Gemini
+
+
+def test_other_agent_judges_a_process_by_its_parents_and_the_lead_token() -> None:
+    """What the server asks of the process holding the lead's token (SO_PEERCRED)."""
+    sleeper = subprocess.Popen(["bash", "-c", "exec -a gemini sleep 30"])
+    plain = subprocess.Popen(["sleep", "30"], env={**os.environ, "EXOMONAD_TOKEN": "exo_lead"})
+    marked = subprocess.Popen(["sleep", "30"], env={**os.environ, "EXOMONAD_TOKEN": "exo_w1"})
+    try:
+        assert other_agent(os.getpid()) is None  # a person's process (the test runner)
+        retry_until(lambda: Path(f"/proc/{sleeper.pid}/cmdline").read_bytes().startswith(
+            b"gemini"), timeout=30, message="bash exec'd `gemini`")  # fmt: skip
+        assert other_agent(sleeper.pid) == f"pid {sleeper.pid} is an agent (gemini)"
+        assert other_agent(plain.pid, "exo_lead") is None  # the lead's token: the lead's
+        assert "EXOMONAD_TOKEN" in (other_agent(plain.pid) or "")
+        assert "EXOMONAD_TOKEN" in (other_agent(marked.pid, "exo_lead") or "")
+    finally:
+        for proc in (sleeper, plain, marked):
+            proc.kill()
+            proc.wait()
+    assert other_agent(sleeper.pid) is not None  # gone: cannot tell, so not the lead
+    assert other_agent(0) is not None

@@ -28,7 +28,8 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "reason_in"]
+__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "other_agent",
+           "reason_in"]
 
 #: Environment variables only an agent's process tree carries.
 AGENT_ENV = ("EXOMONAD_TOKEN", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI",
@@ -97,14 +98,18 @@ def _agent_name(proc: Proc) -> str | None:
     return None
 
 
-def reason_in(chain: Sequence[Proc], *, allow_lead: bool = False) -> str | None:
+def reason_in(chain: Sequence[Proc], *, allow_lead: bool = False,
+              lead_token: str | None = None) -> str | None:  # fmt: skip
     """Why ``chain`` (a process and its ancestors) is an agent's session, or None.
 
     With ``allow_lead``, a Claude Code process that is not a teammate (no
-    ``--agent-id``) and the markers it sets (``CLAUDECODE``) do not count: the lead.
+    ``--agent-id``) and the markers it sets (``CLAUDECODE``) do not count: the lead;
+    nor does ``EXOMONAD_TOKEN`` holding ``lead_token`` (a headless lead's bridge).
     """
     for proc in chain:
         for key in AGENT_ENV:
+            if allow_lead and key == "EXOMONAD_TOKEN" and proc.env.get(key) == lead_token:
+                continue
             if key in proc.env and not (allow_lead and key.startswith("CLAUDE")):
                 what = "an agent identity" if key == "EXOMONAD_TOKEN" else "an agent's marker"
                 return f"pid {proc.pid} runs with {key} ({what})"
@@ -132,3 +137,13 @@ def claude_lead_ancestor(pid: int | None = None) -> str | None:
     if not any(_agent_name(p) in _CLAUDE for p in chain):
         return "no Claude Code lead among its parents"
     return None
+
+
+def other_agent(pid: int, lead_token: str | None = None) -> str | None:
+    """Why ``pid`` runs in an agent's session other than a Claude Code lead's (or cannot
+    be read), or None: the lead's own processes and a person's are fine. A process
+    whose ``EXOMONAD_TOKEN`` is ``lead_token`` is the lead's (its parents still tell)."""
+    chain = list(ancestors(pid)) if pid > 1 else []
+    if not chain:
+        return f"pid {pid} cannot be read (gone, or not ours to tell)"
+    return reason_in(chain, allow_lead=True, lead_token=lead_token or None)

@@ -21,6 +21,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
+from exomonad.client import ServerClient
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
@@ -224,6 +225,33 @@ def test_the_lead_role_cannot_be_taken_without_a_token(project: Project) -> None
         assert tools == guest, agent
     tools, _ = anyio.run(lambda: _session(project, "tl", None, [], as_program="claude"))
     assert "answer_permission" in tools  # below the lead's Claude Code: the lead
+
+
+def test_a_worker_that_reads_the_lead_token_is_a_guest(project: Project) -> None:
+    """Measured (issue 10): code a worker runs can build the path of `.exomonad/lead.token`
+    (`glob.glob('.e*/l*')`), read it, and act as the lead. Now the server asks the kernel
+    who is connected (SO_PEERCRED): the lead's token counts only from a process in no
+    other agent's session."""
+    lead = (project.state / "lead.token").read_text().strip()
+    guest = ["task_get", "task_list", "team_status"]
+    for agent in ("gemini", "codex"):  # an agent's process, holding the lead's token
+        tools, _ = anyio.run(functools.partial(_session, project, "tl", lead, [],
+                                               as_program=agent))  # fmt: skip
+        assert tools == guest, agent
+    tools, _ = anyio.run(_session, project, "tl", lead, [])
+    assert "answer_permission" in tools  # a person's process with the token: the lead
+    # The plain JSON route, from code that carries a worker's identity in its environment.
+    spawn = ("from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
+             "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
+             "print(c.call('POST', '/tool/spawn_workers', {'workers': [{'name': 'evil'}]}))")
+    env = {**project.env, "EXOMONAD_TOKEN": "exo_a_worker"}
+    done = subprocess.run([sys.executable, "-c", spawn, str(project.state), lead], env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode != 0
+    assert "not available to role 'guest'" in done.stderr, done.stderr
+    assert not (project.state.parent / ".worktrees" / "evil").exists()
+    counters = ServerClient(project.state, timeout=30).health()["counters"]
+    assert counters["lead_token_refused"] >= 3  # each MCP session asks more than once
 
 
 def test_bound_worker_receives_messages_from_the_lead(

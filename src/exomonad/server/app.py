@@ -35,8 +35,9 @@ from exomonad.panes import TmuxBackend
 from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
 from exomonad.server.hooks import hook_request
-from exomonad.server.identity import TOKEN_HEADER
+from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.mcp_app import build_mcp_server
+from exomonad.server.peer import PeerH11Protocol, peer_pid
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
 from exomonad.server.tools import call_tool
@@ -77,6 +78,11 @@ def health(svc: Services) -> dict[str, Any]:
     }
 
 
+def _caller(svc: Services, request: Request) -> Identity:
+    """Who sent ``request``: its token, checked against the connecting process."""
+    return svc.identify(request.headers.get(TOKEN_HEADER), peer_pid(request.scope))
+
+
 def build_app(svc: Services) -> Starlette:
     """The ASGI app: MCP at ``/mcp`` plus the health and hook routes."""
 
@@ -91,7 +97,7 @@ def build_app(svc: Services) -> Starlette:
         body = await _bounded_body(request, MAX_BODY)
         token, pane = request.headers.get(TOKEN_HEADER), request.headers.get("x-exomonad-pane")
         answer = await anyio.to_thread.run_sync(
-            hook_request, svc, event, runtime, body, token, pane
+            hook_request, svc, event, runtime, body, token, pane, peer_pid(request.scope)
         )
         return JSONResponse(
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}
@@ -120,7 +126,7 @@ def build_app(svc: Services) -> Starlette:
 
     async def teammate_release(request: Request) -> Response:
         """A teammate that is shutting down gives back its token and worktree."""
-        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        who = _caller(svc, request)
         if not who.authenticated or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
@@ -129,7 +135,7 @@ def build_app(svc: Services) -> Starlette:
     async def tool_route(request: Request) -> Response:
         """One ExoMonad tool as plain JSON (for the CLI): the same role and policy checks
         as over MCP; the caller is whoever its token says."""
-        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        who = _caller(svc, request)
         try:
             args = orjson.loads(await request.body() or b"{}")
             if not isinstance(args, dict):
@@ -144,7 +150,7 @@ def build_app(svc: Services) -> Starlette:
 
     async def gate_route(request: Request) -> Response:
         """``exomonad git-gate``: a push from a worker's worktree, judged as its tool call."""
-        who = svc.identify(request.headers.get(TOKEN_HEADER))
+        who = _caller(svc, request)
         try:
             body = orjson.loads(await request.body())
             command, cwd = body["command"], body.get("cwd")
@@ -216,7 +222,8 @@ class _Server(uvicorn.Server):
 
 
 async def _serve(svc: Services, sock: socket.socket) -> None:
-    config = uvicorn.Config(build_app(svc), log_level="warning", lifespan="on")
+    config = uvicorn.Config(build_app(svc), log_level="warning", lifespan="on",
+                            http=PeerH11Protocol)  # fmt: skip
     server = _Server(config)
     watcher_ready = asyncio.Event()
     watcher = asyncio.create_task(svc.watcher.run(watcher_ready))

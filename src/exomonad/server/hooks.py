@@ -187,7 +187,7 @@ def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
 
 def hook_request(
     svc: Services, event: str, runtime: str, body: bytes | None, token: str | None,
-    pane: str | None,
+    pane: str | None, peer: int | None = None,
 ) -> HookAnswer:  # fmt: skip
     """Answer one ``/hook`` request (``body`` None: larger than the bound); never raises."""
     try:
@@ -207,7 +207,7 @@ def hook_request(
             return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
         if pane:
             payload["_pane"] = pane
-        return handle_hook(svc, svc.identify(token), event, runtime, payload)
+        return handle_hook(svc, svc.identify(token, peer), event, runtime, payload)
     except Exception as exc:
         log.exception("hook %s failed", event)
         return refuse(event, runtime, "deny", f"the server failed on this hook ({exc!r:.200})")

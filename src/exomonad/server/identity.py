@@ -6,8 +6,10 @@ the root lead's token is kept in ``.exomonad/lead.token`` (mode 0600) for the le
 ``exomonad mcp-stdio`` to read. A connection without a valid token gets the least role.
 
 The trust boundary is the Unix user: anything running as that user can read the state
-directory and the socket. Tokens stop accidental or careless role claims (an agent
-passing ``--role tl``), not a hostile process of the same user.
+directory and the socket. Tokens stop role claims (an agent passing ``--role tl``); the
+lead's token is also checked against the connecting process (``Services.identify``), so
+a worker that reads it is still a guest. A hostile process of the same user that
+detaches from the worker's session is not stopped (``docs/guarantees.md``).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from exomonad.errors import ExomonadError
 from exomonad.server.identity import TOKEN_HEADER, Identity
+from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, call_tool
 
@@ -29,7 +30,7 @@ def identity_of(svc: Services, ctx: ServerRequestContext[Any]) -> Identity:
     """The caller of this request (least role without a valid token)."""
     headers = getattr(ctx.request, "headers", None)
     token = headers.get(TOKEN_HEADER) if headers is not None else None
-    return svc.identify(token)
+    return svc.identify(token, peer_pid(getattr(ctx.request, "scope", None)))
 
 
 def _error(message: str) -> types.CallToolResult:

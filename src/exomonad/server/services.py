@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from pathlib import Path
 
 from exomonad import __version__
+from exomonad.ancestry import other_agent
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.registry import TeamRegistry
 from exomonad.bridge.watcher import InboxWatcher
@@ -23,6 +25,8 @@ from exomonad.teams.paths import config_root
 from exomonad.worktrees import WorktreeManager
 
 __all__ = ["Services"]
+
+log = logging.getLogger("exomonad.server")
 
 
 class Services:
@@ -77,9 +81,20 @@ class Services:
         self.started_at = time.time()
         self.version = __version__
 
-    def identify(self, token: str | None) -> Identity:
-        """The caller behind ``token``; unknown tokens get the least role, anonymously."""
+    def identify(self, token: str | None, peer: int | None = None) -> Identity:
+        """The caller behind ``token``; unknown tokens get the least role, anonymously.
+
+        ``peer`` is the connecting process (:mod:`exomonad.server.peer`; None in-process):
+        the lead's role counts only from a process in no other agent's session, so a
+        worker that read ``lead.token`` is a guest with it.
+        """
         found = self.tokens.lookup(token)
+        if found is not None and peer is not None and found.role == self.config.lead.role:
+            why = other_agent(peer, token)
+            if why is not None:
+                self.counters["lead_token_refused"] += 1
+                log.warning("the lead's token from pid %d is not the lead's: %s", peer, why)
+                found = None
         if found is not None:
             return found
         return Identity(name="anonymous", role=self.config.roles.default, authenticated=False)
