@@ -61,6 +61,7 @@ ERRORS_ALL = [
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
+    "UnknownRuntimeError",
 ]
 
 #: The documented exception tree: class -> its ExoMonad parent.
@@ -76,6 +77,7 @@ ERROR_PARENTS = {
     "TaskError": "ExomonadError",
     "PaneError": "ExomonadError",
     "SandboxError": "ExomonadError",
+    "UnknownRuntimeError": "ExomonadError",
 }
 
 

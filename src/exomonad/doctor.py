@@ -12,7 +12,7 @@ the exact command that fixes it. The checks:
 * nothing machine-specific in the committed files (absolute paths under the home dir,
   the virtualenv, the temp dir or this checkout);
 * the project's server answers ``/health`` (warn when none runs);
-* the agent CLIs (``claude``, ``gemini``, ``codex``: warn), ``tmux`` and ``git`` (fail);
+* each runtime's CLI (``claude``, ``gemini``: warn), ``tmux`` and ``git`` (fail);
 * git worktrees whose directory is gone (warn: ``git worktree prune``).
 """
 
@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from exomonad import __version__
+from exomonad import __version__, runtimes
 from exomonad.errors import ExomonadError
 from exomonad.server.pidfile import read_server_info, server_request
 from exomonad.setup import is_ours
@@ -41,11 +41,12 @@ __all__ = ["Check", "Status", "run_checks"]
 Status = Literal["ok", "warn", "fail"]
 REINIT = "exomonad init"
 #: Files ``init`` writes that people commit (``settings.local.json`` is not committed).
-COMMITTED = (".claude/settings.json", ".mcp.json", ".gemini/settings.json")
-HOOK_FILES = {".claude/settings.json": "claude", ".claude/settings.local.json": "claude",
-              ".gemini/settings.json": "gemini"}  # fmt: skip
-AGENT_CLIS = (("claude", "@anthropic-ai/claude-code"), ("gemini", "@google/gemini-cli"),
-              ("codex", "@openai/codex"))  # fmt: skip
+COMMITTED = (".mcp.json", *(r.settings_file for r in runtimes.RUNTIMES.values()
+                             if r.settings_file))  # fmt: skip
+#: Agent settings files that may hold ExoMonad's hooks, and whose they are.
+HOOK_FILES = {**{r.settings_file: r.name for r in runtimes.RUNTIMES.values() if r.settings_file},
+              ".claude/settings.local.json": "claude"}  # fmt: skip
+AGENT_CLIS = tuple((r.program, r.npm_package) for r in runtimes.RUNTIMES.values())
 TIMEOUT = 15.0
 
 

@@ -15,7 +15,8 @@ can catch one type. The tree::
     ├── TaskError               task rule violated (not found, bad dependency, ...)
     │   └── ClaimRefusedError     (exomonad.teams.tasks) claim refused: owned, resolved, blocked
     ├── PaneError               a terminal pane that is missing, dead or refuses input
-    └── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
+    ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
+    └── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
+    "UnknownRuntimeError",
 ]
 
 
@@ -95,3 +97,7 @@ class PaneError(ExomonadError):
 class SandboxError(ExomonadError):
     """A worker cannot be sandboxed: ``bwrap`` is missing or cannot create namespaces
     here, or a path the sandbox must bind does not exist."""
+
+
+class UnknownRuntimeError(ExomonadError, ValueError):
+    """An agent runtime name that no module of :mod:`exomonad.runtimes` registers."""

@@ -1,11 +1,12 @@
-"""``exomonad hook EVENT --runtime claude|gemini``: the thin hook client.
+"""``exomonad hook EVENT --runtime NAME``: the thin hook client.
 
 Reads the hook's JSON on stdin, posts it to the project's server over its Unix socket,
 prints the answer (JSON on stdout), writes its message to stderr and exits with the code
 the server chose. Standard library only: it starts with every tool call of every agent.
 
 Fail closed. Claude Code and Gemini CLI both let a tool call through when its hook
-crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``) never does:
+crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``: see
+:mod:`exomonad.runtimes`) never does:
 
 * input above the bounds (:data:`MAX_BODY` bytes, :data:`MAX_DEPTH` levels of nesting)
   is not parsed: the call is escalated (``ask``) to whoever the runtime asks;
@@ -34,6 +35,8 @@ import socket
 import sys
 import time
 
+from exomonad import runtimes
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
 if TYPE_CHECKING:
     from typing import Any
@@ -48,7 +51,7 @@ __all__ = [
     "too_deep",
 ]
 
-_USAGE = "usage: exomonad hook EVENT [--runtime claude|gemini] [--timeout SECONDS]"
+_USAGE = f"usage: exomonad hook EVENT [--runtime {'|'.join(runtimes.RUNTIMES)}] [--timeout SECONDS]"
 #: Seconds the client waits for the server in all (the server may be waiting for an
 #: approval, ``[policy] approval_timeout``, 50 s by default); ``exomonad init`` passes
 #: ``--timeout`` to match the project's approval time-out, below the runtime's own.
@@ -57,8 +60,8 @@ TIMEOUT = 70.0
 MAX_BODY = 8 << 20
 #: Deepest nesting of arrays and objects judged (the top-level object is level 1).
 MAX_DEPTH = 64
-#: Hook events that gate a tool call (Claude Code's name, Gemini CLI's name).
-GATING_EVENTS = ("pre-tool-use", "before-tool")
+#: Hook events that gate a tool call (every runtime's names for them).
+GATING_EVENTS = runtimes.gating_events()
 _MAX_ANSWER = 16 << 20
 
 #: A JSON string; its closing quote is optional, so a match never fails and the scan
@@ -94,13 +97,10 @@ def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
 
 
 def decision_output(runtime: str, kind: str, reason: str) -> dict[str, Any]:
-    """A PreToolUse / BeforeTool answer (``allow``/``deny``/``ask``) in the runtime's
-    shape; the same shape as :func:`exomonad.policy.hook_output.hook_output`, without
-    importing the policy package."""
-    if runtime == "gemini":
-        return {"decision": kind, "reason": reason}
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": kind,
-                                   "permissionDecisionReason": reason}}  # fmt: skip
+    """A tool-gating hook's answer (``allow``/``deny``/``ask``) in the runtime's shape
+    (:meth:`exomonad.runtimes.Runtime.decision_output`); Claude Code's for a runtime
+    we do not know, so an answer is never missing."""
+    return runtimes.RUNTIMES.get(runtime, runtimes.CLAUDE).decision_output(kind, reason)
 
 
 def _post(sock_path: str, target: str, body: bytes, headers: dict[str, str],
@@ -181,17 +181,17 @@ def _server_socket(state: str) -> str | None:
 
 
 def _token(state: str, runtime: str = "claude") -> str | None:
-    """``$EXOMONAD_TOKEN``; else, for Claude Code hooks only, the root lead's token, if
-    this hook runs for the lead's own Claude Code (not for a Claude teammate, not below
-    any other agent: see :mod:`exomonad.ancestry`).
+    """``$EXOMONAD_TOKEN``; else, for a runtime that can lead (Claude Code) only, the
+    root lead's token, if this hook runs for the lead's own Claude Code (not for a Claude
+    teammate, not below any other agent: see :mod:`exomonad.ancestry`).
 
-    A Gemini hook without a token gets no fallback (the least role): a worker whose
-    environment lost its token must never be judged as the lead.
+    A worker runtime's hook without a token gets no fallback (the least role): a worker
+    whose environment lost its token must never be judged as the lead.
     """
     token = os.environ.get("EXOMONAD_TOKEN")
     if token:
         return token
-    if runtime != "claude":
+    if not runtimes.get(runtime).can_lead:
         return None
     from exomonad.ancestry import claude_lead_ancestor
 
@@ -211,9 +211,7 @@ def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None) -> b
         from exomonad.policy.hook_output import hook_output
 
         role, name = _offline_role(state, runtime)
-        req = ToolRequest.from_hook(
-            "gemini" if runtime == "gemini" else "claude", payload, role=role, agent=name
-        )
+        req = ToolRequest.from_hook(runtime, payload, role=role, agent=name)
         engine = PolicyEngine(state_dir=state) if state is not None else PolicyEngine()
         decision = engine.decide(req)
     except Exception as exc:  # the fallback must never break the agent's tool call
@@ -245,10 +243,17 @@ def _fail_open(event: str, why: str) -> int:
     return 0
 
 
+def _gates(event: str, runtime: str) -> bool:
+    """Whether ``event`` gates a tool call (for a runtime we do not know: any name that
+    gates one for some runtime)."""
+    known = runtimes.RUNTIMES.get(runtime)
+    return known.gates(event) if known is not None else event in GATING_EVENTS
+
+
 def _refuse(event: str, runtime: str, kind: str, why: str) -> int:
     """A gating hook is denied (``kind="deny"``) or escalated (``"ask"``); any other
     event goes ahead with a note: it must never block the agent's session."""
-    if event in GATING_EVENTS:
+    if _gates(event, runtime):
         reason = f"ExoMonad: {why}"
         sys.stdout.write(json.dumps(decision_output(runtime, kind, reason)) + "\n")
         verdict = "denied" if kind == "deny" else "escalated"
@@ -291,7 +296,7 @@ def _run(event: str, runtime: str, timeout: float) -> int:
             return _ask_server(event, runtime, body, state, sock, timeout)
         except _NoServer:
             pass
-    if event in GATING_EVENTS and _offline_deny(runtime, payload, state):
+    if _gates(event, runtime) and _offline_deny(runtime, payload, state):
         return 0
     return _fail_open(event, "no ExoMonad server is running for this project")
 
@@ -330,7 +335,7 @@ def _parse_args(argv: list[str]) -> tuple[str, str, float]:
     rest = argv[1:]
     while rest:
         flag, value, rest = rest[0], rest[1], rest[2:]
-        if flag == "--runtime" and value in ("claude", "gemini"):
+        if flag == "--runtime" and value in runtimes.RUNTIMES:
             runtime = value
         elif flag == "--timeout" and float(value) > 0:
             timeout = float(value)

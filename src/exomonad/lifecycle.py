@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError, PaneError
 from exomonad.panes import TmuxBackend
@@ -43,9 +44,7 @@ __all__ = ["INSTALL_HINTS", "Report", "down", "require_tool", "up", "worktrees_o
 INSTALL_HINTS = {
     "tmux": "apt-get install tmux",
     "git": "apt-get install git",
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "gemini": "npm install -g @google/gemini-cli",
-    "codex": "npm install -g @openai/codex",
+    **{r.program: f"npm install -g {r.npm_package}" for r in runtimes.RUNTIMES.values()},
 }
 #: tmux user options marking what ``up`` made (distinct names: a window's format lookup
 #: falls back to its session's options, so one name would mark every window).
@@ -132,9 +131,10 @@ def up(root: Path, *, tmux_socket: str | None = None, lead: str | None = "claude
     if not (state / "config.toml").exists():
         raise ExomonadError(f"{root} is not set up for ExoMonad: run `exomonad init` there first")
     config = load_project_config(state)
-    if shutil.which(shlex.split(config.workers.command)[0]) is None:
-        report.warnings.append(f"workers will not start: {shlex.split(config.workers.command)[0]}"
-                               f" is not on PATH ({INSTALL_HINTS.get('gemini')})")  # fmt: skip
+    program = shlex.split(config.workers.command)[0]
+    if shutil.which(program) is None:
+        hint = INSTALL_HINTS.get(program, "install it, or fix PATH")
+        report.warnings.append(f"workers will not start: {program} is not on PATH ({hint})")
     tmux = TmuxBackend(tmux_socket)
     session = config.workers.tmux_session
     windows = _windows(tmux, session)

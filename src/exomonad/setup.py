@@ -13,6 +13,7 @@ Writes (merging into what exists, never overwriting what it does not own):
   (``subagent_type: "gemini-worker"``), run by ``exomonad teammate`` as Gemini CLI;
 * ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers.
 
+What each runtime writes is its own (:meth:`exomonad.runtimes.Runtime.configure`).
 These files are committed, so they are portable: every command is a console script found
 on PATH (``exomonad hook ...``, never one machine's absolute path). A console script runs
 with its own directory first on ``sys.path``, never the working directory, so an agent
@@ -31,24 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.errors import ExomonadError
+from exomonad.runtimes.base import is_ours
 from exomonad.server import config as server_config
 from exomonad.state import ensure_state_dir
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
-__all__ = ["InitReport", "has_exomonad_hooks", "init_project", "is_ours"]
+__all__ = ["InitReport", "ProjectFiles", "has_exomonad_hooks", "init_project", "is_ours"]
 
-_MARK = "exomonad hook"  # in every hook command ExoMonad ever wrote, bare or absolute
 #: The first line of the ``.exomonad/bin/exomonad-teammate`` older versions wrote.
 _OLD_WRAPPER = "#!/bin/sh\n# Written by `exomonad init`"
-
-GEMINI_AGENT = """---
-name: gemini-worker
-description: A Gemini CLI teammate run by ExoMonad. Give it a self-contained task; it
-  reports back with notify_parent and can be messaged with SendMessage.
----
-You are a Gemini CLI worker in a Claude Code agent team, run by ExoMonad.
-"""
 
 GITIGNORE = "# ExoMonad runtime state (keep config.toml and policy.py)\n*\n!.gitignore\n" \
             "!config.toml\n!policy.py\n"  # fmt: skip
@@ -59,6 +53,34 @@ class InitReport:
     """What ``init`` did, file by file: created, updated or unchanged."""
 
     files: dict[str, str] = field(default_factory=dict)
+
+
+class ProjectFiles:
+    """The project files a runtime writes at ``init`` (:meth:`Runtime.configure`): JSON
+    files merged in memory and written once at the end, text files written if missing."""
+
+    def __init__(self, root: Path, report: InitReport) -> None:
+        self.root, self.report = root, report
+        self._json: dict[str, dict[str, Any]] = {}
+
+    def json(self, rel: str) -> dict[str, Any]:
+        """The JSON object at ``rel`` (``{}`` if missing), to change in place."""
+        if rel not in self._json:
+            self._json[rel] = _load_json(self.root / rel)
+        return self._json[rel]
+
+    def text_once(self, rel: str, text: str) -> None:
+        """Write ``text`` at ``rel`` unless a file is there (it may be the user's now)."""
+        path = self.root / rel
+        if path.exists():
+            self.report.files[rel] = "unchanged"
+        else:
+            _write_text(path, text, self.report, self.root)
+
+    def write(self) -> None:
+        """Write every JSON file changed through :meth:`json`."""
+        for rel, data in self._json.items():
+            _write_json(self.root / rel, data, self.report, self.root)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -92,34 +114,6 @@ def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
     tmp.replace(path)
 
 
-def _set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: str,
-               timeout: int) -> None:  # fmt: skip
-    """Put our hook for ``event`` in place, replacing an older ExoMonad entry."""
-    entries = [e for e in hooks.get(event, []) if not is_ours(e)]
-    hook = {"type": "command", "command": command, "timeout": timeout}
-    entry: dict[str, Any] = {"hooks": [hook]}
-    if matcher is not None:
-        entry = {"matcher": matcher, **entry}
-    hooks[event] = [*entries, entry]
-
-
-def _hook_command(exo: str, name: str, runtime: str, approval_timeout: float) -> str:
-    """Our hook command; a tool-gating hook's client waits for the server up to the
-    approval time-out plus 20 s, so it answers (and fails closed) before the runtime's own
-    time-out (approval time-out plus 30 s) would kill it and let the tool call through."""
-    command = f"{exo} hook {name} --runtime {runtime}"
-    if name in ("pre-tool-use", "before-tool"):
-        command += f" --timeout {int(approval_timeout) + 20}"
-    return command
-
-
-def is_ours(entry: Any) -> bool:
-    """Whether a hook entry (``{matcher, hooks: [...]}``) is ExoMonad's, old or new form."""
-    return isinstance(entry, dict) and any(
-        _MARK in str(h.get("command", "")) for h in entry.get("hooks", []) if isinstance(h, dict)
-    )
-
-
 def has_exomonad_hooks(path: Path) -> bool:
     """Whether the agent settings file ``path`` holds an ExoMonad hook (False if it is
     missing or unreadable)."""
@@ -147,45 +141,6 @@ def _remove_old_wrapper(state: Path, report: InitReport, root: Path) -> None:
     report.files[str(old.relative_to(root))] = "removed"
     if not any(old.parent.iterdir()):
         old.parent.rmdir()
-
-
-def _claude_settings(data: dict[str, Any], exo: str, approval_timeout: float,
-                     teammate: str) -> dict[str, Any]:  # fmt: skip
-    env = data.setdefault("env", {})
-    env["CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS"] = "1"
-    env["CLAUDE_CODE_TEAMMATE_COMMAND"] = teammate
-    data["teammateMode"] = "tmux"
-    hooks = data.setdefault("hooks", {})
-    wait = int(approval_timeout) + 30  # the hook may wait for an approval
-    for event, matcher, name in (
-        ("SessionStart", None, "session-start"),
-        ("UserPromptSubmit", None, "user-prompt-submit"),
-        ("PreToolUse", "*", "pre-tool-use"),
-        ("PostToolUse", "TeamCreate|TeamDelete", "post-tool-use"),
-        ("Stop", None, "stop"),
-    ):
-        _set_hooks(hooks, event, matcher, _hook_command(exo, name, "claude", approval_timeout),
-                   wait)  # fmt: skip
-    return data
-
-
-def _gemini_settings(data: dict[str, Any], exo: str, approval_timeout: float) -> dict[str, Any]:
-    argv = shlex.split(exo)
-    servers = data.setdefault("mcpServers", {})
-    servers["exo"] = {"command": argv[0], "args": [*argv[1:], "mcp-stdio", "--role", "worker"],
-                      "env": {"EXOMONAD_TOKEN": "$EXOMONAD_TOKEN",
-                              "EXOMONAD_DIR": "$EXOMONAD_DIR"}}  # fmt: skip
-    hooks = data.setdefault("hooks", {})
-    wait_ms = (int(approval_timeout) + 30) * 1000  # Gemini hook timeouts are in ms
-    for event, matcher, name in (
-        ("SessionStart", None, "session-start"),
-        ("BeforeAgent", None, "before-agent"),
-        ("BeforeTool", "*", "before-tool"),
-        ("AfterAgent", None, "after-agent"),
-    ):
-        _set_hooks(hooks, event, matcher, _hook_command(exo, name, "gemini", approval_timeout),
-                   wait_ms)  # fmt: skip
-    return data
 
 
 def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -> InitReport:
@@ -217,18 +172,10 @@ def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -
     }  # fmt: skip
     _write_json(root / ".mcp.json", mcp, report, root)
     _remove_old_wrapper(state, report, root)
-    claude = _load_json(root / ".claude" / "settings.json")
-    timeout = cfg.policy.approval_timeout
-    claude = _claude_settings(claude, exo, timeout, teammate)
-    _write_json(root / ".claude" / "settings.json", claude, report, root)
-    agent = root / ".claude" / "agents" / "gemini-worker.md"
-    if agent.exists():
-        report.files[str(agent.relative_to(root))] = "unchanged"
-    else:
-        _write_text(agent, GEMINI_AGENT, report, root)
-    gemini = _load_json(root / ".gemini" / "settings.json")
-    _write_json(root / ".gemini" / "settings.json", _gemini_settings(gemini, exo, timeout),
-                report, root)  # fmt: skip
+    files = ProjectFiles(root, report)
+    for runtime in runtimes.RUNTIMES.values():
+        runtime.configure(files, exo, cfg.policy.approval_timeout, teammate)
+    files.write()
     return report
 
 

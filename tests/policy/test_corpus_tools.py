@@ -141,7 +141,7 @@ def test_unknown_raw_names_the_runtime_tool_and_input() -> None:
 
 
 def test_an_unknown_runtime_yields_unknown() -> None:
-    request = ToolRequest("codex", "dev", "d", "Bash", {"command": "ls"})  # type: ignore[arg-type]
+    request = ToolRequest("nosuch", "dev", "d", "Bash", {"command": "ls"})
     assert same(classify(request), [ANY_UNKNOWN])
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from exomonad import runtimes
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
@@ -75,22 +76,33 @@ def _lead_client(state: Path, timeout: float = 60.0) -> ServerClient:
     return ServerClient(state, token=token.read_text().strip(), timeout=timeout)
 
 
+#: Runtimes that can run as workers, and the command that starts each.
+WORKER_RUNTIMES = {r.name: r.worker_command for r in runtimes.RUNTIMES.values()
+                   if r.worker_command}  # fmt: skip
+PROGRAMS = frozenset(r.program for r in runtimes.RUNTIMES.values())
+
+
 @worker_app.command("start")
 @handle_errors
 def worker_start(
     name: Annotated[str | None, typer.Option(help="Member name (default: <runtime>-N).")] = None,
     task: Annotated[str | None, typer.Option(help="Its first message.")] = None,
-    runtime: Annotated[str, typer.Option(help="gemini, or `command` with --command.")] = "gemini",
+    runtime: Annotated[str, typer.Option(help=f"{', '.join(WORKER_RUNTIMES)}, or `command` "
+                                         "with --command.")] = "gemini",
     command: Annotated[str | None, typer.Option(help="Command to run instead.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Start a worker in a new tmux window, in its own worktree, registered in the team."""
     state = find_state_dir()
-    if runtime not in ("gemini", "command") or (runtime == "command" and not command):
-        raise typer.BadParameter("--runtime gemini, or --runtime command with --command")
+    if runtime not in (*WORKER_RUNTIMES, "command") or (runtime == "command" and not command):
+        raise typer.BadParameter(f"--runtime {' or '.join(WORKER_RUNTIMES)}, or --runtime "
+                                 "command with --command")  # fmt: skip
     workers = load_project_config(state).workers
-    argv = shlex.split(command or workers.command)
-    if argv[0] in ("gemini", "claude", "codex"):
+    if command is None:  # the configured worker command for the configured runtime
+        command = workers.command if runtime == workers.agent_type else \
+            WORKER_RUNTIMES[runtime]  # fmt: skip
+    argv = shlex.split(command)
+    if argv[0] in PROGRAMS:
         require_tool(argv[0])
     client = _lead_client(state, timeout=workers.ready_timeout + 30)  # it waits for ready
     if name is None:

@@ -24,6 +24,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from exomonad import runtimes
 from exomonad.ancestry import agent_session
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
 from exomonad.errors import ExomonadError
@@ -36,7 +37,7 @@ from exomonad.policy.engine import POLICY_FILE_NAME, PolicyEngine
 from exomonad.policy.loader import PolicyStore, load_policy_file
 from exomonad.policy.model import Policy
 from exomonad.policy.replay import Outcome, judge_audit, judge_calls, read_jsonl
-from exomonad.policy.request import Runtime, ToolRequest
+from exomonad.policy.request import RUNTIMES, Runtime, ToolRequest
 from exomonad.state import ensure_state_dir, find_state_dir
 
 __all__ = ["app", "approvals_app", "register"]
@@ -110,7 +111,7 @@ def explain(
     command: Annotated[list[str] | None, typer.Argument(help="Shell command to judge.")] = None,
     role: Annotated[str, typer.Option("--role", help="The agent's role.")] = "dev",
     agent: Annotated[str, typer.Option("--agent", help="The agent's name.")] = "cli",
-    runtime: Annotated[str, typer.Option("--runtime", help="claude, gemini or mcp.")
+    runtime: Annotated[str, typer.Option("--runtime", help=f"{', '.join(RUNTIMES)}.")
                        ] = "claude",
     tool: Annotated[str | None, typer.Option("--tool", help="Raw tool name instead of a "
                                              "shell command.")] = None,
@@ -122,14 +123,16 @@ def explain(
     as_json: JsonOpt = False,
 ) -> None:
     """Show the typed actions and the decision for one tool call (nothing is run)."""
-    if runtime not in ("claude", "gemini", "mcp"):
-        raise typer.BadParameter("runtime must be claude, gemini or mcp")
-    rt: Runtime = "claude" if runtime == "claude" else "gemini" if runtime == "gemini" \
-        else "mcp"
+    if runtime not in RUNTIMES:
+        raise typer.BadParameter(f"runtime must be one of {', '.join(RUNTIMES)}")
+    rt: Runtime = runtime
     if tool is None:
         if not command:
             raise typer.BadParameter("give a shell command or --tool")
-        tool = "Bash" if rt == "claude" else "run_shell_command"
+        shell = runtimes.get(rt).shell_tool() if rt != "mcp" else None
+        if shell is None:
+            raise typer.BadParameter(f"{rt} has no shell tool: give --tool")
+        tool = shell
         data: dict[str, Any] = {"command": " ".join(command)}
     else:
         data = json.loads(tool_input)

@@ -11,6 +11,7 @@ import orjson
 import typer
 from rich.logging import RichHandler
 
+from exomonad import runtimes
 from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, err_console, handle_errors
 from exomonad.server.config import load_project_config
 from exomonad.server.pidfile import read_server_info, server_request
@@ -88,7 +89,7 @@ def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
 
 def hook(
     event: Annotated[str, typer.Argument(help="session-start, pre-tool-use, stop, ...")],
-    runtime: Annotated[str, typer.Option(help="claude or gemini")] = "claude",
+    runtime: Annotated[str, typer.Option(help=" or ".join(runtimes.names()))] = "claude",
 ) -> None:
     """Answer an agent hook (reads its JSON on stdin). Runs on a fast path (no typer)."""
     from exomonad.hookclient import main as hook_main

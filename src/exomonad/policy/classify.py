@@ -1,4 +1,7 @@
-"""Raw tool calls of Claude Code, Gemini CLI and ExoMonad's MCP server → typed actions.
+"""Raw tool calls of every runtime and ExoMonad's MCP server → typed actions.
+
+Which tool reads how is the runtime's table (:data:`exomonad.runtimes.Runtime.tools`:
+tool name → kind and input keys); what each kind means is here.
 
 >>> classify(ToolRequest("claude", "dev", "d1", "Bash",
 ...          {"command": "cd x && git push -f origin main"}, cwd="/w"))
@@ -14,6 +17,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.policy.actions import (
     Action,
     Internal,
@@ -31,7 +35,7 @@ from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_tools import host_of
 
-__all__ = ["CLAUDE_TOOLS", "GEMINI_TOOLS", "SELF_MCP_SERVER", "classify"]
+__all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
 
 #: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
 SELF_MCP_SERVER = "exomonad"
@@ -107,61 +111,29 @@ def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     return [ReadFile(resolve_path(req.cwd, p) if isinstance(p, str) else None) for p in paths]
 
 
-#: Claude Code tool name → handler.
-CLAUDE_TOOLS: dict[str, Handler] = {
-    "Bash": _shell("command"),
-    "Read": _one(ReadFile, "file_path"),
-    "NotebookRead": _one(ReadFile, "notebook_path"),
-    "Write": _one(WriteFile, "file_path"),
-    "Edit": _one(WriteFile, "file_path"),
-    "MultiEdit": _one(WriteFile, "file_path"),
-    "NotebookEdit": _one(WriteFile, "notebook_path"),
-    "Glob": _one(ReadFile, "path", default_cwd=True),
-    "Grep": _one(ReadFile, "path", default_cwd=True),
-    "LS": _one(ReadFile, "path", default_cwd=True),
-    "WebFetch": _fetch,
-    "WebSearch": _search,
-    **dict.fromkeys(("Task", "Agent", "TodoWrite", "TodoRead", "SendMessage", "ExitPlanMode",
-                     "EnterPlanMode", "BashOutput", "KillShell", "KillBash", "TeamCreate",
-                     "TeamDelete", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet",
-                     "TaskOutput", "TaskStop", "Skill", "SlashCommand", "AskUserQuestion",
-                     "ListMcpResourcesTool", "ReadMcpResourceTool"), _internal),
+#: How each kind of tool input reads (kinds and tables: :mod:`exomonad.runtimes`).
+_KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
+    "shell": lambda keys: _shell(*keys),
+    "read": lambda keys: _one(ReadFile, *keys),
+    "write": lambda keys: _one(WriteFile, *keys),
+    "list": lambda keys: _one(ReadFile, *keys, default_cwd=True),
+    "read_many": lambda keys: _many,
+    "fetch": lambda keys: _fetch,
+    "search": lambda keys: _search,
+    "internal": lambda keys: _internal,
 }
-
-#: Gemini CLI tool name → handler.
-GEMINI_TOOLS: dict[str, Handler] = {
-    "run_shell_command": _shell("command"),
-    "read_file": _one(ReadFile, "absolute_path", "file_path", "path"),
-    "read_many_files": _many,
-    "write_file": _one(WriteFile, "file_path", "absolute_path", "path"),
-    "replace": _one(WriteFile, "file_path", "absolute_path", "path"),
-    "edit": _one(WriteFile, "file_path", "absolute_path", "path"),
-    "list_directory": _one(ReadFile, "path", "dir_path", "absolute_path", default_cwd=True),
-    "glob": _one(ReadFile, "path", "dir_path", default_cwd=True),
-    "search_file_content": _one(ReadFile, "path", "dir_path", default_cwd=True),
-    "grep": _one(ReadFile, "path", "dir_path", default_cwd=True),
-    "grep_search": _one(ReadFile, "path", "dir_path", default_cwd=True),
-    "web_fetch": _fetch,
-    "google_web_search": _search,
-    **dict.fromkeys(("save_memory", "write_todos", "activate_skill", "delegate_to_agent",
-                     "codebase_investigator"), _internal),
-}
+_TABLES: dict[str, dict[str, Handler]] = {}
 
 
-def _mcp(name: str, runtime: str, servers: Sequence[str]) -> McpTool | None:
-    if runtime == "claude" or name.startswith("mcp__"):
-        if name.startswith("mcp__"):
-            server, sep, tool = name[5:].partition("__")
-            return McpTool(server, tool) if sep and server and tool else None
-        return None
-    if runtime == "gemini" and name.startswith("mcp_"):
-        rest = name[4:]
-        for server in sorted(servers, key=len, reverse=True):
-            if rest.startswith(server + "_") and len(rest) > len(server) + 1:
-                return McpTool(server, rest[len(server) + 1 :])
-        server, sep, tool = rest.partition("_")
-        return McpTool(server, tool) if sep and server and tool else None
-    return None
+def handlers(runtime: str) -> dict[str, Handler]:
+    """``runtime``'s tool name → handler, built once from its table of kinds."""
+    table = _TABLES.get(runtime)
+    if table is None:
+        found = runtimes.RUNTIMES.get(runtime)
+        tools = found.tools if found is not None else {}
+        table = _TABLES[runtime] = {name: _KINDS[spec[0]](spec[1:])
+                                    for name, spec in tools.items()}  # fmt: skip
+    return table
 
 
 def _raw(req: ToolRequest) -> str:
@@ -172,21 +144,25 @@ def _raw(req: ToolRequest) -> str:
     return f"{req.runtime}:{req.tool_name} {body[:500]}"
 
 
+def _mcp(request: ToolRequest, servers: Sequence[str]) -> McpTool | None:
+    runtime = runtimes.RUNTIMES.get(request.runtime, runtimes.CLAUDE)
+    found = runtime.mcp_tool(request.tool_name, servers)
+    return McpTool(*found) if found is not None else None
+
+
 def classify(request: ToolRequest, *, mcp_servers: Sequence[str] = ()) -> list[Action]:
     """The actions ``request`` performs. Never raises: what it cannot read is ``Unknown``.
 
     ``mcp_servers`` lists server names containing ``_`` (see :class:`~.model.Policy`).
     """
     if request.runtime == "mcp":
-        return [_mcp(request.tool_name, "claude", ()) or McpTool(SELF_MCP_SERVER,
-                                                                   request.tool_name)]
-    mcp = _mcp(request.tool_name, request.runtime, mcp_servers)
+        return [_mcp(request, ()) or McpTool(SELF_MCP_SERVER, request.tool_name)]
+    mcp = _mcp(request, mcp_servers)
     if mcp is not None and mcp.server in OWN_MCP_SERVERS:
         return [mcp]  # ExoMonad's own tools: their arguments are judged by the server
     if mcp is not None:  # another server's tool: each path in its input may be written
         return [mcp, *possible_writes(request.tool_input, request.cwd)]
-    table = {"claude": CLAUDE_TOOLS, "gemini": GEMINI_TOOLS}.get(request.runtime, {})
-    handler = table.get(request.tool_name)
+    handler = handlers(request.runtime).get(request.tool_name)
     env = ShellEnv(request.worktree, request.branch, request.cwd)
     try:
         result = handler(request, env) if handler is not None else None

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.policy.actions import Action
 from exomonad.policy.cascade import context_for, decide_request, judge_all
 from exomonad.policy.decisions import Decision, DecisionLabel, label, parse_label
@@ -77,7 +78,7 @@ class Example:
         branch = self.branch or ("main" if is_lead else f"feature/{agent}")
         subject = self.subject
         if isinstance(subject, str):
-            tool = "Bash" if self.runtime == "claude" else "run_shell_command"
+            tool = runtimes.get(self.runtime).shell_tool() or "Bash"
             runtime, name, data = self.runtime, tool, {"command": subject}
         elif isinstance(subject, Call):
             runtime, name, data = subject.runtime, subject.tool, dict(subject.input)

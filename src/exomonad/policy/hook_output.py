@@ -1,8 +1,7 @@
-"""A policy decision as a PreToolUse / BeforeTool hook answer, in each runtime's shape.
+"""A policy decision as a tool-gating hook's answer, in the runtime's shape.
 
-Claude Code: ``hookSpecificOutput.permissionDecision`` allow / deny / ask with a reason
-(exit 0). Gemini CLI: ``decision`` allow / deny / ask with ``reason`` on stdout (Gemini
-does not block on an exit 2 without output, so we never rely on exit codes).
+The shapes live with the runtimes (:meth:`exomonad.runtimes.Runtime.decision_output`);
+an ``Escalate`` answers ``ask``, so the runtime asks whoever it asks.
 
 >>> hook_output("gemini", Deny("no"))
 {'decision': 'deny', 'reason': 'no'}
@@ -12,25 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.policy.decisions import Allow, Decision, Deny
 
 __all__ = ["hook_output"]
 
 
 def hook_output(runtime: str, decision: Decision) -> dict[str, Any]:
-    """The hook's stdout JSON for ``decision`` (an Escalate answers ``ask``)."""
+    """The hook's stdout JSON for ``decision`` in ``runtime``'s shape."""
     kind = "ask"
     if isinstance(decision, Allow):
         kind = "allow"
     elif isinstance(decision, Deny):
         kind = "deny"
     reason = decision.reason or f"ExoMonad policy: {kind}"
-    if runtime == "gemini":
-        return {"decision": kind, "reason": reason}
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": kind,
-            "permissionDecisionReason": reason,
-        }
-    }
+    return runtimes.get(runtime).decision_output(kind, reason)

@@ -16,24 +16,28 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any, Literal
+from typing import Any
 
+from exomonad import runtimes
 from exomonad.policy.shell_env import is_within
 
 __all__ = ["RUNTIMES", "Context", "Runtime", "ToolRequest"]
 
-Runtime = Literal["claude", "gemini", "mcp"]
+#: A runtime's name (:mod:`exomonad.runtimes`), or ``"mcp"``: a call to ExoMonad's own
+#: MCP tools.
+Runtime = str
 #: The runtimes the classifier knows.
-RUNTIMES: tuple[Runtime, ...] = ("claude", "gemini", "mcp")
+RUNTIMES: tuple[Runtime, ...] = (*runtimes.names(), "mcp")
 
 
 @dataclass(frozen=True)
 class ToolRequest:
     """One raw tool call to judge.
 
-    ``runtime`` names whose tool vocabulary ``tool_name`` is in: ``"claude"`` (Claude
-    Code's PreToolUse hook), ``"gemini"`` (Gemini CLI's BeforeTool hook) or ``"mcp"`` (a call
-    to one of ExoMonad's own MCP tools). ``worktree``/``branch`` are the agent's checkout
+    ``runtime`` names whose tool vocabulary ``tool_name`` is in: a runtime of
+    :mod:`exomonad.runtimes` (``"claude"``: Claude Code's PreToolUse hook, ``"gemini"``:
+    Gemini CLI's BeforeTool hook...) or ``"mcp"`` (a call to one of ExoMonad's own MCP
+    tools). ``worktree``/``branch`` are the agent's checkout
     and branch when the server knows them; without them ``git push`` with no refspec has
     an unknown branch, and the built-in policy escalates it.
     """

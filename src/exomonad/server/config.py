@@ -49,9 +49,11 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from exomonad import runtimes
 from exomonad.errors import ExomonadError
+from exomonad.runtimes import GEMINI
 
 __all__ = [
     "LeadConfig",
@@ -111,12 +113,12 @@ class RolesConfig(_Section):
 class WorkersConfig(_Section):
     """How ExoMonad starts workers (``spawn_workers``, ``worker start``, teammates)."""
 
-    command: str = "gemini --yolo"
+    command: str = GEMINI.worker_command or ""
     tmux_session: str = "exomonad"
-    agent_type: str = "gemini"
+    agent_type: str = GEMINI.name
     #: Text the worker shows when it can take input ("" : do not wait). A TUI that is
     #: still starting drops what is typed into it, so the task waits for this.
-    ready_marker: str = "Type your message or @path/to/file"
+    ready_marker: str = GEMINI.ready_marker or ""
     ready_timeout: float = Field(default=90.0, ge=0)
     #: Give each worker its own ``git worktree`` on its own branch (from the lead's HEAD).
     worktree: bool = True
@@ -138,9 +140,25 @@ class TeammateRoute(_Section):
 
     agent_type: str | None = None
     name: str | None = None
-    runtime: Literal["claude", "gemini", "command"] = "gemini"
+    #: A runtime of :mod:`exomonad.runtimes`, or ``command`` (any program: ``command``).
+    runtime: str = "gemini"
     command: str | None = None
     ready_marker: str | None = None
+
+    @field_validator("runtime")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value != "command" and value not in runtimes.RUNTIMES:
+            raise ValueError(f"unknown runtime {value!r}: one of "
+                             f"{', '.join([*runtimes.RUNTIMES, 'command'])}")  # fmt: skip
+        return value
+
+    def marker(self) -> str | None:
+        """What to wait for before typing into the teammate: this rule's, else its
+        runtime's ready marker."""
+        if self.ready_marker is not None or self.runtime == "command":
+            return self.ready_marker
+        return runtimes.get(self.runtime).ready_marker
 
     def matches(self, agent_type: str | None, name: str) -> bool:
         """Whether this rule applies to a teammate."""
@@ -149,14 +167,12 @@ class TeammateRoute(_Section):
         return type_ok and name_ok and (self.agent_type is not None or self.name is not None)
 
 
-GEMINI_READY_MARKER = WorkersConfig.model_fields["ready_marker"].default
-
-
 class TeammateConfig(_Section):
     """How ``exomonad teammate`` runs the teammates Claude Code spawns."""
 
     claude: str = "claude"
-    default: Literal["claude", "gemini"] = "claude"
+    #: The runtime when no route matches (``claude``: the real Claude Code).
+    default: str = "claude"
     ready_timeout: float = 90.0
     routes: list[TeammateRoute] = Field(
         default_factory=lambda: [
@@ -164,6 +180,11 @@ class TeammateConfig(_Section):
             TeammateRoute(name="gemini-*", runtime="gemini"),
         ]
     )
+
+    @field_validator("default")
+    @classmethod
+    def _known_default(cls, value: str) -> str:
+        return TeammateRoute._known(value)
 
     def route(self, agent_type: str | None, name: str) -> TeammateRoute:
         """The first matching rule, else the default runtime."""

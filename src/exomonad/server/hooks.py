@@ -1,10 +1,11 @@
-"""Answers to the agents' hooks (Claude Code and Gemini CLI), computed in the server.
+"""Answers to the agents' hooks (every runtime's), computed in the server.
 
 The hook client (``exomonad hook EVENT --runtime R``) posts the hook's stdin JSON here and
-prints what comes back, exiting with the code given: all runtime-specific output shapes
-live in this module, so the client stays small and fast.
+prints what comes back, exiting with the code given, so the client stays small and fast.
+What differs between runtimes (event names, answer shapes) is asked of the runtime
+(:mod:`exomonad.runtimes`).
 
-Events, by their Claude Code names (Gemini's map onto them): ``session-start``,
+Events, by ExoMonad's names (each runtime's map onto them): ``session-start``,
 ``user-prompt-submit`` (Gemini ``before-agent``), ``pre-tool-use`` (``before-tool``),
 ``post-tool-use`` (``after-tool``), ``stop`` (``after-agent``), ``session-end``.
 
@@ -24,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from exomonad import runtimes
 from exomonad.bridge.registry import SessionInfo
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
@@ -36,17 +38,9 @@ from exomonad.teams import remove_all_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import IdleNotification, encode
 
-__all__ = ["EVENT_ALIASES", "MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
+__all__ = ["MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
 
 log = logging.getLogger("exomonad.server")
-
-#: Gemini CLI event names → the names used here.
-EVENT_ALIASES = {
-    "before-agent": "user-prompt-submit",
-    "before-tool": "pre-tool-use",
-    "after-tool": "post-tool-use",
-    "after-agent": "stop",
-}
 
 #: Longest shell command (``tool_input.command``) classified; a longer one is escalated.
 MAX_COMMAND = 256 << 10
@@ -84,7 +78,8 @@ def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> S
 
 def _session_start(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     info = _session(svc, who, runtime, p)
-    if who.team is not None or runtime != "claude" or who.role != svc.config.lead.role:
+    if who.team is not None or not runtimes.get(runtime).can_lead or \
+            who.role != svc.config.lead.role:  # fmt: skip
         return HookAnswer()
     # The lead. Today's Claude Code makes a session team at start: adopt it if present
     # (else the watcher adopts it when its config.json appears, by leadSessionId).
@@ -108,8 +103,8 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
         log.info("TeamDelete: removed synthetic members %s", removed)
     svc.counters["hook_pre_tool_use"] += 1
     req = ToolRequest.from_hook(
-        "gemini" if runtime == "gemini" else "claude", p,
-        role=who.role, agent=who.name, team=who.team, worktree=who.worktree, branch=who.branch,
+        runtime, p, role=who.role, agent=who.name, team=who.team, worktree=who.worktree,
+        branch=who.branch,
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)
@@ -167,7 +162,7 @@ def handle_hook(
     svc: Services, who: Identity, event: str, runtime: str, payload: dict[str, Any]
 ) -> HookAnswer:
     """Answer one hook; unknown events get an empty answer (never a failure)."""
-    event = EVENT_ALIASES.get(event, event)
+    event = runtimes.get(runtime).event(event)
     handler = _HANDLERS.get(event)
     if handler is None:
         return HookAnswer(stderr=f"exomonad: no handler for hook event {event!r}")
@@ -178,11 +173,13 @@ def handle_hook(
 def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
     """A tool-gating hook denied (``kind="deny"``) or escalated (``"ask"``) because of
     ``why``; any other event answered with no decision and a note."""
-    if EVENT_ALIASES.get(event, event) != "pre-tool-use":
+    known = runtimes.RUNTIMES.get(runtime)
+    if known is not None and not known.gates(event):
         return HookAnswer(stderr=f"exomonad: {why}; hook {event} answered with no decision")
     reason = f"ExoMonad: {why}"
     decision = Deny(reason) if kind == "deny" else Escalate("human", reason)
-    return HookAnswer(hook_output(runtime, decision), stderr=f"exomonad: {why}")
+    shape = (known or runtimes.CLAUDE).name  # a runtime we do not know: deny all the same
+    return HookAnswer(hook_output(shape, decision), stderr=f"exomonad: {why}")
 
 
 def hook_request(

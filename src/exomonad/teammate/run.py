@@ -27,13 +27,14 @@ from typing import Any
 
 import orjson
 
+from exomonad import runtimes
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.client import ServerClient, ServerError, ServerNotRunningError
 from exomonad.errors import ExomonadError
 from exomonad.gitgate import worker_env
 from exomonad.sandbox import worker_argv
-from exomonad.server.config import GEMINI_READY_MARKER, ProjectConfig, load_project_config
+from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
 from exomonad.teams import Mailbox, TeamPaths
@@ -183,7 +184,7 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     args = parse_teammate_args(argv)
     config: ProjectConfig = load_project_config(state)
     route = config.teammate.route(args.agent_type, args.name)
-    if route.runtime == "claude":
+    if route.runtime != "command" and runtimes.get(route.runtime).native_teammate:
         os.execvp(config.teammate.claude, [config.teammate.claude, *args.argv])
     paths = TeamPaths(args.team, root)
     lead = _lead_name(paths)
@@ -198,8 +199,8 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     )
     agent = PtyAgent(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())
     agent.start()
-    marker = route.ready_marker or (GEMINI_READY_MARKER if route.runtime == "gemini" else None)
-    if marker is not None:
+    marker = route.marker()
+    if marker:
         agent.wait_for_text(marker, config.teammate.ready_timeout)
     mailbox = Mailbox(paths)
     adopt_lock_journal(state)

@@ -1,0 +1,132 @@
+"""The runtime contract: everything ExoMonad knows about one agent runtime, in one place.
+
+A runtime (Claude Code, Gemini CLI, ...) is one module in this package holding one
+:class:`Runtime` subclass instance: the hook events it fires and what ExoMonad calls them,
+the shape of a tool-gating hook's answer, its tool names and how each reads as typed
+actions (:data:`Runtime.tools`, interpreted by :mod:`exomonad.policy.classify`), how its
+MCP tool names are spelled, the project files ``exomonad init`` writes for it, the command
+that starts it as a worker and the text its TUI shows once it takes input. Other packages
+ask the runtime (``runtimes.get(name)``) instead of branching on its name.
+
+Plain classes and the standard library only: the hook client imports this package on
+every tool call of every agent.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, ClassVar
+
+    from exomonad.setup import ProjectFiles
+
+__all__ = ["EVENTS", "HOOK_MARK", "Runtime", "hook_command", "is_ours", "set_hooks"]
+
+#: The events ExoMonad answers, by its own names; a runtime maps its own onto these.
+EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use", "stop",
+          "session-end")  # fmt: skip
+#: In every hook command ExoMonad ever wrote (bare ``exomonad`` or an absolute path).
+HOOK_MARK = "exomonad hook"
+
+#: How a tool's input reads (the first item of a :data:`Runtime.tools` entry); the rest
+#: of the entry names the input keys to look in, first found wins.
+TOOL_KINDS = frozenset({
+    "shell",       # a shell command (key: the command; "directory"/"dir_path" = its cwd)
+    "read",        # reads the file at the path
+    "write",       # writes the file at the path
+    "list",        # reads a directory (no path: the cwd)
+    "read_many",   # reads every path of a list
+    "fetch",       # fetches URLs ("url", or URLs inside "prompt")
+    "search",      # a web search ("query")
+    "internal",    # the runtime's own bookkeeping (todo lists, team tools, memory)
+})  # fmt: skip
+
+
+class Runtime:
+    """One agent runtime. Subclasses set the attributes and implement the methods."""
+
+    #: The ``--runtime`` value of its hooks, and :attr:`ToolRequest.runtime`.
+    name = ""
+    #: What people call it ("Gemini CLI").
+    title = ""
+    #: The program that starts it, and the npm package it comes from.
+    program = ""
+    npm_package = ""
+    #: The hook client's event names for this runtime (what ``init`` writes in its hook
+    #: commands) → ExoMonad's (:data:`EVENTS`); names not listed are ExoMonad's already.
+    events: ClassVar[Mapping[str, str]] = {}
+    #: Tool name → ``(kind, *input keys)`` (kinds: :data:`TOOL_KINDS`).
+    tools: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    #: Whether it can be the team's lead: a hook of its own with no ``EXOMONAD_TOKEN``
+    #: is then the lead's when it runs below the lead's process (see ``ancestry``).
+    can_lead = False
+    #: Whether it speaks Claude Code's team protocol itself: ``exomonad teammate`` then
+    #: hands the teammate over to the real program instead of bridging it.
+    native_teammate = False
+    #: The command that starts it as a worker (``[workers] command``), if it can be one.
+    worker_command: str | None = None
+    #: Text its TUI shows once it takes input (None: no wait).
+    ready_marker: str | None = None
+    #: Its project settings file holding ExoMonad's hooks (relative to the project).
+    settings_file: str | None = None
+
+    def event(self, name: str) -> str:
+        """ExoMonad's name for hook event ``name``."""
+        return self.events.get(name, name)
+
+    def gates(self, name: str) -> bool:
+        """Whether hook event ``name`` gates a tool call (may deny it)."""
+        return self.event(name) == "pre-tool-use"
+
+    def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
+        """A tool-gating hook's stdout for ``kind`` (``allow``/``deny``/``ask``)."""
+        raise NotImplementedError
+
+    def shell_tool(self) -> str | None:
+        """The name of its shell tool (the first ``shell`` entry of :attr:`tools`)."""
+        return next((name for name, spec in self.tools.items() if spec[0] == "shell"), None)
+
+    def mcp_tool(self, name: str, servers: Sequence[str] = ()) -> tuple[str, str] | None:
+        """``(server, tool)`` if tool ``name`` is an MCP server's (``servers``: known
+        server names that contain the separator), else None."""
+        del servers
+        if name.startswith("mcp__"):
+            server, sep, tool = name[5:].partition("__")
+            return (server, tool) if sep and server and tool else None
+        return None
+
+    def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
+                  teammate: str) -> None:  # fmt: skip
+        """Write this runtime's project files for ``exomonad init`` (idempotent)."""
+        del files, exo, approval_timeout, teammate
+
+
+def hook_command(exo: str, event: str, runtime: Runtime, approval_timeout: float) -> str:
+    """Our hook command; a tool-gating hook's client waits for the server up to the
+    approval time-out plus 20 s, so it answers (and fails closed) before the runtime's own
+    time-out (approval time-out plus 30 s) would kill it and let the tool call through."""
+    command = f"{exo} hook {event} --runtime {runtime.name}"
+    if runtime.gates(event):
+        command += f" --timeout {int(approval_timeout) + 20}"
+    return command
+
+
+def is_ours(entry: object) -> bool:
+    """Whether a hook entry (``{matcher, hooks: [...]}``) is ExoMonad's, old or new form."""
+    if not isinstance(entry, dict):
+        return False
+    hooks = entry.get("hooks")
+    return isinstance(hooks, list) and any(
+        HOOK_MARK in str(h.get("command", "")) for h in hooks if isinstance(h, dict))
+
+
+def set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: str,
+              timeout: int) -> None:  # fmt: skip
+    """Put our hook for ``event`` in place, replacing an older ExoMonad entry."""
+    entries = [e for e in hooks.get(event, []) if not is_ours(e)]
+    hook = {"type": "command", "command": command, "timeout": timeout}
+    entry: dict[str, Any] = {"hooks": [hook]}
+    if matcher is not None:
+        entry = {"matcher": matcher, **entry}
+    hooks[event] = [*entries, entry]

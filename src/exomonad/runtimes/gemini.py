@@ -1,0 +1,122 @@
+"""Gemini CLI: a worker (``spawn_workers``, ``exomonad worker start``, or a teammate the
+lead spawns as ``subagent_type: "gemini-worker"``).
+
+Hooks live in ``.gemini/settings.json`` (timeouts in ms) with the ``exo`` MCP server
+(worker role, the token from ``$EXOMONAD_TOKEN``). Its events map onto ExoMonad's:
+BeforeAgent → user-prompt-submit, BeforeTool → pre-tool-use, AfterAgent → stop (fired
+every turn). A BeforeTool answer is ``{"decision": ..., "reason": ...}`` on stdout:
+Gemini does not block on an exit 2 without output, so exit codes are never relied on.
+MCP tools are named ``mcp_<server>_<tool>``, and server names may hold ``_`` too.
+
+>>> GEMINI.decision_output("deny", "no")
+{'decision': 'deny', 'reason': 'no'}
+>>> GEMINI.event("before-tool"), GEMINI.mcp_tool("mcp_my_fs_write", ["my_fs"])
+('pre-tool-use', ('my_fs', 'write'))
+"""
+
+from __future__ import annotations
+
+from exomonad.runtimes.base import Runtime, hook_command, set_hooks
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any, ClassVar
+
+    from exomonad.setup import ProjectFiles
+
+__all__ = ["GEMINI", "GEMINI_AGENT", "GeminiCli"]
+
+#: The agent type ``init`` gives the lead (``.claude/agents/gemini-worker.md``).
+GEMINI_AGENT = """---
+name: gemini-worker
+description: A Gemini CLI teammate run by ExoMonad. Give it a self-contained task; it
+  reports back with notify_parent and can be messaged with SendMessage.
+---
+You are a Gemini CLI worker in a Claude Code agent team, run by ExoMonad.
+"""
+
+#: Settings event, matcher, the hook client's event name: the hooks ``init`` writes.
+HOOKS = (
+    ("SessionStart", None, "session-start"),
+    ("BeforeAgent", None, "before-agent"),
+    ("BeforeTool", "*", "before-tool"),
+    ("AfterAgent", None, "after-agent"),
+)
+_PATH = ("file_path", "absolute_path", "path")
+_DIR = ("path", "dir_path")
+
+
+class GeminiCli(Runtime):
+    """Gemini CLI (npm ``@google/gemini-cli``)."""
+
+    name = "gemini"
+    title = "Gemini CLI"
+    program = "gemini"
+    npm_package = "@google/gemini-cli"
+    worker_command = "gemini --yolo"
+    ready_marker = "Type your message or @path/to/file"
+    settings_file = ".gemini/settings.json"
+    events: ClassVar[Mapping[str, str]] = {
+        "before-agent": "user-prompt-submit",
+        "before-tool": "pre-tool-use",
+        "after-tool": "post-tool-use",
+        "after-agent": "stop",
+    }
+    tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "run_shell_command": ("shell", "command"),
+        "read_file": ("read", "absolute_path", "file_path", "path"),
+        "read_many_files": ("read_many", "paths"),
+        "write_file": ("write", *_PATH),
+        "replace": ("write", *_PATH),
+        "edit": ("write", *_PATH),
+        "list_directory": ("list", "path", "dir_path", "absolute_path"),
+        "glob": ("list", *_DIR),
+        "search_file_content": ("list", *_DIR),
+        "grep": ("list", *_DIR),
+        "grep_search": ("list", *_DIR),
+        "web_fetch": ("fetch",),
+        "google_web_search": ("search",),
+        **dict.fromkeys(("save_memory", "write_todos", "activate_skill", "delegate_to_agent",
+                         "codebase_investigator"), ("internal",)),
+    }  # fmt: skip
+
+    def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
+        """``decision`` and ``reason`` at the top level."""
+        return {"decision": kind, "reason": reason}
+
+    def mcp_tool(self, name: str, servers: Sequence[str] = ()) -> tuple[str, str] | None:
+        """``mcp_<server>_<tool>``; the longest known server name that fits wins."""
+        if name.startswith("mcp__"):
+            return super().mcp_tool(name)
+        if not name.startswith("mcp_"):
+            return None
+        rest = name[4:]
+        for server in sorted(servers, key=len, reverse=True):
+            if rest.startswith(server + "_") and len(rest) > len(server) + 1:
+                return server, rest[len(server) + 1 :]
+        server, sep, tool = rest.partition("_")
+        return (server, tool) if sep and server and tool else None
+
+    def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
+                  teammate: str) -> None:  # fmt: skip
+        """The ``exo`` MCP server and ExoMonad's hooks; the lead's ``gemini-worker``."""
+        import shlex
+
+        del teammate
+        data = files.json(self.settings_file or "")
+        argv = shlex.split(exo)
+        servers = data.setdefault("mcpServers", {})
+        servers["exo"] = {"command": argv[0],
+                          "args": [*argv[1:], "mcp-stdio", "--role", "worker"],
+                          "env": {"EXOMONAD_TOKEN": "$EXOMONAD_TOKEN",
+                                  "EXOMONAD_DIR": "$EXOMONAD_DIR"}}  # fmt: skip
+        hooks = data.setdefault("hooks", {})
+        wait_ms = (int(approval_timeout) + 30) * 1000  # Gemini hook timeouts are in ms
+        for event, matcher, ours in HOOKS:
+            set_hooks(hooks, event, matcher, hook_command(exo, ours, self, approval_timeout),
+                      wait_ms)  # fmt: skip
+        files.text_once(".claude/agents/gemini-worker.md", GEMINI_AGENT)
+
+
+GEMINI = GeminiCli()
