@@ -63,20 +63,17 @@ class SafeDir:
         ``create``), ``NotADirectoryError`` for a file in the way, and
         :class:`InvalidNameError` for a path outside ``root``.
         """
-        try:
-            parts = path.relative_to(root).parts
-        except ValueError:
-            raise InvalidNameError(f"{path} is not below the config root {root}") from None
-        if ".." in parts:
-            raise InvalidNameError(f"{path} could escape the config root {root}")
+        parts = _parts_below(root, path)
         if create:
             root.mkdir(parents=True, exist_ok=True)  # the root may be (or be under) a link
-        fd = os.open(root, _DIR_FLAGS)
+        if not parts:
+            return cls(os.open(root, _DIR_FLAGS), path, root)
+        # The first component is opened by its full path: the root's own components are
+        # followed, the last one (``teams``/``tasks``) is not (O_NOFOLLOW).
+        fd = _open_child(None, os.path.join(root, parts[0]), root, parts, 0, path, create)
         try:
-            here = root
-            for name in parts:
-                here = here / name
-                child = _open_child(fd, name, here, path, create)
+            for i in range(1, len(parts)):
+                child = _open_child(fd, parts[i], root, parts, i, path, create)
                 os.close(fd)
                 fd = child
         except BaseException:
@@ -136,26 +133,50 @@ class SafeDir:
         return f"SafeDir({str(self.path)!r}, fd={self.fd})"
 
 
-def _open_child(parent: int, name: str, here: Path, target: Path, create: bool) -> int:
-    """``openat(parent, name, O_DIRECTORY | O_NOFOLLOW)``, making it first if ``create``."""
+def _parts_below(root: Path, path: Path) -> list[str]:
+    """The components of ``path`` below ``root`` (lexically); refuse anything else."""
+    top, full = str(root).rstrip("/"), str(path)
+    if full == top:
+        return []
+    if not full.startswith(top + "/"):
+        raise InvalidNameError(f"{path} is not below the config root {root}")
+    parts = full[len(top) + 1 :].split("/")
+    if ".." in parts:
+        raise InvalidNameError(f"{path} could escape the config root {root}")
+    return parts
+
+
+def _open_child(
+    parent: int | None,
+    name: str,
+    root: Path,
+    parts: list[str],
+    depth: int,
+    target: Path,
+    create: bool,
+) -> int:
+    """``openat(parent, name, O_DIRECTORY | O_NOFOLLOW)`` (``parent`` None: ``name`` is a
+    path whose last component is ``parts[depth]``), made first if missing and ``create``."""
     try:
         return os.open(name, _CHILD_FLAGS, dir_fd=parent)
     except FileNotFoundError:
+        here = root.joinpath(*parts[: depth + 1])
         if not create:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(here)) from None
     except OSError as exc:
         # O_NOFOLLOW | O_DIRECTORY on a link fails with ENOTDIR (ELOOP without O_DIRECTORY)
         if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
             raise
+        here = root.joinpath(*parts[: depth + 1])
         if _is_link(parent, name):
             raise SymlinkedDirectoryError(here, target) from None
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(here)) from None
     with contextlib.suppress(FileExistsError):
         os.mkdir(name, 0o777, dir_fd=parent)  # mkdirat never follows a link in its place
-    return _open_child(parent, name, here, target, False)
+    return _open_child(parent, name, root, parts, depth, target, False)
 
 
-def _is_link(parent: int, name: str) -> bool:
+def _is_link(parent: int | None, name: str) -> bool:
     try:
         return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
     except OSError:
