@@ -32,6 +32,8 @@ __all__ = ["SafeDir"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _CHILD_FLAGS = _DIR_FLAGS | os.O_NOFOLLOW
+#: Components on the way are only ever a ``dir_fd``: O_PATH opens them ~1 us cheaper.
+_WAY_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
 class SafeDir:
@@ -159,8 +161,9 @@ def _open_child(
 ) -> int:
     """``openat(parent, name, O_DIRECTORY | O_NOFOLLOW)`` (``parent`` None: ``name`` is a
     path whose last component is ``parts[depth]``), made first if missing and ``create``."""
+    flags = _CHILD_FLAGS if depth == len(parts) - 1 else _WAY_FLAGS
     try:
-        return os.open(name, _CHILD_FLAGS, dir_fd=parent)
+        return os.open(name, flags, dir_fd=parent)
     except FileNotFoundError:
         here = root.joinpath(*parts[: depth + 1])
         if not create:
