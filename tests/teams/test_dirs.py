@@ -94,6 +94,17 @@ def test_create_makes_what_is_missing(root: Path) -> None:
     assert target.is_dir()
 
 
+def test_create_makes_a_missing_root_too(tmp_path: Path) -> None:
+    (tmp_path / "home").symlink_to(tmp_path, target_is_directory=True)
+    root = tmp_path / "home" / "new" / "claude"  # missing, below a link
+    with SafeDir.open(root, root / "teams" / "t", create=True):
+        pass
+    assert (tmp_path / "new" / "claude" / "teams" / "t").is_dir()
+    with SafeDir.open(tmp_path / "other", tmp_path / "other", create=True):
+        pass
+    assert (tmp_path / "other").is_dir()
+
+
 def test_create_never_creates_through_a_dangling_link(root: Path, tmp_path: Path) -> None:
     (root / "teams" / "t").mkdir(parents=True)
     planted = tmp_path / "planted"

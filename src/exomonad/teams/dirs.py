@@ -67,9 +67,9 @@ class SafeDir:
         :class:`InvalidNameError` for a path outside ``root``.
         """
         parts = _parts_below(root, path)
-        if create:
-            root.mkdir(parents=True, exist_ok=True)  # the root may be (or be under) a link
         if not parts:
+            if create:
+                root.mkdir(parents=True, exist_ok=True)
             return cls(os.open(root, _DIR_FLAGS), path, root)
         # The first component is opened by its full path: the root's own components are
         # followed, the last one (``teams``/``tasks``) is not (O_NOFOLLOW).
@@ -176,6 +176,8 @@ def _open_child(
         if _is_link(parent, name):
             raise SymlinkedDirectoryError(here, target) from None
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(here)) from None
+    if parent is None:  # the root may be missing too (it may be, or be under, a link)
+        root.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(name, 0o777, dir_fd=parent)  # mkdirat never follows a link in its place
     return _open_child(parent, name, root, parts, depth, target, False)
