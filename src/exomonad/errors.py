@@ -9,6 +9,7 @@ can catch one type. The tree::
     ├── UnknownRecipientError   a message to someone who is not a member of the team
     ├── CorruptFileError        a JSON file we must not overwrite (bad JSON, wrong shape)
     │   └── SymlinkRefusedError   a team file that is a symlink or not a regular file
+    │       └── SymlinkedDirectoryError  a directory at or below teams/ or tasks/ is a symlink
     ├── LockError               a proper-lockfile lock we could not take in time
     │   └── LockCompromisedError  our lock's mtime changed under us
     ├── DeliveryError           a message that could not be verified in its inbox
@@ -33,6 +34,7 @@ __all__ = [
     "PaneError",
     "SandboxError",
     "SymlinkRefusedError",
+    "SymlinkedDirectoryError",
     "TaskError",
     "TeamNotFoundError",
     "UnknownRecipientError",
@@ -72,6 +74,26 @@ class SymlinkRefusedError(CorruptFileError):
 
     def __init__(self, path: Path, reason: str = "is a symlink; refusing to follow it") -> None:
         super().__init__(path, reason)
+
+
+class SymlinkedDirectoryError(SymlinkRefusedError):
+    """A directory at or below the config root's ``teams/`` or ``tasks/`` is a symlink:
+    nothing is read, written, locked or watched through it.
+
+    ``path`` is the link, ``target`` the file or directory that was to be reached through
+    it. The config root itself (and anything above it) may be a symlink.
+    """
+
+    def __init__(self, path: Path, target: Path) -> None:
+        what = "to follow it" if target == path else f"to reach {target} through it"
+        reason = (
+            f"is a symlink; refusing {what} (no directory at or below the config root's "
+            "teams/ and tasks/ is followed; nothing was read or written)"
+        )
+        ExomonadError.__init__(self, f"{path}: {reason}")  # no "file left untouched": a dir
+        self.path = path
+        self.reason = reason
+        self.target = target
 
 
 class LockError(ExomonadError):

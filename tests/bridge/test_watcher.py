@@ -148,3 +148,76 @@ async def test_restart_delivers_only_what_is_new(
         w.request_stop()
         await task
     assert sink.texts() == ["[from team-lead] r0", "[from team-lead] r1"]
+
+
+# -- symlinked directories (issue 10) ----------------------------------------------------
+
+
+async def test_a_symlinked_inboxes_dir_is_refused_and_others_still_delivered(
+    running: InboxWatcher,
+    team: TeamPaths,
+    sink: RecordingSink,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    evil = TeamPaths("evil", team.root)
+    create_team(evil)
+    register_synthetic(evil, "victim", pane="%9")
+    Mailbox(team, durable=False).send("gemini-1", sender="team-lead", text="not for %9")
+    await until(lambda: sink.texts("%1") == ["[from team-lead] not for %9"])
+    # evil's inboxes point at Bridge Team's: the watcher must neither watch nor deliver them
+    evil.inboxes_dir.rmdir()
+    evil.inboxes_dir.symlink_to(team.inboxes_dir)
+    (team.inboxes_dir / "victim.json").write_bytes(
+        b'[{"from": "team-lead", "text": "planted", "timestamp": "2026-01-01T00:00:00Z"}]'
+    )
+    await until(lambda: str(evil.inboxes_dir) in running.stats.refused)
+    assert "symlink" in running.stats.refused[str(evil.inboxes_dir)]
+    register_synthetic(evil, "victim", pane="%8")  # a new binding: a pass, which is refused
+    await until(lambda: running.stats.failed_passes >= 1)
+    assert any("symlink" in r.getMessage() for r in caplog.records)
+    await asyncio.to_thread(
+        Mailbox(team, durable=False).send, "gemini-1", sender="team-lead", text="still here"
+    )
+    await until(lambda: len(sink.texts("%1")) == 2)
+    assert sink.texts("%9") == sink.texts("%8") == []
+    assert b"planted" in (team.inboxes_dir / "victim.json").read_bytes()  # not marked, not pruned
+
+
+async def test_a_team_dir_symlinked_in_later_is_not_watched(
+    running: InboxWatcher, team: TeamPaths, sink: RecordingSink, tmp_path: Path
+) -> None:
+    real = TeamPaths("real", tmp_path / "other-root")
+    create_team(real)
+    register_synthetic(real, "w", pane="%4")
+    Mailbox(real, durable=False).send("w", sender="team-lead", text="from another root")
+    link = team.teams_dir / "real"
+    link.symlink_to(real.team_dir)
+    await until(lambda: str(link) in running.stats.refused)
+    assert "real" not in running.watched()
+    await asyncio.to_thread(
+        Mailbox(team, durable=False).send, "gemini-1", sender="team-lead", text="ok"
+    )
+    await until(lambda: sink.texts("%1") == ["[from team-lead] ok"])
+    assert sink.texts("%4") == []
+
+
+async def test_a_symlinked_teams_dir_is_reported_not_a_crash(
+    tmp_path: Path, ledger: SqliteLedger, sink: RecordingSink
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    real = TeamPaths("t", tmp_path / "real-root")
+    create_team(real)
+    register_synthetic(real, "w", pane="%1")
+    Mailbox(real, durable=False).send("w", sender="team-lead", text="hidden")
+    (root / "teams").symlink_to(real.teams_dir)
+    w = InboxWatcher(ledger, sink, root=root, durable=False, retry_interval=0.2)
+    ready = asyncio.Event()
+    task = asyncio.create_task(w.run(ready))
+    await asyncio.wait_for(ready.wait(), 5)
+    assert str(root / "teams") in w.stats.refused
+    assert w.watched() == {}
+    assert not task.done()  # still running, answering /health with the reason
+    w.request_stop()
+    await asyncio.wait_for(task, 5)
+    assert sink.texts() == []

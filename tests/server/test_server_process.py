@@ -265,6 +265,32 @@ def test_bound_worker_receives_messages_from_the_lead(
     assert reader.wait_lines(1, timeout=30) == ["[from team-lead] hello w2"]
 
 
+def test_a_symlinked_inboxes_dir_is_refused_and_the_server_keeps_delivering(
+    project: Project, tmux_server: TmuxServer, tmp_path: Path
+) -> None:
+    """Issue 10: another team whose ``inboxes/`` is a symlink (here: to proj's inboxes)
+    is reported in /health and never delivered from; the server keeps serving proj."""
+    victim, reader = tmux_server.reader("victim"), tmux_server.reader()
+    evil = TeamPaths("evil", project.root)
+    create_team(evil)
+    evil.inboxes_dir.rmdir()
+    evil.inboxes_dir.symlink_to(TeamPaths("proj", project.root).inboxes_dir)
+    register_synthetic(evil, "w2", pane=victim.pane)
+    register_synthetic(TeamPaths("proj", project.root), "w2", pane=reader.pane)
+    client = ServerClient(project.state)
+    retry_until(lambda: str(evil.inboxes_dir) in client.health()["refused"], timeout=30,
+                message="the symlinked inboxes dir was not reported")  # fmt: skip
+    _, res = anyio.run(lambda: _session(project, "tl", None, [
+        ("send_message", {"to": "w2", "text": "for proj's w2"})], as_program="claude"))  # fmt: skip
+    assert res[0][0] is False
+    assert reader.wait_lines(1, timeout=30) == ["[from team-lead] for proj's w2"]
+    assert project.proc.poll() is None
+    assert victim.lines() == []
+    project.proc.send_signal(signal.SIGTERM)
+    _, stderr = project.proc.communicate(timeout=30)
+    assert "symlink" in stderr  # logged (Rich may wrap the line)
+
+
 def test_without_a_server_pre_tool_use_still_denies_what_the_default_denies(
     project: Project,
 ) -> None:

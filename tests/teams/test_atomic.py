@@ -148,7 +148,7 @@ def test_failed_rename_leaves_original_intact(
     path.write_bytes(b'[{"keep": true}]')
     seen: list[str] = []
 
-    def broken_replace(src: Any, dst: Any) -> None:
+    def broken_replace(src: Any, dst: Any, **_dir_fds: int) -> None:
         seen.append(os.path.basename(src))
         raise OSError(28, "No space left on device")
 

@@ -10,6 +10,13 @@ behind an unbound or dead pane.
 Each synthetic member (``backendType == "exomonad"``) has one worker task; events mark it
 dirty, and the worker runs :meth:`Deliverer.run_pass` in a thread, so a slow pane never
 holds up the others and events arriving during a pass coalesce into one more pass.
+
+Symlinks: ``teams/``, a team directory or an ``inboxes/`` directory that is a symlink (or
+lies below one) is not watched (``IN_DONT_FOLLOW`` too); it is logged once and listed in
+:attr:`WatcherStats.refused` (``/health``), and other teams carry on. inotify only
+schedules passes: every read and write of a pass goes through the mailbox, which walks
+the directories again without following symlinks, so a link swapped in later is refused
+there (and counted as a failed pass).
 """
 
 from __future__ import annotations
@@ -27,10 +34,11 @@ from asyncinotify import Event, Inotify, Mask
 from exomonad.bridge.delivery import Deliverer, PassResult, TextSink
 from exomonad.bridge.ledger import Ledger
 from exomonad.bridge.render import render
-from exomonad.errors import ExomonadError
+from exomonad.errors import ExomonadError, SymlinkedDirectoryError
 from exomonad.teams.atomic import read_json
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect
+from exomonad.teams.dirs import SafeDir
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths, config_root, sanitize_path_name
@@ -48,7 +56,9 @@ def synthetic_members(config: TeamConfig) -> dict[str, str | None]:
 log = logging.getLogger("exomonad.bridge")
 
 _FILE_EVENTS = Mask.CLOSE_WRITE | Mask.MOVED_TO
-_DIR_EVENTS = Mask.CREATE | Mask.MOVED_TO | Mask.ONLYDIR
+_DIR_EVENTS = Mask.CREATE | Mask.MOVED_TO
+#: Added to every watch: the watched path must be a directory, and not a symlink to one.
+_NO_LINK = Mask.ONLYDIR | Mask.DONT_FOLLOW
 _Key = tuple[str, str]
 
 
@@ -61,6 +71,8 @@ class WatcherStats:
     failed_passes: int = 0
     possible_duplicates: int = 0
     pending: dict[str, int] = field(default_factory=dict)
+    #: symlinked directory → why it is not watched (see the module docstring)
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -153,13 +165,16 @@ class InboxWatcher:
         self._stop.set()
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
-        """Watch until :meth:`request_stop`; sets ``ready`` once the initial scan is queued."""
-        self.teams_dir.mkdir(parents=True, exist_ok=True)
+        """Watch until :meth:`request_stop`; sets ``ready`` once the initial scan is queued.
+
+        A symlinked ``teams/`` is reported (:attr:`WatcherStats.refused`), not a crash:
+        the watcher then watches nothing until stopped.
+        """
         with Inotify() as ino:
             self._ino = ino
-            ino.add_watch(self.teams_dir, _DIR_EVENTS)
-            for d in sorted(self.teams_dir.iterdir()):
-                if d.is_dir():
+            if self._safe(self.teams_dir, create=True):
+                ino.add_watch(self.teams_dir, _DIR_EVENTS | _NO_LINK)
+                for d in sorted(self.teams_dir.iterdir()):
                     self._watch_team_dir(d)
             reader = asyncio.create_task(self._read_events(ino))
             retry = asyncio.create_task(self._retry_loop())
@@ -190,8 +205,7 @@ class InboxWatcher:
         if event.mask & Mask.Q_OVERFLOW:
             log.warning("inotify queue overflow: rescanning every team")
             for d in self.teams_dir.iterdir():
-                if d.is_dir():
-                    self._watch_team_dir(d)
+                self._watch_team_dir(d)
             return
         if event.watch is None or event.path is None:
             return
@@ -207,25 +221,40 @@ class InboxWatcher:
                     self._schedule((team.paths.team, member[0]))
         elif path.name == "config.json":
             self._load_team(parent)
-        elif path.name == "inboxes" and path.is_dir():
+        elif path.name == "inboxes":
             self._watch_inboxes(path)
 
+    def _safe(self, d: Path, *, create: bool = False) -> bool:
+        """True if ``d`` is a directory reached from the root without a symlink; a link is
+        logged (once) and recorded in ``stats.refused``."""
+        try:
+            SafeDir.open(self.root, d, create=create).close()
+        except SymlinkedDirectoryError as exc:
+            if str(exc.path) not in self.stats.refused:
+                log.error("not watching %s: %s", d, exc)
+            self.stats.refused[str(exc.path)] = str(exc)
+            return False
+        except (ExomonadError, OSError):  # missing, removed meanwhile, not a directory
+            return False
+        self.stats.refused.pop(str(d), None)  # a link replaced by a directory since
+        return True
+
     def _watch_team_dir(self, d: Path) -> None:
-        if self._ino is None:
+        if self._ino is None or not self._safe(d):
             return
         try:
-            self._ino.add_watch(d, _FILE_EVENTS | Mask.CREATE)
-        except OSError:  # removed meanwhile
+            self._ino.add_watch(d, _FILE_EVENTS | Mask.CREATE | _NO_LINK)
+        except OSError:  # removed (or swapped for a link) meanwhile
             return
         self._watch_inboxes(d / "inboxes")
         if (d / "config.json").exists():
             self._load_team(d)
 
     def _watch_inboxes(self, d: Path) -> None:
-        if self._ino is None or not d.is_dir():
+        if self._ino is None or not self._safe(d):
             return
         with contextlib.suppress(OSError):
-            self._ino.add_watch(d, _FILE_EVENTS)
+            self._ino.add_watch(d, _FILE_EVENTS | _NO_LINK)
         team = self._teams.get(d.parent.name)
         if team is not None:
             for name, _ in team.members.values():
@@ -234,7 +263,8 @@ class InboxWatcher:
     def _load_team(self, config_dir: Path) -> None:
         """(Re)read a team's config.json: its synthetic members and their panes."""
         try:
-            data = read_json(config_dir / "config.json")
+            with SafeDir.open(self.root, config_dir) as d:
+                data = read_json(config_dir / "config.json", at=d)
             name = data.get("name") if isinstance(data, dict) else None
             if not isinstance(name, str) or (self.only is not None and name not in self.only):
                 return

@@ -67,6 +67,7 @@ def health(svc: Services) -> dict[str, Any]:
         "team": svc.registry.current,
         "tmux_socket": svc.backend.socket_name if isinstance(svc.backend, TmuxBackend) else None,
         "watched": svc.watcher.watched(),
+        "refused": dict(stats.refused),  # symlinked team directories, not watched
         "counters": {
             "delivered": stats.delivered,
             "failed": stats.failed_passes,

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from exomonad import runtimes
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
@@ -37,7 +35,7 @@ from exomonad.sandbox import worker_argv
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.state import adopt_lock_journal
 from exomonad.teammate.pty_agent import PtyAgent, PtySink
-from exomonad.teams import Mailbox, TeamPaths
+from exomonad.teams import Mailbox, TeamPaths, load_config
 from exomonad.teams.models import TeamConfig, message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
 
@@ -221,7 +219,6 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
 
 def _lead_name(paths: TeamPaths) -> str:
     try:
-        data = orjson.loads(paths.config_file.read_bytes())
-        return TeamConfig.from_json(data).lead_name
-    except (OSError, orjson.JSONDecodeError, ExomonadError):
+        return load_config(paths).lead_name  # never through a symlinked team dir or file
+    except (OSError, ExomonadError):
         return "team-lead"

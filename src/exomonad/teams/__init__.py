@@ -1,8 +1,8 @@
 """Claude Code's team protocol on disk: pure, synchronous, lock-compatible.
 
-No server, no tmux, no asyncio here: paths, the proper-lockfile compatible lock, atomic
-JSON writes, typed models, team config (synthetic members), mailbox, tasks, protocol
-messages, presence and dialects.
+No server, no tmux, no asyncio here: paths, directories opened without following
+symlinks, the proper-lockfile compatible lock, atomic JSON writes, typed models, team
+config (synthetic members), mailbox, tasks, protocol messages, presence and dialects.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from exomonad.teams.config import (
     remove_synthetic,
 )
 from exomonad.teams.dialects import DEFAULT_DIALECT, DIALECTS, Dialect, get_dialect
+from exomonad.teams.dirs import SafeDir
 from exomonad.teams.lock import (
     CLAUDE_INBOX_LOCK,
     CLAUDE_TASK_LOCK,
@@ -55,6 +56,7 @@ __all__ = [
     "Member",
     "MemberPresence",
     "Presence",
+    "SafeDir",
     "Task",
     "TaskStore",
     "TeamConfig",

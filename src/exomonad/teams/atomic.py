@@ -5,6 +5,12 @@ regular file raises :class:`~exomonad.errors.SymlinkRefusedError` and is never r
 never rewritten either. Writes never follow a link: the temp file is created with
 ``O_EXCL`` and the rename replaces the directory entry, not what it points to.
 
+Directories: every function takes ``at``, the file's directory opened with
+:meth:`SafeDir.open <exomonad.teams.dirs.SafeDir.open>` (no symlink at or below
+``teams/`` / ``tasks/``), and then works relative to it (``openat``, ``renameat``).
+Without ``at`` the file's directory is opened as the path says, links and all: the
+caller vouches for it. Team code always passes ``at`` (see :meth:`TeamPaths.open_dir`).
+
 Output is byte-identical to Node's ``JSON.stringify(value, null, 2)`` (orjson's
 ``OPT_INDENT_2``), the format Claude Code writes, for every value parsed from JSON that
 JavaScript wrote, with two deviations that change spelling, not value: integers between
@@ -14,6 +20,7 @@ JavaScript wrote, with two deviations that change spelling, not value: integers 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -24,6 +31,7 @@ from typing import Any
 import orjson
 
 from exomonad.errors import CorruptFileError, SymlinkRefusedError
+from exomonad.teams.dirs import SafeDir
 
 __all__ = [
     "dump_json",
@@ -45,19 +53,28 @@ def dump_json(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2)
 
 
-def read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path, *, at: SafeDir | None = None) -> bytes:
     """The bytes of the regular file ``path``, never through a symlink.
 
     Raises :class:`SymlinkRefusedError` for a symlink (dangling or not) or a special
     file (a FIFO would block the reader), ``FileNotFoundError`` if it is missing and
     ``IsADirectoryError`` for a directory, like :meth:`Path.read_bytes`.
     """
+    if at is None:
+        with SafeDir.trusting(path.parent) as d:
+            return _read_at(d, path.name, path)
+    return _read_at(at, at.name_of(path), path)
+
+
+def _read_at(d: SafeDir, name: str, path: Path) -> bytes:
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = os.open(name, flags, dir_fd=d.fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SymlinkRefusedError(path) from None
+        if exc.filename is None:  # name it: the fd-relative call left it out
+            exc.filename = str(path)
         raise
     with os.fdopen(fd, "rb") as fh:
         mode = os.fstat(fd).st_mode
@@ -68,17 +85,17 @@ def read_bytes(path: Path) -> bytes:
         return fh.read()
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, *, at: SafeDir | None = None) -> Any:
     """Parse ``path``; raise :class:`CorruptFileError` (naming the file) on bad JSON,
     :class:`SymlinkRefusedError` for a symlink."""
-    data = read_bytes(path)
+    data = read_bytes(path, at=at)
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise CorruptFileError(path, f"not valid JSON ({exc})") from exc
 
 
-def read_json_array(path: Path) -> list[dict[str, Any]]:
+def read_json_array(path: Path, *, at: SafeDir | None = None) -> list[dict[str, Any]]:
     """Read an inbox-style file: a JSON array of objects.
 
     A missing or whitespace-only file is an empty list (nothing in it to lose). Anything
@@ -86,7 +103,7 @@ def read_json_array(path: Path) -> list[dict[str, Any]]:
     never overwrites bytes it could not understand.
     """
     try:
-        data = read_bytes(path)
+        data = read_bytes(path, at=at)
     except FileNotFoundError:
         return []
     return parse_json_array(path, data)
@@ -109,7 +126,12 @@ def parse_json_array(path: Path, data: bytes) -> list[dict[str, Any]]:
 
 
 def write_json_atomic(
-    path: Path, value: Any, *, durable: bool = True, sync_dir: bool = True
+    path: Path,
+    value: Any,
+    *,
+    durable: bool = True,
+    sync_dir: bool = True,
+    at: SafeDir | None = None,
 ) -> int:
     """Write ``value`` to ``path`` atomically (``<path>.tmp.<8 hex>`` then rename).
 
@@ -119,9 +141,17 @@ def write_json_atomic(
     ``sync_dir=False`` and call :func:`fsync_dir` after releasing it. Returns the inode of
     the file written, so a caller can check the rename put *its* file in place.
     """
-    tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
+    if at is None:
+        with SafeDir.trusting(path.parent) as d:
+            return _write_at(d, path.name, value, durable, sync_dir)
+    return _write_at(at, at.name_of(path), value, durable, sync_dir)
+
+
+def _write_at(d: SafeDir, name: str, value: Any, durable: bool, sync_dir: bool) -> int:
+    tmp = f"{name}.tmp.{secrets.token_hex(4)}"
     payload = dump_json(value)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, 0o644, dir_fd=d.fd)
     try:
         try:
             view = memoryview(payload)
@@ -132,19 +162,18 @@ def write_json_atomic(
             inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=d.fd)
         raise
     if durable and sync_dir:
-        fsync_dir(path.parent)
+        d.fsync()
     return inode
 
 
 def fsync_dir(directory: Path) -> None:
-    """fsync a directory, making a rename in it durable."""
-    dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    """fsync a directory, making a rename in it durable (:meth:`SafeDir.fsync` when the
+    directory is open already)."""
+    with SafeDir.trusting(directory) as d:
+        d.fsync()

@@ -3,6 +3,8 @@
 Edits happen on the raw JSON under Claude Code's lock (``config.json.lock``): fields and
 members we do not own are written back byte-for-byte equivalent. Synthetic members are
 those with ``backendType == "exomonad"``; we only ever add, change or remove those.
+Every read and write goes through the team directory opened without following symlinks
+(:meth:`TeamPaths.open_dir`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, ExomonadError, InvalidNameError, TeamNotFoundError
 from exomonad.teams.atomic import read_json, write_json_atomic
+from exomonad.teams.dirs import SafeDir
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock
 from exomonad.teams.models import (
     MEMBER_COLORS,
@@ -36,14 +39,26 @@ __all__ = [
 ]
 
 
-def _read_raw(paths: TeamPaths) -> dict[str, Any]:
+def _not_found(paths: TeamPaths) -> TeamNotFoundError:
+    return TeamNotFoundError(
+        f"team {paths.team!r} not found: no {paths.config_file} "
+        f"(config root {paths.root}; set CLAUDE_CONFIG_DIR or --config-dir)"
+    )
+
+
+def _open_config_dir(paths: TeamPaths) -> SafeDir:
+    """The team's config directory, opened without following symlinks."""
     try:
-        data = read_json(paths.config_file)  # a symlink: SymlinkRefusedError
+        return paths.open_dir(paths.config_dir)
     except FileNotFoundError:
-        raise TeamNotFoundError(
-            f"team {paths.team!r} not found: no {paths.config_file} "
-            f"(config root {paths.root}; set CLAUDE_CONFIG_DIR or --config-dir)"
-        ) from None
+        raise _not_found(paths) from None
+
+
+def _read_raw(paths: TeamPaths, d: SafeDir) -> dict[str, Any]:
+    try:
+        data = read_json(paths.config_file, at=d)  # a symlink: SymlinkRefusedError
+    except FileNotFoundError:
+        raise _not_found(paths) from None
     if not isinstance(data, dict) or not isinstance(data.get("members", []), list):
         raise CorruptFileError(paths.config_file, "not a team config object")
     return data
@@ -51,8 +66,10 @@ def _read_raw(paths: TeamPaths) -> dict[str, Any]:
 
 def load_config(paths: TeamPaths) -> TeamConfig:
     """Load and validate a team's config (no lock: the file is replaced atomically)."""
+    with _open_config_dir(paths) as d:
+        raw = _read_raw(paths, d)
     try:
-        return TeamConfig.from_json(_read_raw(paths))
+        return TeamConfig.from_json(raw)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
@@ -61,12 +78,23 @@ def load_config(paths: TeamPaths) -> TeamConfig:
 
 
 def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:
-    """Names of all teams under the config root (from each ``config.json``'s ``name``)."""
-    teams_dir = TeamPaths("x", root).teams_dir
+    """Names of all teams under the config root (from each ``config.json``'s ``name``).
+
+    A team directory that is a symlink (or unreadable) is skipped, like a corrupt config.
+    """
+    probe = TeamPaths("x", root)
+    try:
+        with probe.open_dir(probe.teams_dir) as teams:
+            entries = sorted(teams.listdir())
+    except FileNotFoundError:
+        return []
     names = []
-    for cfg in sorted(teams_dir.glob("*/config.json")):
+    for entry in entries:
+        if entry.startswith("."):  # as glob("*") skipped them
+            continue
         try:
-            data = read_json(cfg)
+            with probe.open_dir(probe.teams_dir / entry) as d:
+                data = read_json(d.path / "config.json", at=d)
         except (CorruptFileError, OSError):
             continue
         if isinstance(data, dict) and isinstance(data.get("name"), str):
@@ -76,11 +104,12 @@ def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:
 
 def _edit(paths: TeamPaths, change: Callable[[dict[str, Any]], bool]) -> None:
     """Apply ``change`` to the raw config under lock; write only if it returns True."""
-    _read_raw(paths)  # a missing team is TeamNotFoundError, not a failure to lock
-    with FileLock(paths.config_file, DEFAULT_LOCK):
-        data = _read_raw(paths)
-        if change(data):
-            write_json_atomic(paths.config_file, data)
+    with _open_config_dir(paths) as d:
+        _read_raw(paths, d)  # a missing team is TeamNotFoundError, not a failure to lock
+        with FileLock(paths.config_file, DEFAULT_LOCK, at=d):
+            data = _read_raw(paths, d)
+            if change(data):
+                write_json_atomic(paths.config_file, data, at=d)
 
 
 def create_team(
@@ -90,7 +119,6 @@ def create_team(
 
     Refuses to touch an existing team.
     """
-    paths.config_dir.mkdir(parents=True, exist_ok=True)
     lead = f"team-lead@{paths.team}"
     data: dict[str, Any] = {
         "name": paths.team,
@@ -111,13 +139,16 @@ def create_team(
     }
     if description is not None:
         data["description"] = description
-    try:
-        fd = os.open(paths.config_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise ExomonadError(f"team {paths.team!r} already exists at {paths.config_file}") from None
-    os.close(fd)
-    write_json_atomic(paths.config_file, data)
-    paths.inboxes_dir.mkdir(parents=True, exist_ok=True)
+    with paths.open_dir(paths.config_dir, create=True) as d:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        try:
+            os.close(os.open(paths.config_file.name, flags, 0o644, dir_fd=d.fd))
+        except FileExistsError:
+            raise ExomonadError(
+                f"team {paths.team!r} already exists at {paths.config_file}"
+            ) from None
+        write_json_atomic(paths.config_file, data, at=d)
+    paths.open_dir(paths.inboxes_dir, create=True).close()
     return TeamConfig.from_json(data)
 
 

@@ -12,6 +12,11 @@ it for a read-modify-write of one JSON file (well under a millisecond for small 
 We never remove a fresh lock we do not own: before ``rmdir`` on release we check that
 the directory's mtime is still the one we set; if not, we leave it and raise
 :class:`~exomonad.errors.LockCompromisedError`.
+
+The lock dir is made, checked, refreshed and removed relative to the target's directory
+held open for the whole hold (``at``, a :class:`~exomonad.teams.dirs.SafeDir` opened
+without following symlinks), so a directory swapped for a link meanwhile cannot move the
+lock elsewhere. Without ``at`` the target's directory is opened as its path says.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from exomonad.errors import LockCompromisedError, LockError
+from exomonad.errors import ExomonadError, LockCompromisedError, LockError
+from exomonad.teams.dirs import SafeDir
 
 __all__ = [
     "CLAUDE_INBOX_LOCK",
@@ -156,9 +162,10 @@ def set_lock_journal(directory: Path | None) -> None:
 def recover_locks(directory: Path) -> list[Path]:
     """Remove lock dirs left by dead processes of ours; returns the locks removed.
 
-    A journal entry names the lock dir and the mtime it had when we made it; the lock is
-    removed only if its holder is gone and the mtime is unchanged (a lock someone took
-    since has another mtime).
+    A journal entry names the lock dir, the mtime it had when we made it and the root
+    its directory was opened from; the lock is removed only if its holder is gone, the
+    mtime is unchanged (a lock someone took since has another mtime) and its directory
+    is still reached from that root without a symlink.
     """
     removed: list[Path] = []
     if not directory.is_dir():
@@ -167,15 +174,24 @@ def recover_locks(directory: Path) -> list[Path]:
         pid_text = entry.name.split("-", 1)[0]
         if not pid_text.isdigit() or _alive(int(pid_text)):
             continue
-        try:
-            lock_path, mtime_ns = entry.read_text().split("\n")[:2]
-            if os.stat(lock_path).st_mtime_ns == int(mtime_ns):
-                os.rmdir(lock_path)
-                removed.append(Path(lock_path))
-        except (OSError, ValueError):
-            pass
+        with contextlib.suppress(OSError, ValueError, IndexError, ExomonadError):
+            lines = entry.read_text().split("\n")
+            if _remove_recorded(lines):
+                removed.append(Path(lines[0]))
         entry.unlink(missing_ok=True)
     return removed
+
+
+def _remove_recorded(lines: list[str]) -> bool:
+    """Remove the lock a journal entry records, if it is still the one we made."""
+    lock, mtime_ns = Path(lines[0]), int(lines[1])
+    root = Path(lines[2]) if len(lines) > 2 and lines[2] else None
+    opened = SafeDir.open(root, lock.parent) if root else SafeDir.trusting(lock.parent)
+    with opened as d:
+        if d.lstat(lock.name).st_mtime_ns != mtime_ns:
+            return False
+        os.rmdir(lock.name, dir_fd=d.fd)
+    return True
 
 
 def _alive(pid: int) -> bool:
@@ -200,10 +216,16 @@ class FileLock:
     False
     """
 
-    def __init__(self, target: Path, settings: LockSettings = DEFAULT_LOCK) -> None:
+    def __init__(
+        self, target: Path, settings: LockSettings = DEFAULT_LOCK, *, at: SafeDir | None = None
+    ) -> None:
         self.target = target
         self.path = lock_dir_for(target)
         self.settings = settings
+        if at is not None:
+            at.name_of(target)  # ValueError now, not at acquire, if it is the wrong dir
+        self._at = at
+        self._dir: SafeDir | None = None  # while held: ``at``, or the parent we opened
         self._mtime_ns: int | None = None
         self._journal_entry: Path | None = None
         self._next_refresh = 0.0
@@ -214,30 +236,43 @@ class FileLock:
         """True while we hold the lock."""
         return self._mtime_ns is not None
 
-    def _try_mkdir(self) -> bool:
+    def _open_dir(self) -> SafeDir:
+        if self._at is not None:
+            return self._at
         try:
-            os.mkdir(self.path)
+            return SafeDir.trusting(self.target.parent)
+        except FileNotFoundError as exc:
+            raise LockError(f"cannot lock {self.target}: its directory is missing") from exc
+
+    def _close_dir(self) -> None:
+        d, self._dir = self._dir, None
+        if d is not None and d is not self._at:
+            d.close()
+
+    def _try_mkdir(self, d: SafeDir) -> bool:
+        try:
+            os.mkdir(self.path.name, dir_fd=d.fd)
         except FileExistsError:
             return False
-        self._mtime_ns = os.stat(self.path).st_mtime_ns
+        self._mtime_ns = d.lstat(self.path.name).st_mtime_ns
         if _journal is not None:
             self._journal_entry = _journal / f"{os.getpid()}-{next(_journal_seq)}"
             with contextlib.suppress(OSError):
                 fd = os.open(self._journal_entry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 with os.fdopen(fd, "w") as fh:
-                    fh.write(f"{self.path}\n{self._mtime_ns}\n")
+                    fh.write(f"{self.path}\n{self._mtime_ns}\n{d.root}\n")
         return True
 
-    def _remove_if_stale(self) -> bool:
+    def _remove_if_stale(self, d: SafeDir) -> bool:
         """Remove the lock dir if it is stale; True if a retry should follow at once."""
         try:
-            st = os.stat(self.path)
+            st = d.lstat(self.path.name)
         except FileNotFoundError:
             return True
         if time.time() - st.st_mtime < self.settings.stale:
             return False
         try:
-            os.rmdir(self.path)
+            os.rmdir(self.path.name, dir_fd=d.fd)
         except FileNotFoundError:
             pass
         except OSError as exc:  # not empty, permissions: not ours to fix
@@ -248,16 +283,28 @@ class FileLock:
         """Take the lock, retrying per the settings; raise :class:`LockError` when out."""
         if self.held:
             raise LockError(f"{self.path} is already held by this FileLock")
+        self._dir = d = self._open_dir()
+        try:
+            self._take(d)
+        except BaseException:
+            self._close_dir()
+            raise
+        self.compromised = False
+        if self.settings.update > 0:
+            self._next_refresh = time.monotonic() + self.settings.update
+            _REFRESHER.add(self)
+
+    def _take(self, d: SafeDir) -> None:
         waits = self.settings.waits()
         attempt = 0
         while True:
             try:
-                if self._try_mkdir():
-                    break
+                if self._try_mkdir(d):
+                    return
             except FileNotFoundError as exc:
                 raise LockError(f"cannot lock {self.target}: its directory is missing") from exc
-            if self._remove_if_stale() and self._try_mkdir():
-                break
+            if self._remove_if_stale(d) and self._try_mkdir(d):
+                return
             if attempt >= len(waits):
                 raise LockError(
                     f"{self.path} still held after {len(waits)} retries "
@@ -265,31 +312,29 @@ class FileLock:
                 )
             time.sleep(waits[attempt])
             attempt += 1
-        self.compromised = False
-        if self.settings.update > 0:
-            self._next_refresh = time.monotonic() + self.settings.update
-            _REFRESHER.add(self)
 
     def _refresh(self) -> None:
         """Called by the refresher thread: bump the mtime, or mark the lock compromised."""
         self._next_refresh = time.monotonic() + self.settings.update
-        if self._mtime_ns is None:
+        d, name = self._dir, self.path.name
+        if self._mtime_ns is None or d is None:
             return
         try:
-            if os.stat(self.path).st_mtime_ns != self._mtime_ns:
+            if d.lstat(name).st_mtime_ns != self._mtime_ns:
                 raise FileNotFoundError
-            os.utime(self.path)
-            self._mtime_ns = os.stat(self.path).st_mtime_ns
+            os.utime(name, dir_fd=d.fd, follow_symlinks=False)
+            self._mtime_ns = d.lstat(name).st_mtime_ns
         except OSError:  # gone, replaced, or no longer ours to touch
             self.compromised = True
             _REFRESHER.discard(self)  # the refresher's Condition wraps an RLock
 
     def check(self) -> None:
         """Raise :class:`LockCompromisedError` if the lock is no longer ours."""
-        if self._mtime_ns is None:
+        d = self._dir
+        if self._mtime_ns is None or d is None:
             raise LockCompromisedError(f"{self.path} is not held")
         try:
-            ours = os.stat(self.path).st_mtime_ns == self._mtime_ns
+            ours = d.lstat(self.path.name).st_mtime_ns == self._mtime_ns
         except FileNotFoundError:
             ours = False
         if self.compromised or not ours:
@@ -299,18 +344,22 @@ class FileLock:
     def release(self) -> None:
         """Release the lock; never remove a lock dir that is no longer ours."""
         _REFRESHER.discard(self)
+        d = self._dir
         try:
-            self.check()
+            try:
+                self.check()  # raises unless held, so d is the open directory below
+            finally:
+                self._mtime_ns = None
+            try:
+                os.rmdir(self.path.name, dir_fd=d.fd if d is not None else -1)
+                if self._journal_entry is not None:
+                    self._journal_entry.unlink(missing_ok=True)
+                    self._journal_entry = None
+            except OSError as exc:
+                if exc.errno != errno.ENOENT:
+                    raise LockError(f"could not release {self.path}: {exc}") from exc
         finally:
-            self._mtime_ns = None
-        try:
-            os.rmdir(self.path)
-            if self._journal_entry is not None:
-                self._journal_entry.unlink(missing_ok=True)
-                self._journal_entry = None
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                raise LockError(f"could not release {self.path}: {exc}") from exc
+            self._close_dir()
 
     def __enter__(self) -> FileLock:
         self.acquire()

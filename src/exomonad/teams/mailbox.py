@@ -1,7 +1,10 @@
 """Inboxes: append, read, mark read (both dialects) and compact, under Claude Code's lock.
 
 Writing follows Claude Code: ``mkdir -p inboxes/``, create the file as ``[]`` with
-``O_EXCL`` if absent, lock, re-read, change, write (temp + rename), unlock. The critical
+``O_EXCL`` if absent, lock, re-read, change, write (temp + rename), unlock. All of it
+happens relative to the inbox directory opened once per operation without following a
+symlink (:meth:`TeamPaths.open_dir`): a symlinked ``teams/``, team or ``inboxes/``
+directory raises :class:`~exomonad.errors.SymlinkedDirectoryError`. The critical
 section is one read, one parse, one serialise and one rename; fsync is optional
 (``durable``). After writing, still under the lock, the entry is read back: a message
 reported as sent is on disk. Failures retry with backoff and end in
@@ -22,15 +25,10 @@ import orjson
 from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
-from exomonad.teams.atomic import (
-    fsync_dir,
-    parse_json_array,
-    read_bytes,
-    read_json_array,
-    write_json_atomic,
-)
+from exomonad.teams.atomic import parse_json_array, read_bytes, read_json_array, write_json_atomic
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect, get_dialect
+from exomonad.teams.dirs import SafeDir
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import InboxMessage, message_identity, now_iso
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -56,6 +54,18 @@ def _local_lock(path: Path) -> threading.Lock:
         if lock is None:
             lock = _local_locks[path] = threading.Lock()
         return lock
+
+
+def _ensure_file(d: SafeDir, name: str) -> None:
+    """Create inbox ``name`` in ``d`` as ``[]`` unless it exists (never through a link)."""
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644, dir_fd=d.fd)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, b"[]")
+    finally:
+        os.close(fd)
 
 
 def _contains(data: bytes, message_id: str) -> bool:
@@ -112,21 +122,10 @@ class Mailbox:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _ensure_file(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            return
-        try:
-            os.write(fd, b"[]")
-        finally:
-            os.close(fd)
-
     def _mutate(
         self,
         member: str,
-        change: Callable[[list[dict[str, Any]]], bool],
+        change: Callable[[list[dict[str, Any]], SafeDir], bool],
         verify_id: str | None = None,
         *,
         create: bool = True,
@@ -134,35 +133,45 @@ class Mailbox:
     ) -> bool:
         """Run ``change`` on ``member``'s entries under lock; write if it returns True.
 
-        With ``verify_id`` the result says whether that entry is in the file, checked
-        before the lock is released (once released, Claude Code 2.1.330 may deliver and
-        prune it at once): after our own write, by the file's inode (the rename put our
-        file in place and nobody else writes while we hold the lock); when ``change``
-        wrote nothing, by reading the entry back. The directory fsync of a durable write
-        happens after the lock is released, keeping the lock's hold short for Claude
-        Code's writers, which give up after ~655 ms.
+        ``change`` also gets the open inbox directory (compaction writes its archive
+        there). With ``verify_id`` the result says whether that entry is in the file,
+        checked before the lock is released (once released, Claude Code 2.1.330 may
+        deliver and prune it at once): after our own write, by the file's inode (the
+        rename put our file in place and nobody else writes while we hold the lock); when
+        ``change`` wrote nothing, by reading the entry back. The directory fsync of a
+        durable write happens after the lock is released, keeping the lock's hold short
+        for Claude Code's writers, which give up after ~655 ms.
         """
         path = self.paths.inbox(member)
-        if create:
-            self._ensure_file(path)
-        elif not path.exists():
+        try:
+            d = self.paths.open_dir(path.parent, create=create)
+        except FileNotFoundError:
+            if create:
+                raise
             return False
-        wrote = False
-        with _local_lock(path), FileLock(path, self.lock):
-            entries = read_json_array(path)
-            if change(entries):
-                inode = write_json_atomic(path, entries, durable=self.durable, sync_dir=False)
-                wrote = True
-                st = os.stat(path)
-                if remember is not None and remember():  # see unchanged_since_our_write
-                    self._our_version[member] = (st.st_ino, st.st_mtime_ns, st.st_size)
+        with d:
+            if create:
+                _ensure_file(d, path.name)
+            elif not d.exists(path.name):
+                return False
+            wrote = False
+            with _local_lock(path), FileLock(path, self.lock, at=d):
+                entries = read_json_array(path, at=d)
+                if change(entries, d):
+                    inode = write_json_atomic(
+                        path, entries, durable=self.durable, sync_dir=False, at=d
+                    )
+                    wrote = True
+                    st = d.lstat(path.name)
+                    if remember is not None and remember():  # see unchanged_since_our_write
+                        self._our_version[member] = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    else:
+                        self._our_version.pop(member, None)
+                    ok = verify_id is None or st.st_ino == inode
                 else:
-                    self._our_version.pop(member, None)
-                ok = verify_id is None or st.st_ino == inode
-            else:
-                ok = verify_id is None or _contains(read_bytes(path), verify_id)
-        if wrote and self.durable:
-            fsync_dir(path.parent)
+                    ok = verify_id is None or _contains(read_bytes(path, at=d), verify_id)
+            if wrote and self.durable:
+                d.fsync()
         return ok
 
     def unchanged_since_our_write(self, member: str) -> bool:
@@ -176,8 +185,10 @@ class Mailbox:
         ours = self._our_version.get(member)
         if ours is None:
             return False
+        path = self.paths.inbox(member)
         try:
-            st = os.stat(self.paths.inbox(member))
+            with self.paths.open_dir(path.parent) as d:
+                st = d.lstat(path.name)
         except FileNotFoundError:
             return False
         return (st.st_ino, st.st_mtime_ns, st.st_size) == ours
@@ -198,8 +209,10 @@ class Mailbox:
             )
 
     def _member_names(self) -> set[str]:
+        config = self.paths.config_file
         try:
-            st = os.stat(self.paths.config_file)
+            with self.paths.open_dir(config.parent) as d:
+                st = d.lstat(config.name)
             version = (st.st_ino, st.st_mtime_ns, st.st_size)
         except FileNotFoundError:
             version = None
@@ -251,7 +264,7 @@ class Mailbox:
         message_id = message_identity(raw) if has_id else self.dialect.new_message_id()
         raw = self.dialect.stamp(raw, message_id)
 
-        def change(entries: list[dict[str, Any]]) -> bool:
+        def change(entries: list[dict[str, Any]], _: SafeDir) -> bool:
             # Idempotent: a retry after a write that did land must not add a second copy.
             if any(message_id in (e.get("msg_id"), e.get("messageId")) for e in entries):
                 return False
@@ -288,18 +301,23 @@ class Mailbox:
         """
         path = self.paths.inbox(member)
         try:
-            data = read_bytes(path)
+            d = self.paths.open_dir(path.parent)
         except FileNotFoundError:
             return []
-        if data:
+        with d:
             try:
-                return parse_json_array(path, data)
-            except CorruptFileError:
-                pass
-        if not os.path.lexists(path):
-            return []
-        with FileLock(path, self.lock):
-            return read_json_array(path)
+                data = read_bytes(path, at=d)
+            except FileNotFoundError:
+                return []
+            if data:
+                try:
+                    return parse_json_array(path, data)
+                except CorruptFileError:
+                    pass
+            if not d.exists(path.name):
+                return []
+            with FileLock(path, self.lock, at=d):
+                return read_json_array(path, at=d)
 
     def read(self, member: str, *, unread_only: bool = False) -> list[InboxMessage]:
         """All (or only unread) entries, as models; malformed entries are skipped."""
@@ -330,7 +348,7 @@ class Mailbox:
         count = 0
         all_seen = False
 
-        def change(entries: list[dict[str, Any]]) -> bool:
+        def change(entries: list[dict[str, Any]], _: SafeDir) -> bool:
             nonlocal count, all_seen
             keep = []
             for e in entries:
@@ -363,7 +381,7 @@ class Mailbox:
         moved: list[dict[str, Any]] = []
         kept = 0
 
-        def change(entries: list[dict[str, Any]]) -> bool:
+        def change(entries: list[dict[str, Any]], d: SafeDir) -> bool:
             nonlocal kept
             size = len(orjson.dumps(entries, option=orjson.OPT_INDENT_2))
             excess = len(entries) - max_entries
@@ -379,8 +397,9 @@ class Mailbox:
             kept = len(keep)
             if not moved:
                 return False
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-            with os.fdopen(os.open(archive, flags, 0o644), "ab") as fh:  # ELOOP on a link
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(d.name_of(archive), flags, 0o644, dir_fd=d.fd)  # ELOOP on a link
+            with os.fdopen(fd, "ab") as fh:
                 fh.write(b"".join(orjson.dumps(e) + b"\n" for e in moved))
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -11,6 +11,11 @@ The config root is ``$CLAUDE_CONFIG_DIR`` if set, else ``~/.claude``. Claude Cod
 
 So ``My Team`` keeps its config in ``my-team/`` and its inboxes in ``My-Team/``; on a
 case-sensitive filesystem these are different directories, exactly as Claude Code does.
+
+Symlinks: the config root may be one (dotfile setups link ``~/.claude``), and so may
+anything above it. Nothing at or below ``teams/`` and ``tasks/`` is followed:
+:meth:`TeamPaths.open_dir` opens a directory there component by component with
+``O_NOFOLLOW`` and raises :class:`~exomonad.errors.SymlinkedDirectoryError` at a link.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from exomonad.errors import InvalidNameError
+from exomonad.teams.dirs import SafeDir
 
 __all__ = [
     "RESERVED_NAMES",
@@ -113,6 +119,15 @@ class TeamPaths:
     def __init__(self, team: str, root: str | os.PathLike[str] | None = None) -> None:
         object.__setattr__(self, "team", validate_name(team, "team name"))
         object.__setattr__(self, "root", config_root(root))
+
+    def open_dir(self, directory: Path, *, create: bool = False) -> SafeDir:
+        """Open ``directory`` (under :attr:`root`) refusing any symlink below the root.
+
+        Every read and write of team and task files goes through the returned
+        :class:`~exomonad.teams.dirs.SafeDir` (pass it as ``at=``). ``create`` makes
+        missing directories (``mkdir -p``, never through a link).
+        """
+        return SafeDir.open(self.root, directory, create=create)
 
     @property
     def teams_dir(self) -> Path:

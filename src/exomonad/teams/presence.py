@@ -54,17 +54,19 @@ def _parse_ts(value: object) -> datetime | None:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
-def team_presence(
-    paths: TeamPaths, *, now: datetime | None = None, idle_after: float = IDLE_AFTER
-) -> dict[str, MemberPresence]:
-    """Presence of every member of the team (corrupt inboxes are skipped, not fatal)."""
-    now = now or datetime.now(UTC)
-    config = load_config(paths)
+def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
+    """Sender → (time, type) of the newest entry it wrote into any inbox of the team."""
     latest: dict[str, tuple[datetime, str]] = {}
-    if paths.inboxes_dir.is_dir():
-        for inbox in paths.inboxes_dir.glob("*.json"):
+    try:
+        d = paths.open_dir(paths.inboxes_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return latest
+    with d:
+        for name in d.listdir():
+            if not name.endswith(".json") or name.startswith("."):
+                continue
             try:
-                entries = read_json_array(inbox)
+                entries = read_json_array(paths.inboxes_dir / name, at=d)
             except (CorruptFileError, OSError):
                 continue
             for e in entries:
@@ -76,6 +78,18 @@ def team_presence(
                 kind: str = msg.type if msg is not None else "message"
                 if sender not in latest or when >= latest[sender][0]:
                     latest[sender] = (when, kind)
+    return latest
+
+
+def team_presence(
+    paths: TeamPaths, *, now: datetime | None = None, idle_after: float = IDLE_AFTER
+) -> dict[str, MemberPresence]:
+    """Presence of every member of the team (corrupt inboxes are skipped, not fatal; a
+    symlinked team or ``inboxes/`` directory raises
+    :class:`~exomonad.errors.SymlinkedDirectoryError`)."""
+    now = now or datetime.now(UTC)
+    config = load_config(paths)
+    latest = _latest_events(paths)
     out: dict[str, MemberPresence] = {}
     for m in config.members:
         joined = (

@@ -23,6 +23,9 @@ file is never overwritten (:class:`~exomonad.errors.CorruptFileError`), and
 :meth:`TaskStore.list` skips it and records it in :attr:`TaskStore.problems`.
 
 The task list does not need a team ``config.json``: Claude Code keys it by name only.
+Every operation works relative to ``tasks/<list>/`` opened without following symlinks
+(:meth:`TeamPaths.open_dir`): a symlinked ``tasks/`` or list directory raises
+:class:`~exomonad.errors.SymlinkedDirectoryError`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import contextlib
 import enum
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -39,6 +42,7 @@ from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, TaskError
 from exomonad.teams.atomic import read_bytes, read_json, write_json_atomic
+from exomonad.teams.dirs import SafeDir
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import Task, TaskStatus
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -149,9 +153,19 @@ class TaskStore:
         """The file of task ``task_id`` (the id is checked so it cannot escape the dir)."""
         return self.dir / f"{validate_name(task_id, 'task id')}.json"
 
-    def _load(self, path: Path) -> tuple[dict[str, Any], Task]:
+    def _open(self, *, create: bool = False) -> SafeDir:
+        """The list directory, opened without following symlinks."""
+        return self.paths.open_dir(self.dir, create=create)
+
+    def _open_existing(self, task_id: str) -> SafeDir:
+        try:
+            return self._open()
+        except FileNotFoundError:
+            raise TaskError(f"task {task_id} not found in {self.dir}") from None
+
+    def _load(self, path: Path, d: SafeDir) -> tuple[dict[str, Any], Task]:
         """Read and validate one task file; FileNotFoundError if it is gone."""
-        raw = read_json(path)
+        raw = read_json(path, at=d)
         if not isinstance(raw, dict):
             raise CorruptFileError(path, f"top level is {type(raw).__name__}, not an object")
         try:
@@ -160,47 +174,50 @@ class TaskStore:
             errs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise CorruptFileError(path, f"not a valid task ({errs})") from exc
 
-    def _read(self, task_id: str) -> tuple[dict[str, Any], Task]:
+    def _read(self, task_id: str, d: SafeDir) -> tuple[dict[str, Any], Task]:
         try:
-            return self._load(self.path(task_id))
+            return self._load(self.path(task_id), d)
         except FileNotFoundError:
             raise TaskError(f"task {task_id} not found in {self.dir}") from None
 
-    def _write(self, raw: dict[str, Any]) -> Task:
+    def _write(self, raw: dict[str, Any], d: SafeDir) -> Task:
         raw = _normalise(raw)
         task = Task.from_json(raw)  # never write what we could not read back
-        write_json_atomic(self.path(task.id), raw, durable=self.durable)
+        write_json_atomic(self.path(task.id), raw, durable=self.durable, at=d)
         return task
 
-    def _highwatermark(self) -> int:
+    def _highwatermark(self, d: SafeDir) -> int:
         try:
-            n = _parse_int(read_bytes(self.dir / HIGHWATERMARK).decode(errors="replace"))
+            n = _parse_int(read_bytes(self.dir / HIGHWATERMARK, at=d).decode(errors="replace"))
         except FileNotFoundError:
             return 0
         return n or 0
 
-    def _set_highwatermark(self, value: int) -> None:
-        write_json_atomic(self.dir / HIGHWATERMARK, value, durable=self.durable)
+    def _set_highwatermark(self, value: int, d: SafeDir) -> None:
+        write_json_atomic(self.dir / HIGHWATERMARK, value, durable=self.durable, at=d)
 
-    def _list_lock(self) -> FileLock:
-        """mkdir -p the list dir, touch ``.lock`` and return the (unacquired) list lock."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        target = self.dir / LIST_LOCK
-        with contextlib.suppress(FileExistsError):
-            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-        return FileLock(target, self.lock)
+    @contextlib.contextmanager
+    def _list_lock(self) -> Iterator[SafeDir]:
+        """mkdir -p the list dir, touch ``.lock``, hold the list lock; yields the dir."""
+        with self._open(create=True) as d:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(LIST_LOCK, flags, 0o644, dir_fd=d.fd))
+            with FileLock(self.dir / LIST_LOCK, self.lock, at=d):
+                yield d
 
     def _mutate(self, task_id: str, change: _Change) -> Task:
         """Run ``change`` on the raw task under ``<id>.json.lock``; write if it returns True."""
         path = self.path(task_id)
-        if not path.is_file():
-            raise TaskError(f"task {task_id} not found in {self.dir}")
-        with FileLock(path, self.lock):
-            raw, task = self._read(task_id)
-            if not change(raw, task):
-                return task
-            raw["id"] = task_id
-            return self._write(raw)
+        with self._open_existing(task_id) as d:
+            if not d.exists(path.name):
+                raise TaskError(f"task {task_id} not found in {self.dir}")
+            with FileLock(path, self.lock, at=d):
+                raw, task = self._read(task_id, d)
+                if not change(raw, task):
+                    return task
+                raw["id"] = task_id
+                return self._write(raw, d)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -213,35 +230,44 @@ class TaskStore:
         problems: list[CorruptFileError] = []
         tasks: list[Task] = []
         try:
-            files = [p for p in self.dir.iterdir() if p.name.endswith(".json")]
+            d = self._open()
         except FileNotFoundError:
-            files = []
-        for path in files:
-            try:
-                tasks.append(self._load(path)[1])
-            except (FileNotFoundError, IsADirectoryError):
-                continue
-            except CorruptFileError as exc:
-                problems.append(exc)
+            return tasks, problems
+        with d:
+            for name in d.listdir():
+                if not name.endswith(".json"):
+                    continue
+                try:
+                    tasks.append(self._load(self.dir / name, d)[1])
+                except (FileNotFoundError, IsADirectoryError):
+                    continue
+                except CorruptFileError as exc:
+                    problems.append(exc)
         return sorted(tasks, key=_id_key), problems
 
     def get(self, task_id: str) -> Task:
         """Task ``task_id``; :class:`TaskError` if missing, CorruptFileError if unreadable."""
-        return self._read(task_id)[1]
+        self.path(task_id)  # a bad id is InvalidNameError, whether the list exists or not
+        with self._open_existing(task_id) as d:
+            return self._read(task_id, d)[1]
 
     def next_id(self) -> str:
         """The id the next :meth:`create` would take (a snapshot; take the list lock to use it)."""
-        top = 0
         try:
-            names = os.listdir(self.dir)
+            d = self._open()
         except FileNotFoundError:
-            names = []
-        for name in names:
+            return "1"
+        with d:
+            return self._next_id(d)
+
+    def _next_id(self, d: SafeDir) -> str:
+        top = 0
+        for name in d.listdir():
             if name.endswith(".json"):
                 n = _parse_int(name[: -len(".json")])
                 if n is not None and n > top:
                     top = n
-        return str(max(top, self._highwatermark()) + 1)
+        return str(max(top, self._highwatermark(d)) + 1)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -261,10 +287,10 @@ class TaskStore:
                                "activeForm": active_form, "owner": owner, "status": "pending",
                                "blocks": [], "blockedBy": blockers,
                                "metadata": dict(metadata) if metadata is not None else None}
-        with self._list_lock():
-            new_id = self.next_id()
-            task = self._write({"id": new_id, **raw})
-            self._set_highwatermark(int(new_id))
+        with self._list_lock() as d:
+            new_id = self._next_id(d)
+            task = self._write({"id": new_id, **raw}, d)
+            self._set_highwatermark(int(new_id), d)
         for b in blockers:
             self._mutate(b, _adder("blocks", [new_id]))
         return task
@@ -357,14 +383,14 @@ class TaskStore:
         never handed out again. The file goes even if it is corrupt (that is the way to
         remove one); :class:`TaskError` if it does not exist.
         """
-        path = self.path(task_id)
-        with self._list_lock():
-            if not path.is_file():
+        name = self.path(task_id).name
+        with self._list_lock() as d:
+            if not d.exists(name):
                 raise TaskError(f"task {task_id} not found in {self.dir}")
             n = _parse_int(task_id)
-            if n is not None and n > self._highwatermark():
-                self._set_highwatermark(n)
-            path.unlink()
+            if n is not None and n > self._highwatermark(d):
+                self._set_highwatermark(n, d)
+            os.unlink(name, dir_fd=d.fd)
         for task in self._scan()[0]:
             if task_id in task.blocks or task_id in task.blocked_by:
                 try:
