@@ -5,8 +5,9 @@
 * a trusted project `PreToolUse` hook sees every shell, apply_patch and MCP call and can
   block it (JSON `permissionDecision: "deny"`, exit 2 + stderr, or the legacy
   `decision: "block"`); the reason reaches the model as the tool's output;
-* the same hook untrusted, or changed since it was trusted, does not run at all, and
-  neither does a failing hook stop anything (exit 1 fails open);
+* the same hook untrusted, or changed since it was trusted, does not run at all (unless
+  `--dangerously-bypass-hook-trust`), and a failing hook stops nothing (exit 1 fails
+  open);
 * an MCP server in config.toml is reached through `tool_search`, then a namespaced
   `function_call`; `PermissionRequest` decides an MCP call that needs approval;
 * a blocking `Stop` hook feeds its reason back to the model as a `<hook_prompt>`.
@@ -165,6 +166,26 @@ def test_a_hook_codex_does_not_trust_is_skipped_silently(
     assert (home.workspace / "ungated.txt").exists()
     assert hook_calls(log) == []
     assert not [line for line in result.stderr.splitlines() if line.startswith("hook:")]
+
+
+def test_bypass_hook_trust_flag_runs_an_untrusted_hook(
+    model: ScriptedCodex, make_home: MakeHome, tmp_path: Path
+) -> None:
+    """`--dangerously-bypass-hook-trust` (0.169): enabled hooks run without recorded
+    trust, for this invocation only (every hook of every layer, not just ours)."""
+    log = tmp_path / "hooks.jsonl"
+    hooks = {"PreToolUse": [command_hook(probe_command(log, "deny", "gated without trust"))]}
+    home = make_home(project_hooks=hooks, trust_project_hooks=False)
+    shell = model.add_shell("touch gated.txt")
+    model.add_text("done")
+
+    result = run_exec(home, "make the file", extra_args=["--dangerously-bypass-hook-trust"])
+
+    assert result.returncode == 0, result.output()
+    assert not (home.workspace / "gated.txt").exists()
+    [call_id] = shell.call_ids()
+    assert "gated without trust" in (model.wait_for_output(call_id).output_text(call_id) or "")
+    assert "hooks" not in home.config()  # nothing was recorded as trusted
 
 
 def test_a_hook_that_exits_1_fails_open(
