@@ -22,6 +22,10 @@ What it takes to run offline (Codex CLI 0.169.0, observed with strace):
 * `check_for_update_on_startup = false`, `features.plugins = false` (plugin marketplace
   sync: DNS for github.com / api.github.com) and `analytics.enabled = false` (DNS for
   ab.chatgpt.com). With these three, `codex exec` makes no DNS query at all.
+* `features.unbounded_connection_retries = false` and the provider's
+  `request_max_retries = 0` / `stream_max_retries = 0`: a scripted server that is gone
+  (connection refused) or answers an error fails the run in well under a second;
+  otherwise `codex exec` retries a refused connection for minutes.
 * `model = "gpt-5.5"`: a model of the bundled catalog, so Codex offers `apply_patch`
   and `tool_search` (an unknown slug gets fallback metadata with neither, and a
   warning). Its catalog entry has an `upgrade`, which the TUI announces once:
@@ -181,7 +185,7 @@ def offline_config(
         "check_for_update_on_startup": False,
         "model_providers": {PROVIDER_ID: provider_config(base_url)},
         "analytics": {"enabled": False},
-        "features": {"plugins": False},
+        "features": {"plugins": False, "unbounded_connection_retries": False},
         "projects": {str(workspace): {"trust_level": "trusted"}},
         "notice": {"model_migrations": {model: "gpt-6-sol"}},
     }
@@ -383,22 +387,31 @@ def run_exec(
     extra_env: Mapping[str, str] | None = None,
 ) -> ExecResult:
     """Run `codex exec` in `home.workspace` to completion (stdin closed: exec would
-    otherwise read it and append it to the prompt)."""
+    otherwise read it and append it to the prompt). On timeout its whole process group
+    is killed and TimeoutError carries its output."""
     argv = exec_command(prompt, bypass=bypass, json_events=json_events, extra_args=extra_args)
     started = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         argv,
         cwd=home.workspace,
         env=codex_env(home, extra=extra_env),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
+        start_new_session=True,  # the node launcher and the native binary: one group
     )
-    return ExecResult(
-        argv, proc.returncode, proc.stdout, proc.stderr, started, time.monotonic() - started
-    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        raise TimeoutError(
+            f"codex exec did not finish within {timeout:.0f}s\n--- stdout ---\n{stdout}"
+            f"\n--- stderr ---\n{stderr}"
+        ) from None
+    return ExecResult(argv, proc.returncode, stdout, stderr, started, time.monotonic() - started)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

@@ -46,6 +46,7 @@ from tests.e2e.codex_fixtures import check_fixture
 from tests.e2e.codex_model import (
     ScriptedCodex,
     apply_patch_reply,
+    error_reply,
     mcp_reply,
     tool_search_reply,
 )
@@ -120,6 +121,24 @@ def test_exec_sends_the_prompt_and_runs_the_scripted_shell_command(
     print(f"codex exec: first request {latency:.2f}s after launch, done in {result.elapsed:.2f}s")
     assert latency < 30
     assert codex_processes(home) == []  # exec leaves no daemon behind
+
+
+def test_a_model_error_or_a_dead_server_ends_the_run_at_once(
+    model: ScriptedCodex, make_home: MakeHome, tmp_path: Path
+) -> None:
+    """No retries (offline_config): a failing test fails in a second, not in minutes."""
+    model.add_reply(error_reply(500, "scripted outage"))
+    result = run_exec(make_home(), "hi", timeout=60)
+    assert result.returncode == 1, result.output()
+    assert len(model.requests) == 1
+
+    with ScriptedCodex() as gone:
+        base_url = gone.base_url
+    dead = prepare_home(tmp_path / "dead", base_url)
+    result = run_exec(dead, "hi", timeout=60)
+    assert result.returncode == 1, result.output()
+    assert "Connection failed" in result.stderr
+    assert result.elapsed < 20
 
 
 @pytest.mark.parametrize("mode", ["deny", "exit2", "legacy-block"])
