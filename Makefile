@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-NODE_DIRS := tests/interop tests/e2e tests/e2e/claude
+NODE_DIRS := tests/interop tests/e2e tests/e2e/claude tests/e2e/codex
 APT_TOOLS := tmux node npm bwrap
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean

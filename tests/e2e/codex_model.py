@@ -1,0 +1,580 @@
+"""A scripted stand-in for the OpenAI Responses API, for driving the real Codex CLI offline.
+
+`ScriptedCodex` is an HTTP server on 127.0.0.1 (port chosen by the OS) that speaks just
+enough of the Responses API for Codex CLI 0.169.0 configured with a custom provider
+(`[model_providers.<id>] base_url = "<server.url>/v1"`, `wire_api = "responses"`; see
+`codex_cli.provider_config`).
+
+* `POST /v1/responses`: answered as the SSE stream Codex parses (codex-rs `codex-api`
+  `sse/responses.rs`): `response.created`, then per output item
+  `response.output_item.added` (+ `response.output_text.delta` for a message) and
+  `response.output_item.done`, then `response.completed` carrying the response id and
+  `usage`. Codex ignores event types it does not know and fails a turn whose stream ends
+  without `response.completed`. A body with `"stream": false` gets one JSON response.
+* `GET /v1/models`: an OpenAI-style model list (never called by `codex exec` 0.169).
+* anything else: recorded, then 404 with an OpenAI-style error body.
+
+What an agent turn looks like (0.169.0, model `gpt-5.5`; recorded with this server):
+
+* body keys `model`, `stream` (true), `input`, `tools`, `tool_choice`,
+  `parallel_tool_calls`, `reasoning`, `store` (false), `include`, `prompt_cache_key`,
+  `client_metadata`, `text`; no `instructions` key: the system prompt is the first
+  `input` item, a `role: developer` message. The prompt typed by the user is the last
+  `role: user` message of the first turn (an `<environment_context>` user message comes
+  before it).
+* `tools`: `exec_command` (function, `{"cmd": ...}`, run as `/bin/bash -lc <cmd>`),
+  `write_stdin`, `request_user_input`, `apply_patch` (a *custom* freeform tool: the
+  model sends `custom_tool_call` with the patch text as `input`), `view_image`,
+  `get_goal` / `create_goal` / `update_goal`, `tool_search` (`execution: "client"`) and
+  `web_search`. MCP tools are not listed: they are deferred behind `tool_search`.
+* tool results come back in the next request as input items `function_call_output` /
+  `custom_tool_call_output` (`call_id`, `output`) or `tool_search_output` (`tools`: the
+  matching namespaces with their functions), after the echoed call item.
+
+Requests that offer the shell tool are **agent turns**: they consume the reply script,
+one scripted reply per request, and fall back to `default_text` when the script is
+empty. Other Responses requests are **side requests** and never consume the script: the
+TUI's task title after the first prompt (tools `[apply_patch]` only, `text.format` a
+`json_schema` `{title: string <= 36}`; `codex exec` sends none). They get `side_reply`,
+by default JSON built from the requested schema, else a short text.
+
+A `responder(request) -> reply | None` is consulted first for every Responses request;
+a non-None reply wins (it runs in the handler thread, so Codex simply waits for the HTTP
+response).
+
+Every request is recorded (`server.requests`), parsed JSON included, and waiters block on
+a `threading.Condition` (`wait_for_request`) instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from tests.e2e.claude_model import value_for_schema
+from tests.e2e.scripted_server import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
+
+Item = dict[str, Any]
+
+DEFAULT_TEXT = "Done. (scripted default reply)"
+SIDE_TEXT = "Scripted side reply."
+SHELL_TOOL = "exec_command"
+APPLY_PATCH_TOOL = "apply_patch"
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+# ----------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One model response: output items, plus how to send it.
+
+    `delay` sleeps before answering (the request is already recorded); a non-200
+    `status` sends an OpenAI error body with `error_message` instead of a stream.
+    """
+
+    items: tuple[Item, ...]
+    delay: float = 0.0
+    status: int = 200
+    error_message: str = "scripted error"
+
+    def call_ids(self) -> list[str]:
+        """The `call_id` of every tool call item in this reply."""
+        return [str(i["call_id"]) for i in self.items if "call_id" in i]
+
+
+ReplySpec = str | Item | Sequence[Item] | Reply
+
+
+def message_item(text: str) -> Item:
+    """An assistant message with one `output_text` part."""
+    return {
+        "type": "message",
+        "id": _id("msg"),
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def function_call_item(
+    name: str,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    namespace: str | None = None,
+    call_id: str = "",
+) -> Item:
+    """A `function_call`; `namespace` (e.g. `mcp__exo`) for a tool found by tool_search."""
+    item: Item = {
+        "type": "function_call",
+        "id": _id("fc"),
+        "call_id": call_id or _id("call"),
+        "name": name,
+        "arguments": json.dumps(dict(arguments or {})),
+        "status": "completed",
+    }
+    if namespace is not None:
+        item["namespace"] = namespace
+    return item
+
+
+def shell_call_item(cmd: str, *, call_id: str = "", **extra: Any) -> Item:
+    """Codex's shell tool: `exec_command {"cmd": cmd, ...}` (`/bin/bash -lc <cmd>`).
+
+    `extra` adds arguments, e.g. `sandbox_permissions="require_escalated"` and a
+    `justification` to ask for approval to leave the sandbox.
+    """
+    return function_call_item(SHELL_TOOL, {"cmd": cmd, **extra}, call_id=call_id)
+
+
+def apply_patch_item(patch: str, *, call_id: str = "") -> Item:
+    """Codex's freeform `apply_patch` tool: a `custom_tool_call` whose input is the patch
+    (`*** Begin Patch` ... `*** End Patch`)."""
+    return {
+        "type": "custom_tool_call",
+        "id": _id("ctc"),
+        "call_id": call_id or _id("call"),
+        "name": APPLY_PATCH_TOOL,
+        "input": patch,
+        "status": "completed",
+    }
+
+
+def tool_search_item(query: str, *, limit: int | None = None, call_id: str = "") -> Item:
+    """A client-executed `tool_search_call`: Codex searches its deferred tools (MCP) and
+    answers with a `tool_search_output` in the next request."""
+    arguments: dict[str, Any] = {"query": query}
+    if limit is not None:
+        arguments["limit"] = limit
+    return {
+        "type": "tool_search_call",
+        "id": _id("ts"),
+        "call_id": call_id or _id("call"),
+        "execution": "client",
+        "status": "completed",
+        "arguments": arguments,
+    }
+
+
+def mcp_call_item(
+    server: str, tool: str, arguments: Mapping[str, Any] | None = None, *, call_id: str = ""
+) -> Item:
+    """A call of MCP tool `tool` of server `server`, as offered after a tool_search:
+    a `function_call` in namespace `mcp__<server>`."""
+    return function_call_item(tool, arguments, namespace=f"mcp__{server}", call_id=call_id)
+
+
+def text_reply(text: str) -> Reply:
+    return Reply((message_item(text),))
+
+
+def _with_text(item: Item, text: str) -> Reply:
+    return Reply((message_item(text), item) if text else (item,))
+
+
+def shell_reply(cmd: str, *, text: str = "", **extra: Any) -> Reply:
+    return _with_text(shell_call_item(cmd, **extra), text)
+
+
+def apply_patch_reply(patch: str, *, text: str = "") -> Reply:
+    return _with_text(apply_patch_item(patch), text)
+
+
+def tool_search_reply(query: str, *, limit: int | None = None) -> Reply:
+    return Reply((tool_search_item(query, limit=limit),))
+
+
+def mcp_reply(server: str, tool: str, arguments: Mapping[str, Any] | None = None) -> Reply:
+    return Reply((mcp_call_item(server, tool, arguments),))
+
+
+def error_reply(status: int = 500, message: str = "scripted server error") -> Reply:
+    return Reply((), status=status, error_message=message)
+
+
+def normalize_reply(reply: ReplySpec) -> Reply:
+    """A str (a message), one item, items, or a `Reply`."""
+    if isinstance(reply, Reply):
+        return reply
+    if isinstance(reply, str):
+        return text_reply(reply)
+    if isinstance(reply, Mapping):
+        return Reply((dict(reply),))
+    items = tuple(dict(i) for i in reply)
+    if not items:
+        raise ValueError("a scripted reply needs at least one item")
+    return Reply(items)
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [str(p["text"]) for p in content if isinstance(p, dict) and "text" in p]
+
+
+def output_text(output: Any) -> str:
+    """The text of a tool output (`output` is a string or a list of content items)."""
+    if isinstance(output, str):
+        return output
+    return "\n".join(_texts(output))
+
+
+@dataclass(frozen=True)
+class RecordedRequest(RecordedRequestBase):
+    """One request as Codex sent it (`path` e.g. "/v1/responses")."""
+
+    @property
+    def route(self) -> str:
+        return urlsplit(self.path).path
+
+    @property
+    def is_responses(self) -> bool:
+        return self.method == "POST" and self.route.endswith("/responses")
+
+    @property
+    def streaming(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @property
+    def model(self) -> str | None:
+        m = self.body.get("model")
+        return m if isinstance(m, str) else None
+
+    @property
+    def tools(self) -> list[JSON]:
+        t = self.body.get("tools")
+        return [x for x in t if isinstance(x, dict)] if isinstance(t, list) else []
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.tools)
+
+    @property
+    def is_agent_turn(self) -> bool:
+        """A main-loop turn: it offers the shell tool (side requests do not)."""
+        return self.is_responses and SHELL_TOOL in self.tool_names()
+
+    @property
+    def is_side_request(self) -> bool:
+        return self.is_responses and not self.is_agent_turn
+
+    @property
+    def output_schema(self) -> JSON | None:
+        """The JSON schema of `text.format` when the request asks for structured output."""
+        text = self.body.get("text")
+        fmt = text.get("format") if isinstance(text, dict) else None
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            schema = fmt.get("schema")
+            return schema if isinstance(schema, dict) else {}
+        return None
+
+    def tool_names(self) -> list[str]:
+        """Top-level tool names (`tool_search` and `web_search` by their type)."""
+        return [str(t.get("name") or t.get("type")) for t in self.tools]
+
+    def tool(self, name: str) -> JSON | None:
+        return next((t for t in self.tools if (t.get("name") or t.get("type")) == name), None)
+
+    def turn_metadata(self) -> JSON:
+        """The `x-codex-turn-metadata` header, parsed ({} when absent)."""
+        raw = next((v for k, v in self.headers.items() if k.lower() == "x-codex-turn-metadata"), "")
+        try:
+            meta = json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def input(self) -> list[Item]:
+        i = self.body.get("input")
+        return [x for x in i if isinstance(x, dict)] if isinstance(i, list) else []
+
+    def items(self, kind: str) -> list[Item]:
+        return [i for i in self.input if i.get("type") == kind]
+
+    def messages(self, role: str | None = None) -> list[Item]:
+        return [m for m in self.items("message") if role is None or m.get("role") == role]
+
+    def user_texts(self) -> list[str]:
+        """Every text part of every `role: user` message, in order (the whole history)."""
+        return [t for m in self.messages("user") for t in _texts(m.get("content"))]
+
+    def last_user_texts(self) -> list[str]:
+        users = self.messages("user")
+        return _texts(users[-1].get("content")) if users else []
+
+    def developer_text(self) -> str:
+        return "\n".join(t for m in self.messages("developer") for t in _texts(m.get("content")))
+
+    def mentions(self, needle: str) -> bool:
+        return any(needle in t for t in self.user_texts())
+
+    def calls(self) -> list[Item]:
+        """Echoed call items (`function_call`, `custom_tool_call`, `tool_search_call`)."""
+        kinds = ("function_call", "custom_tool_call", "tool_search_call")
+        return [i for i in self.input if i.get("type") in kinds]
+
+    def outputs(self, call_id: str | None = None) -> list[Item]:
+        """Tool result items (`*_output`), optionally only those for `call_id`."""
+        return [
+            i
+            for i in self.input
+            if str(i.get("type", "")).endswith("_output")
+            and (call_id is None or i.get("call_id") == call_id)
+        ]
+
+    def output_text(self, call_id: str) -> str | None:
+        """The text of the tool result for `call_id`, or None when it is not here."""
+        found = [o for o in self.outputs(call_id) if "output" in o]
+        return output_text(found[-1]["output"]) if found else None
+
+    def tool_search_tools(self, call_id: str | None = None) -> list[JSON]:
+        """The `tools` of the `tool_search_output` items (namespaces with functions)."""
+        return [
+            t
+            for o in self.outputs(call_id)
+            if o.get("type") == "tool_search_output"
+            for t in o.get("tools") or []
+            if isinstance(t, dict)
+        ]
+
+
+def default_side_reply(req: RecordedRequest) -> Reply:
+    """JSON built from the requested schema (the TUI's `{title}`), else `SIDE_TEXT`."""
+    schema = req.output_schema
+    if schema is not None:
+        return text_reply(json.dumps(value_for_schema(schema)))
+    return text_reply(SIDE_TEXT)
+
+
+# ----------------------------------------------------------------------------- wire
+
+
+def _usage(body: JSON) -> JSON:
+    tokens = max(1, len(json.dumps(body)) // 4)
+    return {
+        "input_tokens": tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 5,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": tokens + 5,
+    }
+
+
+def response_json(reply: Reply, response_id: str, model: str, body: JSON) -> JSON:
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": model,
+        "output": [dict(i) for i in reply.items],
+        "usage": _usage(body),
+    }
+
+
+def sse_events(reply: Reply, response_id: str, model: str, body: JSON) -> Iterator[JSON]:
+    """The events of the SSE stream for `reply`, in order."""
+    head = {"id": response_id, "object": "response", "status": "in_progress", "model": model}
+    yield {"type": "response.created", "sequence_number": 0, "response": head}
+    seq = 1
+    for index, item in enumerate(reply.items):
+        events: list[JSON] = [{"type": "response.output_item.added", "item": item}]
+        if item.get("type") == "message":
+            for text in _texts(item.get("content")):
+                events.append(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": item.get("id"),
+                        "content_index": 0,
+                        "delta": text,
+                    }
+                )
+        events.append({"type": "response.output_item.done", "item": item})
+        for event in events:
+            yield {**event, "output_index": index, "sequence_number": seq}
+            seq += 1
+    done = response_json(reply, response_id, model, body)
+    yield {"type": "response.completed", "sequence_number": seq, "response": done}
+
+
+def sse_bytes(events: Iterable[JSON]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+# ----------------------------------------------------------------------------- server
+
+
+class _Handler(ScriptedHandler):
+    timeout = 120  # idle keep-alive connections close after this
+
+    def extra_headers(self) -> dict[str, str]:
+        return {"x-request-id": _id("req")}
+
+
+Responder = Callable[[RecordedRequest], ReplySpec | None]
+
+
+class ScriptedCodex(ScriptedServer[RecordedRequest, Reply, ReplySpec]):
+    """A scripted Responses API on 127.0.0.1; use as a context manager.
+
+    >>> with ScriptedCodex([shell_reply("touch x"), "done"]) as model:
+    ...     base_url = model.base_url  # http://127.0.0.1:<port>/v1
+    """
+
+    request_type = RecordedRequest
+    handler = _Handler
+    thread_name = "scripted-codex"
+    request_noun = "model request"
+
+    def __init__(
+        self,
+        script: Iterable[ReplySpec] = (),
+        *,
+        default_text: str = DEFAULT_TEXT,
+        responder: Responder | None = None,
+        side_reply: Callable[[RecordedRequest], ReplySpec] | None = None,
+        models: Sequence[str] = ("gpt-5.5",),
+    ) -> None:
+        super().__init__(script, default_text=default_text)
+        self.responder = responder
+        self.side_reply = side_reply
+        self.models = tuple(models)
+        self._served: list[tuple[int, Reply, str]] = []  # (index, reply, source)
+
+    @property
+    def base_url(self) -> str:
+        """What Codex's provider `base_url` must be (it appends `/responses`)."""
+        return f"{self.url}/v1"
+
+    def normalize(self, reply: ReplySpec) -> Reply:
+        return normalize_reply(reply)
+
+    # -- script ------------------------------------------------------------------
+    def add_text(self, text: str) -> None:
+        self.add_reply(text_reply(text))
+
+    def add_shell(self, cmd: str, **extra: Any) -> Reply:
+        """Queue a shell call; returns the reply (its `call_ids()` name the result)."""
+        reply = shell_reply(cmd, **extra)
+        self.add_reply(reply)
+        return reply
+
+    # -- log ---------------------------------------------------------------------
+    def served(self) -> list[tuple[int, Reply, str]]:
+        """(request index, reply, source) for every answered Responses request; source
+        is `responder`, `script`, `default` or `side`."""
+        with self._cond:
+            return list(self._served)
+
+    def wait_for_output(
+        self, call_id: str, timeout: float = 30.0, *, since: int = 0
+    ) -> RecordedRequest:
+        """The first agent turn that carries the tool result for `call_id` (any
+        `*_output` item: a function, custom tool or tool_search result)."""
+        return self.wait_for_request(
+            lambda r: r.is_agent_turn and bool(r.outputs(call_id)), timeout, since=since
+        )
+
+    def _describe(self, since: int) -> str:
+        lines = []
+        for r in self._requests[since:]:
+            kind = "agent" if r.is_agent_turn else "side" if r.is_side_request else "other"
+            last = r.input[-1:] if r.is_responses else []
+            lines.append(
+                f"\n  #{r.index} {r.method} {r.path} {kind} model={r.model} "
+                f"last_input={json.dumps(last)[:200]}"
+            )
+        return "".join(lines)
+
+    # -- internals (called from handler threads) ---------------------------------
+    def respond(self, handler: ScriptedHandler, req: RecordedRequest) -> None:
+        if req.method == "GET" and req.route.endswith("/models"):
+            models = [{"id": m, "object": "model", "owned_by": "scripted"} for m in self.models]
+            handler.send_json(200, {"object": "list", "data": models})
+            return
+        if not req.is_responses:
+            error = {"message": "not scripted", "type": "invalid_request_error", "code": None}
+            handler.send_json(404, {"error": error})
+            return
+        reply = self._next_reply(req)
+        if reply.delay > 0:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            error = {"message": reply.error_message, "type": "server_error", "code": None}
+            handler.send_json(reply.status, {"error": error})
+            return
+        response_id, model = _id("resp"), req.model or "scripted"
+        if req.streaming:
+            data = sse_bytes(sse_events(reply, response_id, model, req.body))
+            handler.send(200, "text/event-stream", data)
+        else:
+            handler.send_json(200, response_json(reply, response_id, model, req.body))
+
+    def _next_reply(self, req: RecordedRequest) -> Reply:
+        reply: Reply | None = None
+        source = "responder"
+        if self.responder is not None:
+            spec = self.responder(req)  # may block: runs outside the lock
+            if spec is not None:
+                reply = normalize_reply(spec)
+        if reply is None and req.is_side_request:
+            source = "side"
+            side = self.side_reply(req) if self.side_reply is not None else default_side_reply(req)
+            reply = normalize_reply(side)
+        with self._cond:
+            if reply is None:
+                scripted = self._pop_script()
+                if scripted is not None:
+                    source, reply = "script", scripted
+                else:
+                    source, reply = "default", text_reply(self.default_text)
+            self._served.append((req.index, reply, source))
+            self._cond.notify_all()
+            return reply
+
+
+__all__ = [
+    "APPLY_PATCH_TOOL",
+    "DEFAULT_TEXT",
+    "SHELL_TOOL",
+    "SIDE_TEXT",
+    "Item",
+    "RecordedRequest",
+    "Reply",
+    "ReplySpec",
+    "Responder",
+    "ScriptedCodex",
+    "apply_patch_item",
+    "apply_patch_reply",
+    "default_side_reply",
+    "error_reply",
+    "function_call_item",
+    "mcp_call_item",
+    "mcp_reply",
+    "message_item",
+    "normalize_reply",
+    "output_text",
+    "response_json",
+    "shell_call_item",
+    "shell_reply",
+    "sse_bytes",
+    "sse_events",
+    "text_reply",
+    "tool_search_item",
+    "tool_search_reply",
+]
