@@ -34,6 +34,7 @@ def test_all_is_pinned() -> None:
             "Outgoing",
             "PaneBackend",
             "Spool",
+            "TextSink",
             "TmuxBackend",
             "ZellijBackend",
             "get_backend",

@@ -1,6 +1,7 @@
 """Typing messages into coding agents' terminal panes (tmux, Zellij, in-memory fake).
 
-One interface, :class:`PaneBackend`; three implementations:
+One contract, :class:`TextSink` (what delivery needs), extended by :class:`PaneBackend`
+(:mod:`exomonad.panes.contract`); three implementations:
 
 * :class:`TmuxBackend`: a tmux server, via plain ``tmux`` commands;
 * :class:`ZellijBackend`: the Zellij CLI (tested through a recording stand-in only);
@@ -28,11 +29,9 @@ from typing import Any, Literal, overload
 from exomonad.panes.base import (
     DEFAULT_ENTER_DELAY,
     ENTER_DELAY_ENV,
-    Command,
-    DeliveryReceipt,
     KeystrokeBackend,
-    PaneBackend,
 )
+from exomonad.panes.contract import Command, DeliveryReceipt, PaneBackend, TextSink
 from exomonad.panes.fake import FakePane, FakePaneBackend
 from exomonad.panes.sanitize import is_safe, sanitize
 from exomonad.panes.spool import DEFAULT_SPOOL_THRESHOLD, Outgoing, Spool
@@ -52,6 +51,7 @@ __all__ = [
     "Outgoing",
     "PaneBackend",
     "Spool",
+    "TextSink",
     "TmuxBackend",
     "ZellijBackend",
     "get_backend",
