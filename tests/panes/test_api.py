@@ -33,6 +33,7 @@ def test_all_is_pinned() -> None:
             "KeystrokeBackend",
             "Outgoing",
             "PaneBackend",
+            "PtyBackend",
             "Spool",
             "TextSink",
             "TmuxBackend",

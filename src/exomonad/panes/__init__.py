@@ -1,15 +1,23 @@
-"""Typing messages into coding agents' terminal panes (tmux, Zellij, in-memory fake).
+"""Delivering messages to coding agents: one contract, one algorithm, four backends.
 
-One contract, :class:`TextSink` (what delivery needs), extended by :class:`PaneBackend`
-(:mod:`exomonad.panes.contract`); three implementations:
+The contract is :class:`TextSink` (deliver, submit what an interrupted delivery left,
+exists); terminals extend it to :class:`PaneBackend` (type, capture, spawn, kill). Every
+receiver of text is a real backend of it, addressed by a real id
+(:mod:`exomonad.panes.contract`):
 
-* :class:`TmuxBackend`: a tmux server, via plain ``tmux`` commands;
-* :class:`ZellijBackend`: the Zellij CLI (tested through a recording stand-in only);
+* :class:`TmuxBackend`: a tmux server, via plain ``tmux`` commands (``%3``);
+* :class:`ZellijBackend`: the Zellij CLI, tested through a recording stand-in only
+  (``terminal_3``);
+* :class:`PtyBackend`: ptys this process owns, as ``exomonad teammate`` runs its agent
+  (``/dev/pts/7``);
 * :class:`FakePaneBackend`: in-memory panes for fast tests of the layers above.
 
-Every message is sanitised (:func:`sanitize`) so it can never act as keystrokes;
-multi-line or long messages are written to a spool file and a one-line pointer is typed
-instead. Deliveries to one pane are serialised across processes by a file lock.
+The terminal backends share :class:`KeystrokeBackend`'s algorithm: every message is
+sanitised (:func:`sanitize`) so it can never act as keystrokes; multi-line or long
+messages are written to a spool file and a one-line pointer is typed instead; the text's
+echo is awaited, then ``EXOMONAD_ENTER_DELAY``, then Enter, confirmed and retried.
+Deliveries to one pane are serialised by a lock (across processes where several can
+type into it).
 
 >>> backend = get_backend("fake")
 >>> pane = backend.add_pane()
@@ -26,13 +34,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from exomonad.panes.base import (
-    DEFAULT_ENTER_DELAY,
-    ENTER_DELAY_ENV,
-    KeystrokeBackend,
-)
+from exomonad.panes.base import DEFAULT_ENTER_DELAY, ENTER_DELAY_ENV, KeystrokeBackend
 from exomonad.panes.contract import Command, DeliveryReceipt, PaneBackend, TextSink
 from exomonad.panes.fake import FakePane, FakePaneBackend
+from exomonad.panes.pty import PtyBackend
 from exomonad.panes.sanitize import is_safe, sanitize
 from exomonad.panes.spool import DEFAULT_SPOOL_THRESHOLD, Outgoing, Spool
 from exomonad.panes.tmux import TmuxBackend
@@ -50,6 +55,7 @@ __all__ = [
     "KeystrokeBackend",
     "Outgoing",
     "PaneBackend",
+    "PtyBackend",
     "Spool",
     "TextSink",
     "TmuxBackend",

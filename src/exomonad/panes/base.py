@@ -1,8 +1,8 @@
-"""The delivery algorithm every keystroke backend shares (tmux, Zellij, the in-memory
-fake), over the contract in :mod:`exomonad.panes.contract`.
+"""The delivery algorithm every keystroke backend shares (tmux, Zellij, the teammate's pty,
+the in-memory fake), over the contract in :mod:`exomonad.panes.contract`.
 
 A *pane* is named by a backend-specific string: ``%3`` for tmux, ``terminal_3`` for
-Zellij. Every operation on a pane that is
+Zellij, ``/dev/pts/7`` for a pty ExoMonad owns. Every operation on a pane that is
 missing, dead or refuses input raises :class:`~exomonad.errors.PaneError`.
 
 :meth:`KeystrokeBackend.deliver` is the one place the typing protocol lives:
