@@ -35,6 +35,7 @@ def test_all_is_pinned() -> None:
             "PaneBackend",
             "PtyBackend",
             "Spool",
+            "StdinBackend",
             "TextSink",
             "TmuxBackend",
             "ZellijBackend",

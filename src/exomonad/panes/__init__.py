@@ -1,4 +1,4 @@
-"""Delivering messages to coding agents: one contract, one algorithm, four backends.
+"""Delivering messages to coding agents: one contract, one algorithm, five backends.
 
 The contract is :class:`TextSink` (deliver, submit what an interrupted delivery left,
 exists); terminals extend it to :class:`PaneBackend` (type, capture, spawn, kill). Every
@@ -10,6 +10,8 @@ receiver of text is a real backend of it, addressed by a real id
   (``terminal_3``);
 * :class:`PtyBackend`: ptys this process owns, as ``exomonad teammate`` runs its agent
   (``/dev/pts/7``);
+* :class:`StdinBackend`: a headless agent's stdin, one stream-json user turn per
+  message, as ``exomonad relay`` feeds a headless lead (the child's pid);
 * :class:`FakePaneBackend`: in-memory panes for fast tests of the layers above.
 
 The terminal backends share :class:`KeystrokeBackend`'s algorithm: every message is
@@ -40,6 +42,7 @@ from exomonad.panes.fake import FakePane, FakePaneBackend
 from exomonad.panes.pty import PtyBackend
 from exomonad.panes.sanitize import is_safe, sanitize
 from exomonad.panes.spool import DEFAULT_SPOOL_THRESHOLD, Outgoing, Spool
+from exomonad.panes.stdin import StdinBackend
 from exomonad.panes.tmux import TmuxBackend
 from exomonad.panes.zellij import ZellijBackend
 
@@ -57,6 +60,7 @@ __all__ = [
     "PaneBackend",
     "PtyBackend",
     "Spool",
+    "StdinBackend",
     "TextSink",
     "TmuxBackend",
     "ZellijBackend",

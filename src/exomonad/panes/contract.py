@@ -8,6 +8,7 @@ receiver                              backend                  target id
 a tmux pane                           ``TmuxBackend``          ``%3`` (tmux's pane id)
 a Zellij pane                         ``ZellijBackend``        ``terminal_3``
 the pty ``exomonad teammate`` owns    ``PtyBackend``           ``/dev/pts/7`` (its device)
+a headless lead's stdin (the relay)   ``StdinBackend``         ``4242`` (the child's pid)
 an in-memory test pane                ``FakePaneBackend``      ``fake:1``
 ====================================  =======================  ==========================
 
