@@ -158,3 +158,11 @@ def test_spawn_passes_cwd_and_env(backend: PtyBackend, tmp_path: Path) -> None:
     pane = backend.spawn([sys.executable, "-c", show], cwd=tmp_path, env={"EXO_TEST_VAR": "v1"})
     retry_until(lambda: f"{tmp_path} v1 True" in backend.capture(pane), timeout=20,
                 message=backend.capture(pane))  # fmt: skip
+
+
+def test_wait_keeps_the_exit_status_when_alive_reaped_the_program(backend: PtyBackend) -> None:
+    """`exomonad teammate` waits for its agent while deliveries ask whether it lives: the
+    status must survive whichever of the two reaps the program (it used to become 0)."""
+    pane = backend.spawn([sys.executable, "-c", "raise SystemExit(7)"])
+    retry_until(lambda: not backend.exists(pane), timeout=20)  # alive() reaped it
+    assert backend.agent(pane).wait() == 7

@@ -249,8 +249,8 @@ class PtyAgent:
         if not self._exited.is_set():
             try:
                 _, status = os.waitpid(self.pid, 0)
-            except ChildProcessError:  # a concurrent alive() reaped it
-                self._exited.wait()
+            except ChildProcessError:  # a concurrent alive() reaped it and records it
+                self._exited.wait(5.0)
             else:
                 self._reaped(status)
         self.restore()
