@@ -76,9 +76,7 @@ def test_the_pane_id_is_the_programs_terminal(backend: PtyBackend) -> None:
     assert backend.capture(pane).splitlines()[0] == pane
 
 
-def test_enter_waits_exomonad_enter_delay(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_enter_waits_exomonad_enter_delay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENTER_DELAY_ENV, "0.3")
     backend = PtyBackend(spool_dir=tmp_path / "spool")
     assert backend.enter_delay == 0.3

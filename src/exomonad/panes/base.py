@@ -73,6 +73,7 @@ DEFAULT_SUBMIT_TIMEOUT = 1.0
 DEFAULT_MAX_ENTER_ATTEMPTS = 3
 """Enter presses per delivery before reporting ``submitted=False``."""
 
+
 def resolve_enter_delay(value: float | None) -> float:
     """``value`` if given, else ``$EXOMONAD_ENTER_DELAY``, else :data:`DEFAULT_ENTER_DELAY`."""
     if value is None:
