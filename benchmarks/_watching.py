@@ -31,6 +31,14 @@ class RecordingSink:
             self._cond.notify_all()
         return receipt
 
+    def submit(self, pane: str) -> None:
+        """Submit through the real backend."""
+        self.backend.submit(pane)
+
+    def exists(self, pane: str) -> bool:
+        """Ask the real backend."""
+        return self.backend.exists(pane)
+
     def count(self) -> int:
         """Receipts so far."""
         with self._cond:

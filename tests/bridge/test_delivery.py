@@ -7,6 +7,7 @@ from pathlib import Path
 from exomonad.bridge.delivery import Deliverer
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.teams import Mailbox, get_dialect
+from exomonad.teams.models import message_identity
 
 from .conftest import RecordingSink
 
@@ -126,3 +127,17 @@ def test_flush_marks_what_is_left(
     assert len(mailbox.read_raw("gemini-1")) == 2  # the first marked, two waiting
     d.flush()
     assert mailbox.read_raw("gemini-1") == []
+
+
+def test_a_message_in_flight_at_a_crash_is_submitted_then_delivered_again(
+    mailbox: Mailbox, ledger: SqliteLedger, sink: RecordingSink
+) -> None:
+    """Whatever the dead process left in the input is submitted through the contract's
+    ``submit`` (every sink has one: no probing), then the message comes again."""
+    mailbox.send("gemini-1", sender="team-lead", text="x")
+    [entry] = mailbox.read_raw("gemini-1")
+    ledger.begin(mailbox.paths.team, "gemini-1", message_identity(entry))  # then a crash
+    r = _deliverer(mailbox, ledger, sink).run_pass("gemini-1", "%1")
+    assert (r.possible_duplicates, len(r.delivered)) == (1, 1)
+    assert sink.submits == ["%1"]
+    assert sink.texts() == ["[from team-lead] x"]

@@ -15,8 +15,8 @@ import orjson
 import pytest
 
 from exomonad.bridge.ledger import SqliteLedger
+from exomonad.panes.pty_agent import PtyAgent
 from exomonad.server.config import ProjectConfig
-from exomonad.teammate.pty_agent import PtyAgent
 from exomonad.teammate.run import _Protocol, parse_teammate_args
 from exomonad.teams import Mailbox, TeamPaths, create_team
 from exomonad.teams.models import message_identity, now_iso

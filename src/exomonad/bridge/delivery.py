@@ -1,6 +1,9 @@
-"""One delivery pass: type a member's new inbox entries into its pane, in order, once.
+"""One delivery pass: deliver a member's new inbox entries to its pane, in order, once.
 
-A pass reads the inbox, asks the ledger which entries are already delivered, and types
+The pane is any :class:`~exomonad.panes.contract.TextSink` target: a tmux or Zellij
+pane, the pty ``exomonad teammate`` owns, a headless lead's stdin.
+
+A pass reads the inbox, asks the ledger which entries are already delivered, and delivers
 the rest in inbox order. It stops at the first entry it cannot deliver (no pane, dead
 pane): later entries wait behind it so order is kept, and all of them stay pending until
 a later pass succeeds. Delivered entries are then marked read the way the team's Claude
@@ -15,25 +18,18 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from exomonad.bridge.ledger import Ledger
 from exomonad.bridge.render import render
 from exomonad.errors import CorruptFileError, ExomonadError, PaneError
+from exomonad.panes.contract import TextSink
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.models import message_identity
 
-__all__ = ["Deliverer", "PassResult", "TextSink"]
+__all__ = ["Deliverer", "PassResult"]
 
 log = logging.getLogger("exomonad.bridge")
-
-
-class TextSink(Protocol):
-    """The part of a pane backend delivery needs: type ``text`` into ``pane`` and submit."""
-
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> Any:
-        """Type and submit ``text``; raise :class:`PaneError` if the pane cannot take it."""
-        ...
 
 
 @dataclass
@@ -119,10 +115,8 @@ class Deliverer:
                 # the input box. Submit it first, so the new copy does not run into it
                 # (a duplicate, counted and reported; never a garbled message).
                 result.possible_duplicates += 1
-                submit = getattr(self.sink, "submit", None)
-                if submit is not None:
-                    with contextlib.suppress(PaneError):
-                        submit(pane)
+                with contextlib.suppress(PaneError):
+                    self.sink.submit(pane)
             if self.intercept is not None and self.intercept(entry):  # consumed, not typed
                 self.ledger.mark_delivered(self.team, member, message_id)
                 result.delivered.append(message_id)

@@ -2,7 +2,8 @@
 its inbox, so the relay feeds it each new inbox entry as a stream-json user turn.
 
 ``exomonad relay --team T -- claude -p --input-format stream-json ...`` runs the lead as a
-child process. New entries of the lead's inbox are written to the child's stdin, each
+child process. New entries of the lead's inbox are written to the child's stdin through
+:class:`~exomonad.panes.stdin.StdinBackend` (the lead's target id is its pid), each
 exactly once (through the same ledger as pane delivery), rendered as Claude Code renders
 teammate messages (``<teammate-message teammate_id=... summary=...>``). Lines on the
 relay's own stdin are passed on unchanged (its end does not end the lead: inbox turns
@@ -19,25 +20,21 @@ import contextlib
 import html
 import os
 import signal
-import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
-
-import orjson
+from typing import Any
 
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import PaneError
+from exomonad.panes.stdin import StdinBackend, user_turn
 from exomonad.state import adopt_lock_journal
 from exomonad.teams import Dialect
 from exomonad.teams.models import TeamConfig
 
-__all__ = ["StdinSink", "render_teammate_message", "run_relay", "user_turn"]
-
-RELAY_PANE = "relay:stdin"
+__all__ = ["render_teammate_message", "run_relay", "user_turn"]
 
 
 def render_teammate_message(entry: dict[str, Any]) -> str:
@@ -53,36 +50,9 @@ def render_teammate_message(entry: dict[str, Any]) -> str:
     return f"<teammate-message {attrs}>{entry.get('text', '')}</teammate-message>"
 
 
-def user_turn(text: str) -> bytes:
-    """One stream-json input line carrying ``text`` as a user turn."""
-    message = {"role": "user", "content": [{"type": "text", "text": text}]}
-    return orjson.dumps({"type": "user", "message": message}) + b"\n"
-
-
-class StdinSink:
-    """A :class:`~exomonad.bridge.delivery.TextSink` writing user turns to a child's stdin."""
-
-    def __init__(self, stdin: IO[bytes]) -> None:
-        self.stdin = stdin
-        self.lock = threading.Lock()
-
-    def write(self, line: bytes) -> None:
-        """Write one whole line (never interleaved with another)."""
-        with self.lock:
-            self.stdin.write(line)
-            self.stdin.flush()
-
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> None:
-        """Send ``text`` as a user turn; a closed stdin is a dead pane."""
-        try:
-            self.write(user_turn(text))
-        except (BrokenPipeError, ValueError, OSError) as exc:
-            raise PaneError(f"the lead process no longer reads its stdin: {exc}") from exc
-
-
-def _forward_stdin(fd: int, sink: StdinSink) -> None:
-    """Pass our stdin's lines on. Raw ``os.read``: a daemon thread blocked in a buffered
-    read would hold its lock and abort the interpreter at exit."""
+def _forward_stdin(fd: int, backend: StdinBackend, lead: str) -> None:
+    """Pass our stdin's lines on to the lead. Raw ``os.read``: a daemon thread blocked in
+    a buffered read would hold its lock and abort the interpreter at exit."""
     pending = b""
     while True:
         try:
@@ -95,25 +65,27 @@ def _forward_stdin(fd: int, sink: StdinSink) -> None:
         *lines, pending = pending.split(b"\n")
         try:
             for line in lines:
-                sink.write(line + b"\n")
-        except (BrokenPipeError, ValueError, OSError):
+                backend.write(lead, line + b"\n")
+        except PaneError:
             return
     if pending:
-        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
-            sink.write(pending + b"\n")
+        with contextlib.suppress(PaneError):
+            backend.write(lead, pending + b"\n")
 
 
-async def _relay(argv: Sequence[str], make_watcher: Callable[[StdinSink], InboxWatcher]) -> int:
-    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE)
-    assert proc.stdin is not None
-    sink = StdinSink(proc.stdin)
+async def _relay(argv: Sequence[str], make_watcher: Callable[[StdinBackend, str], InboxWatcher]
+                 ) -> int:  # fmt: skip
+    backend = StdinBackend()
+    lead = backend.spawn(argv)  # the lead's id: its pid
+    proc = backend.process(lead)
     threading.Thread(
-        target=_forward_stdin, args=(sys.stdin.fileno(), sink), daemon=True, name="relay-stdin"
-    ).start()
+        target=_forward_stdin, args=(sys.stdin.fileno(), backend, lead), daemon=True,
+        name="relay-stdin",
+    ).start()  # fmt: skip
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):  # stopping the relay stops the lead
         loop.add_signal_handler(sig, proc.send_signal, sig)
-    watcher = make_watcher(sink)
+    watcher = make_watcher(backend, lead)
     ready = asyncio.Event()
     watching = asyncio.create_task(watcher.run(ready))
     try:
@@ -122,8 +94,7 @@ async def _relay(argv: Sequence[str], make_watcher: Callable[[StdinSink], InboxW
     finally:
         watcher.request_stop()
         await watching
-        with contextlib.suppress(OSError, ValueError):
-            proc.stdin.close()
+        backend.close(lead)
 
 
 def run_relay(
@@ -137,16 +108,15 @@ def run_relay(
 ) -> int:
     """Run ``argv`` as the lead, relaying ``member``'s (default: the lead's) inbox into it;
     returns the child's exit code."""
-
-    def select(config: TeamConfig) -> dict[str, str | None]:
-        return {member or config.lead_name: RELAY_PANE}
-
     adopt_lock_journal(state_dir)
     ledger = SqliteLedger(state_dir / "ledger.db")
 
-    def make_watcher(sink: StdinSink) -> InboxWatcher:
+    def make_watcher(backend: StdinBackend, lead: str) -> InboxWatcher:
+        def select(config: TeamConfig) -> dict[str, str | None]:
+            return {member or config.lead_name: lead}
+
         return InboxWatcher(
-            ledger, sink, root=root, teams=[team], dialect=dialect, select=select,
+            ledger, backend, root=root, teams=[team], dialect=dialect, select=select,
             renderer=render_teammate_message,
         )  # fmt: skip
 

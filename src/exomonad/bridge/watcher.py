@@ -31,10 +31,11 @@ from typing import Any
 
 from asyncinotify import Event, Inotify, Mask
 
-from exomonad.bridge.delivery import Deliverer, PassResult, TextSink
+from exomonad.bridge.delivery import Deliverer, PassResult
 from exomonad.bridge.ledger import Ledger
 from exomonad.bridge.render import render
 from exomonad.errors import ExomonadError, SymlinkedDirectoryError
+from exomonad.panes.contract import TextSink
 from exomonad.teams.atomic import read_json
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect

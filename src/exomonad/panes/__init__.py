@@ -1,14 +1,25 @@
-"""Typing messages into coding agents' terminal panes (tmux, Zellij, in-memory fake).
+"""Delivering messages to coding agents: one contract, one algorithm, five backends.
 
-One interface, :class:`PaneBackend`; three implementations:
+The contract is :class:`TextSink` (deliver, submit what an interrupted delivery left,
+exists); terminals extend it to :class:`PaneBackend` (type, capture, spawn, kill). Every
+receiver of text is a real backend of it, addressed by a real id
+(:mod:`exomonad.panes.contract`):
 
-* :class:`TmuxBackend`: a tmux server, via plain ``tmux`` commands;
-* :class:`ZellijBackend`: the Zellij CLI (tested through a recording stand-in only);
+* :class:`TmuxBackend`: a tmux server, via plain ``tmux`` commands (``%3``);
+* :class:`ZellijBackend`: the Zellij CLI, tested through a recording stand-in only
+  (``terminal_3``);
+* :class:`PtyBackend`: ptys this process owns, as ``exomonad teammate`` runs its agent
+  (``/dev/pts/7``);
+* :class:`StdinBackend`: a headless agent's stdin, one stream-json user turn per
+  message, as ``exomonad relay`` feeds a headless lead (the child's pid);
 * :class:`FakePaneBackend`: in-memory panes for fast tests of the layers above.
 
-Every message is sanitised (:func:`sanitize`) so it can never act as keystrokes;
-multi-line or long messages are written to a spool file and a one-line pointer is typed
-instead. Deliveries to one pane are serialised across processes by a file lock.
+The terminal backends share :class:`KeystrokeBackend`'s algorithm: every message is
+sanitised (:func:`sanitize`) so it can never act as keystrokes; multi-line or long
+messages are written to a spool file and a one-line pointer is typed instead; the text's
+echo is awaited, then ``EXOMONAD_ENTER_DELAY``, then Enter, confirmed and retried.
+Deliveries to one pane are serialised by a lock (across processes where several can
+type into it).
 
 >>> backend = get_backend("fake")
 >>> pane = backend.add_pane()
@@ -25,17 +36,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, overload
 
-from exomonad.panes.base import (
-    DEFAULT_ENTER_DELAY,
-    ENTER_DELAY_ENV,
-    Command,
-    DeliveryReceipt,
-    KeystrokeBackend,
-    PaneBackend,
-)
+from exomonad.panes.base import DEFAULT_ENTER_DELAY, ENTER_DELAY_ENV, KeystrokeBackend
+from exomonad.panes.contract import Command, DeliveryReceipt, PaneBackend, TextSink
 from exomonad.panes.fake import FakePane, FakePaneBackend
+from exomonad.panes.pty import PtyBackend
 from exomonad.panes.sanitize import is_safe, sanitize
 from exomonad.panes.spool import DEFAULT_SPOOL_THRESHOLD, Outgoing, Spool
+from exomonad.panes.stdin import StdinBackend
 from exomonad.panes.tmux import TmuxBackend
 from exomonad.panes.zellij import ZellijBackend
 
@@ -51,7 +58,10 @@ __all__ = [
     "KeystrokeBackend",
     "Outgoing",
     "PaneBackend",
+    "PtyBackend",
     "Spool",
+    "StdinBackend",
+    "TextSink",
     "TmuxBackend",
     "ZellijBackend",
     "get_backend",

@@ -1,8 +1,9 @@
-"""The pane contract (:class:`PaneBackend`) and the delivery algorithm every backend shares.
+"""The delivery algorithm every keystroke backend shares (tmux, Zellij, the teammate's pty,
+the in-memory fake), over the contract in :mod:`exomonad.panes.contract`.
 
 A *pane* is named by a backend-specific string: ``%3`` for tmux, ``terminal_3`` for
-Zellij. Every operation on a pane that is missing, dead or refuses input raises
-:class:`~exomonad.errors.PaneError`.
+Zellij, ``/dev/pts/7`` for a pty ExoMonad owns. Every operation on a pane that is
+missing, dead or refuses input raises :class:`~exomonad.errors.PaneError`.
 
 :meth:`KeystrokeBackend.deliver` is the one place the typing protocol lives:
 
@@ -28,13 +29,13 @@ import re
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypedDict, runtime_checkable
+from typing import TypedDict
 
 from exomonad.errors import PaneError
+from exomonad.panes.contract import Command, DeliveryReceipt, PaneBackend, TextSink
 from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT, default_lock_dir, pane_lock
 from exomonad.panes.sanitize import sanitize
 from exomonad.panes.spool import Spool
@@ -51,6 +52,7 @@ __all__ = [
     "DeliveryReceipt",
     "KeystrokeBackend",
     "PaneBackend",
+    "TextSink",
     "resolve_enter_delay",
     "run_cli",
 ]
@@ -70,9 +72,6 @@ DEFAULT_SUBMIT_TIMEOUT = 1.0
 
 DEFAULT_MAX_ENTER_ATTEMPTS = 3
 """Enter presses per delivery before reporting ``submitted=False``."""
-
-Command = str | Sequence[str]
-"""A command to spawn: a shell command line, or an argv list run without a shell."""
 
 
 def resolve_enter_delay(value: float | None) -> float:
@@ -129,83 +128,16 @@ class DeliveryOptions(TypedDict, total=False):
     echo_timeout: float
 
 
-@dataclass(frozen=True, slots=True)
-class DeliveryReceipt:
-    """What :meth:`PaneBackend.deliver` did. Times are ``time.time()`` epoch seconds.
-
-    Attributes:
-        pane: the resolved pane id the text went to.
-        typed: the exact line typed (sanitised message, or the spool pointer).
-        spool_path: file holding the full message, if it was spooled.
-        submitted: whether a change in the pane confirmed that Enter took effect.
-        enter_attempts: how many times Enter was pressed.
-        started_at: when ``deliver`` was called.
-        typed_at: when the multiplexer accepted the typed text.
-        submitted_at: when the submission was confirmed (``None`` if it was not).
-    """
-
-    pane: str
-    typed: str
-    spool_path: Path | None
-    submitted: bool
-    enter_attempts: int
-    started_at: float
-    typed_at: float
-    submitted_at: float | None
-
-    @property
-    def duration(self) -> float:
-        """Seconds from the call to confirmation (or to typing, if unconfirmed)."""
-        return (self.submitted_at or self.typed_at) - self.started_at
-
-
-@runtime_checkable
-class PaneBackend(Protocol):
-    """Types messages into terminal panes and manages those panes."""
-
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
-        """Sanitise ``text``, type it (or a spool pointer), press Enter, confirm it."""
-        ...
-
-    def send_text(self, pane: str, text: str) -> str:
-        """Type sanitised ``text`` as one line without submitting; return what was typed."""
-        ...
-
-    def submit(self, pane: str) -> None:
-        """Press Enter in the pane."""
-        ...
-
-    def capture(self, pane: str) -> str:
-        """The pane's visible text, without escape sequences."""
-        ...
-
-    def exists(self, pane: str) -> bool:
-        """Whether the pane exists and is alive (can take input)."""
-        ...
-
-    def spawn(
-        self,
-        command: Command,
-        *,
-        cwd: str | os.PathLike[str] | None = None,
-        env: Mapping[str, str] | None = None,
-        name: str | None = None,
-        target: str | None = None,
-    ) -> str:
-        """Start ``command`` in a new pane (in ``target``, backend-specific); return its id."""
-        ...
-
-    def kill(self, pane: str) -> None:
-        """Close the pane and end its process (``PaneError`` if it does not exist)."""
-        ...
-
-
 class KeystrokeBackend(ABC):
-    """Base of the backends: the shared delivery algorithm over a few primitives.
+    """Base of the keystroke backends (each a :class:`PaneBackend`): the shared delivery
+    algorithm over a few primitives.
 
     Subclasses implement the underscored primitives plus ``capture``, ``spawn`` and
     ``kill``. Primitives other than :meth:`_locate` get the canonical pane id, and
-    :meth:`_type`/:meth:`_enter`/:meth:`_snapshot` run under the pane lock.
+    :meth:`_type`/:meth:`_enter`/:meth:`_snapshot` run under the pane lock. Hooks with a
+    default a backend may refine: :meth:`_prepare_input`, :meth:`_await_echo` (how the
+    program shows it read the text), :meth:`_snapshot_then_enter`, :meth:`_lock_target`
+    and :meth:`_lock` (a cross-process file lock per pane).
     """
 
     def __init__(

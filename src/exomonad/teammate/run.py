@@ -8,7 +8,8 @@
    pty this process owns, with a worker token from the project's server in
    ``EXOMONAD_TOKEN`` (its MCP server and hooks then know who it is).
 3. Wait until the agent is ready for input, then feed it its inbox (the spawn prompt
-   first) exactly once, in order, through the project's delivery ledger.
+   first) exactly once, in order, through the project's delivery ledger and
+   :class:`~exomonad.panes.pty.PtyBackend` (the member's pane: the pty's device).
 4. Speak the protocol: a ``shutdown_request`` is approved (``shutdown_approved`` with
    ``paneId`` and ``backendType``) and the agent stopped; idle notifications come from
    the agent's AfterAgent/Stop hook through the server.
@@ -31,10 +32,11 @@ from exomonad.bridge.watcher import InboxWatcher
 from exomonad.client import ServerClient, ServerError, ServerNotRunningError
 from exomonad.errors import ExomonadError
 from exomonad.gitgate import worker_env
+from exomonad.panes.pty import PtyBackend
+from exomonad.panes.pty_agent import PtyAgent
 from exomonad.sandbox import worker_argv
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.state import adopt_lock_journal
-from exomonad.teammate.pty_agent import PtyAgent, PtySink
 from exomonad.teams import Mailbox, TeamPaths, load_config
 from exomonad.teams.models import TeamConfig, message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
@@ -159,12 +161,11 @@ class _Protocol:
 
 
 def _worker_env(state: Path, args: TeammateArgs, worker: dict[str, Any]) -> dict[str, str]:
+    """What the worker's environment adds to ours: its identity and git gate."""
     hooks = worker.get("hooks")
-    env = dict(os.environ)
-    env.update(worker_env(token=str(worker["token"]), name=args.name, team=args.team,
-                          state_dir=str(state), hooks=hooks if isinstance(hooks, str) else None,
-                          inherited=os.environ))  # fmt: skip
-    return env
+    return worker_env(token=str(worker["token"]), name=args.name, team=args.team,
+                      state_dir=str(state), hooks=hooks if isinstance(hooks, str) else None,
+                      inherited=os.environ)  # fmt: skip
 
 
 async def _serve(args: TeammateArgs, agent: PtyAgent, watcher: InboxWatcher) -> int:
@@ -195,8 +196,9 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         worktree=cwd,
         state_dir=state,
     )
-    agent = PtyAgent(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())
-    agent.start()
+    backend = PtyBackend(mirror=True)  # the pane shows the agent; its user can type too
+    pane = backend.spawn(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())
+    agent = backend.agent(pane)
     marker = route.marker()
     if marker:
         agent.wait_for_text(marker, config.teammate.ready_timeout)
@@ -205,9 +207,9 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     ledger = SqliteLedger(state / "ledger.db")
 
     def select(_: TeamConfig) -> dict[str, str | None]:
-        return {args.name: "pty"}
+        return {args.name: pane}  # the agent's pty, e.g. /dev/pts/7
 
-    watcher = InboxWatcher(ledger, PtySink(agent), root=root, teams=[args.team], select=select,
+    watcher = InboxWatcher(ledger, backend, root=root, teams=[args.team], select=select,
                            intercept=_Protocol(args, agent, mailbox, lead, ledger,
                                                lambda: _release(state, token)))  # fmt: skip
     try:
