@@ -95,6 +95,7 @@ class Outcome:
     broken_sessions: list[str] = field(default_factory=list)
     inboxes: dict[str, Any] = field(default_factory=dict)  # file name → parsed JSON
     leftovers: list[str] = field(default_factory=list)  # lock dirs / temp files at the end
+    left_locks: list[str] = field(default_factory=list)  # held by a process when killed
     final_server_exit: int | None = None
     server_stderr: list[str] = field(default_factory=list)
 
@@ -203,10 +204,18 @@ class _Run:
     def kill_server(self) -> None:
         proc, _ = self.servers[-1]
         self.out.health.append(self.health())
+        self._kill(proc, "server")
+        self.start_server()
+
+    def _kill(self, proc: subprocess.Popen[bytes], target: str) -> None:
+        """SIGKILL; note the inbox locks the dead process held (its lock journal)."""
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
-        self.out.kills["server"] += 1
-        self.start_server()
+        self.out.kills[target] += 1
+        for entry in (self.state / "locks-held").glob(f"{proc.pid}-*"):
+            lock = Path(entry.read_text().split("\n")[0])
+            if lock.is_dir():
+                self.out.left_locks.append(lock.name)
 
     def token(self, name: str) -> str:
         status, answer = server_request(
@@ -235,10 +244,7 @@ class _Run:
         self.teammates.append(proc)
 
     def kill_teammate(self) -> None:
-        proc = self.teammates[-1]
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-        self.out.kills["teammate"] += 1
+        self._kill(self.teammates[-1], "teammate")
         self.start_teammate()
 
     def _teammate_started(self) -> int:
