@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -13,11 +14,16 @@ from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.teams import TeamPaths, create_team, get_dialect, register_synthetic
 from tests.bridge.conftest import RecordingSink
-from tests.interop.peers import Peer, node_writer, py_writer, start_together
+from tests.interop.peers import Peer, Style, node_binary, node_writer, py_writer, start_together
+from tests.server.fault_scenario import Load, run_faults
+from tests.server.test_fault_injection import assert_guarantees, figures
+from tests.support.tmux import TmuxServer
 
 pytestmark = [pytest.mark.soak, pytest.mark.timeout(1800)]
 
 PER_WRITER = int(os.environ.get("EXOMONAD_SOAK_MESSAGES", "1500"))
+#: Node messages per worker in the fault-injection soak (the teammate gets half).
+FAULT_MESSAGES = int(os.environ.get("EXOMONAD_SOAK_FAULT_MESSAGES", "600"))
 
 
 @pytest.mark.parametrize("dialect", ["2.1.112", "2.1.330"])
@@ -58,3 +64,22 @@ async def test_watcher_under_mixed_writers(tmp_path: Path, dialect: str) -> None
     assert max(got.values()) == 1, "a message was typed twice"
     assert len(got) == written
     assert sum(int(r.get("lock_failures", 0)) for r in results[:2]) == 0
+
+
+@pytest.mark.parametrize("dialect", ["2.1.112", "2.1.330"])
+def test_fault_injection_at_volume(tmp_path: Path, tmux_server: TmuxServer, dialect: Style) -> None:
+    """`tests/server/test_fault_injection.py` bigger: 3 workers, 3 MCP clients, 6 server
+    kills and 3 teammate kills while 3.5 x EXOMONAD_SOAK_FAULT_MESSAGES Node messages flow."""
+    node_binary()
+    load = Load(
+        dialect,
+        workers=3,
+        per_writer=FAULT_MESSAGES,
+        writer_delay_ms=60,
+        mcp_clients=3,
+        server_kills=6,
+        teammate_kills=3,
+    )
+    out = run_faults(tmp_path, tmux_server, load)
+    print(json.dumps(figures(out)))
+    assert_guarantees(out)

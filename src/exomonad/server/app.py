@@ -73,6 +73,10 @@ def health(svc: Services) -> dict[str, Any]:
             "failed": stats.failed_passes,
             "pending": sum(stats.pending.values()),
             "possible_duplicates": stats.possible_duplicates,
+            # Found at start, left by a killed ExoMonad: messages it was typing (typed
+            # again: possible duplicates) and inbox locks it held (removed).
+            "recovered_in_flight": svc.ledger.recovered_in_flight,
+            "recovered_locks": len(svc.recovered_locks),
             **dict(svc.counters),
         },
         "ledger": svc.ledger.counts(),
@@ -237,6 +241,18 @@ async def _serve(svc: Services, sock: socket.socket) -> None:
         await watcher
 
 
+def _report_recovery(svc: Services) -> None:
+    """Say what a killed ExoMonad left behind (also in ``/health``)."""
+    for lock in svc.recovered_locks:
+        log.warning("removed an inbox lock left by a killed ExoMonad: %s", lock)
+    if svc.ledger.recovered_in_flight:
+        log.warning(
+            "%d message(s) were being typed when ExoMonad last stopped; they are typed again "
+            "(possible duplicates)",
+            svc.ledger.recovered_in_flight,
+        )
+
+
 def run_server(svc: Services) -> None:
     """Serve until SIGTERM/SIGINT; refuses if another server owns the project."""
     pid = PidFile(svc.state_dir)
@@ -244,6 +260,7 @@ def run_server(svc: Services) -> None:
     try:
         sock = _bind(pid.socket)
         log.info("serving on %s (pid %s)", pid.socket, os.getpid())
+        _report_recovery(svc)
         asyncio.run(_serve(svc, sock))
     except OSError as exc:
         raise ExomonadError(f"cannot serve on {pid.socket}: {exc}") from exc
