@@ -46,9 +46,11 @@ def request(payload: dict[str, Any]) -> ToolRequest:
 def test_registered_with_its_events() -> None:
     assert runtimes.get("codex") is CODEX
     assert CODEX.event("pre-tool-use") == "pre-tool-use"
-    assert CODEX.gates("pre-tool-use") and CODEX.gates("permission-request")
+    assert CODEX.gates("pre-tool-use")
+    assert CODEX.gates("permission-request")
     assert not CODEX.gates("stop")
-    assert CODEX.worker_command is not None and "--no-daemon" in CODEX.worker_command
+    assert CODEX.worker_command is not None
+    assert "--no-daemon" in CODEX.worker_command
     assert ProjectConfig().teammate.route("codex-worker", "x").runtime == "codex"
     assert ProjectConfig().teammate.route(None, "codex-2").runtime == "codex"
 
@@ -87,7 +89,9 @@ def test_shell_and_mcp_payloads_classify() -> None:
     assert shell["tool_name"] == "Bash"
     shell["tool_input"] = {"command": "git push --force origin main"}
     [push] = classify(request(shell))
-    assert isinstance(push, GitPush) and push.force and push.branch == "main"
+    assert isinstance(push, GitPush)
+    assert push.force
+    assert push.branch == "main"
     assert classify(request(fixture("pre_tool_use_mcp"))) == [McpTool("exo", "notify_parent")]
 
 
@@ -168,7 +172,8 @@ def test_trust_is_refused_without_consent_and_recorded_with_it(
     _init(root)
     hooks = root / ".codex" / "config.toml"
     problems = untrusted_hooks(home, hooks, root)
-    assert any("not trusted" in p for p in problems) and len(problems) == 6  # project + 5
+    assert any("not trusted" in p for p in problems)
+    assert len(problems) == 6
     with pytest.raises(GateError, match="exomonad init --trust-codex-hooks"):
         CODEX.check_gate(root, consent=False)
     report = init_project(root, trust_codex_hooks=True)
@@ -198,7 +203,7 @@ def test_only_exomonads_hooks_are_trusted_and_a_change_is_caught(tmp_path: Path)
 
 
 def test_no_hooks_file_or_no_pre_tool_use_is_no_gate(tmp_path: Path) -> None:
-    with pytest.raises(GateError, match="config.toml is missing"):
+    with pytest.raises(GateError, match=r"config\.toml is missing"):
         require_trusted(tmp_path / "h", tmp_path / ".codex" / "config.toml", tmp_path)
     (tmp_path / ".codex").mkdir()
     (tmp_path / ".codex" / "config.toml").write_text("[hooks]\n")
