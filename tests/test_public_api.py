@@ -53,6 +53,7 @@ ERRORS_ALL = [
     "CorruptFileError",
     "DeliveryError",
     "ExomonadError",
+    "GateError",
     "InvalidNameError",
     "LockCompromisedError",
     "LockError",
@@ -68,6 +69,7 @@ ERRORS_ALL = [
 
 #: The documented exception tree: class -> its ExoMonad parent.
 ERROR_PARENTS = {
+    "GateError": "ExomonadError",
     "InvalidNameError": "ExomonadError",
     "TeamNotFoundError": "ExomonadError",
     "UnknownRecipientError": "ExomonadError",

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -115,12 +116,14 @@ def _exomonad_on_path() -> Check:
 
 
 def _load(path: Path) -> dict[str, Any] | None:
-    """A JSON object file; None if absent; raises :class:`ExomonadError` if broken."""
+    """A JSON object file (TOML for ``*.toml``); None if absent; raises
+    :class:`ExomonadError` if broken."""
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text("utf-8") or "{}")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = path.read_text("utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text or "{}")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ExomonadError(f"{path} is unreadable: {exc}") from exc
     if not isinstance(data, dict):
         raise ExomonadError(f"{path} is not a JSON object")

@@ -17,7 +17,8 @@ can catch one type. The tree::
     │   └── ClaimRefusedError     (exomonad.teams.tasks) claim refused: owned, resolved, blocked
     ├── PaneError               a terminal pane that is missing, dead or refuses input
     ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
-    └── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
+    ├── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
+    └── GateError               a worker whose runtime would not run ExoMonad's hooks
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "CorruptFileError",
     "DeliveryError",
     "ExomonadError",
+    "GateError",
     "InvalidNameError",
     "LockCompromisedError",
     "LockError",
@@ -123,3 +125,8 @@ class SandboxError(ExomonadError):
 
 class UnknownRuntimeError(ExomonadError, ValueError):
     """An agent runtime name that no module of :mod:`exomonad.runtimes` registers."""
+
+
+class GateError(ExomonadError):
+    """No gate, no start: a worker's runtime would not run ExoMonad's hooks in its
+    checkout (e.g. Codex hooks the user never trusted); the message says how to fix it."""

@@ -96,11 +96,19 @@ def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def decision_output(runtime: str, kind: str, reason: str) -> dict[str, Any]:
+def decision_output(runtime: str, kind: str, reason: str, event: str = "") -> dict[str, Any]:
     """A tool-gating hook's answer (``allow``/``deny``/``ask``) in the runtime's shape
-    (:meth:`exomonad.runtimes.Runtime.decision_output`); Claude Code's for a runtime
+    for ``event`` (:meth:`exomonad.runtimes.Runtime.answer`); Claude Code's for a runtime
     we do not know, so an answer is never missing."""
-    return runtimes.RUNTIMES.get(runtime, runtimes.CLAUDE).decision_output(kind, reason)
+    return runtimes.RUNTIMES.get(runtime, runtimes.CLAUDE).answer(event, kind, reason)
+
+
+def _print(runtime: str, output: dict[str, Any]) -> None:
+    """Write a hook's answer; an empty one as nothing for a runtime that wants that
+    (Codex: ``{}`` is not "no output")."""
+    known = runtimes.RUNTIMES.get(runtime)
+    if output or known is None or not known.silent_empty:
+        sys.stdout.write(json.dumps(output) + "\n")
 
 
 def _post(sock_path: str, target: str, body: bytes, headers: dict[str, str],
@@ -203,7 +211,8 @@ def _token(state: str, runtime: str = "claude") -> str | None:
         return None
 
 
-def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None) -> bool:
+def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None,
+                  event: str = "") -> bool:  # fmt: skip
     """No server: deny what the built-in policy would deny (else fail open). Imports the
     policy package, so only this rare path pays for it."""
     try:
@@ -219,7 +228,7 @@ def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None) -> b
         return False
     if not isinstance(decision, Deny):
         return False
-    sys.stdout.write(json.dumps(hook_output(runtime, decision)) + "\n")
+    _print(runtime, hook_output(runtime, decision, event))
     sys.stderr.write("exomonad: no server running; denied by the built-in policy\n")
     return True
 
@@ -237,8 +246,8 @@ def _offline_role(state: str | None, runtime: str) -> tuple[str, str]:
     return "worker", "unknown"
 
 
-def _fail_open(event: str, why: str) -> int:
-    sys.stdout.write("{}\n")
+def _fail_open(event: str, runtime: str, why: str) -> int:
+    _print(runtime, {})
     sys.stderr.write(f"exomonad: {why}; hook {event} answered with no decision (fail-open)\n")
     return 0
 
@@ -255,11 +264,11 @@ def _refuse(event: str, runtime: str, kind: str, why: str) -> int:
     event goes ahead with a note: it must never block the agent's session."""
     if _gates(event, runtime):
         reason = f"ExoMonad: {why}"
-        sys.stdout.write(json.dumps(decision_output(runtime, kind, reason)) + "\n")
+        _print(runtime, decision_output(runtime, kind, reason, event))
         verdict = "denied" if kind == "deny" else "escalated"
         sys.stderr.write(f"exomonad: {why}; tool call {verdict}\n")
     else:
-        sys.stdout.write("{}\n")
+        _print(runtime, {})
         sys.stderr.write(f"exomonad: {why}; hook {event} answered with no decision\n")
     return 0
 
@@ -296,9 +305,9 @@ def _run(event: str, runtime: str, timeout: float) -> int:
             return _ask_server(event, runtime, body, state, sock, timeout)
         except _NoServer:
             pass
-    if _gates(event, runtime) and _offline_deny(runtime, payload, state):
+    if _gates(event, runtime) and _offline_deny(runtime, payload, state, event):
         return 0
-    return _fail_open(event, "no ExoMonad server is running for this project")
+    return _fail_open(event, runtime, "no ExoMonad server is running for this project")
 
 
 def _ask_server(event: str, runtime: str, body: bytes, state: str, sock: str,
@@ -323,8 +332,7 @@ def _ask_server(event: str, runtime: str, body: bytes, state: str, sock: str,
     output, code = answer.get("output") or {}, answer.get("exit_code", 0)
     if not isinstance(output, dict) or type(code) is not int:
         return _refuse(event, runtime, "deny", "server answered the hook in a wrong shape")
-    text = json.dumps(output) + "\n"
-    sys.stdout.write(text)
+    _print(runtime, output)
     if answer.get("stderr"):
         sys.stderr.write(str(answer["stderr"]) + "\n")
     return code

@@ -11,7 +11,12 @@ Writes (merging into what exists, never overwriting what it does not own):
   looked up as a file of that name: ``exomonad-teammate`` is a console script of its own;
 * ``.claude/agents/gemini-worker.md``: an agent type the lead can spawn
   (``subagent_type: "gemini-worker"``), run by ``exomonad teammate`` as Gemini CLI;
-* ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers.
+* ``.gemini/settings.json``: the ``exo`` MCP server and ExoMonad's hooks for workers;
+* ``.codex/config.toml`` and ``.claude/agents/codex-worker.md``: the same for Codex CLI
+  workers. With ``trust_codex_hooks`` (``exomonad init --trust-codex-hooks``) it also
+  records the user's consent, ``[workers] codex_trust = true`` in
+  ``.exomonad/config.toml``, and trusts ExoMonad's Codex hooks in this checkout in the
+  user's Codex config (:mod:`exomonad.runtimes.codex_trust`).
 
 What each runtime writes is its own (:meth:`exomonad.runtimes.Runtime.configure`).
 These files are committed, so they are portable: every command is a console script found
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,12 +68,28 @@ class ProjectFiles:
     def __init__(self, root: Path, report: InitReport) -> None:
         self.root, self.report = root, report
         self._json: dict[str, dict[str, Any]] = {}
+        self._toml: dict[str, Any] = {}
 
     def json(self, rel: str) -> dict[str, Any]:
         """The JSON object at ``rel`` (``{}`` if missing), to change in place."""
         if rel not in self._json:
             self._json[rel] = _load_json(self.root / rel)
         return self._json[rel]
+
+    def toml(self, rel: str) -> Any:
+        """The TOML document at ``rel`` (empty if missing; a ``tomlkit`` document, so
+        the user's comments and layout survive), to change in place."""
+        import tomlkit
+
+        if rel not in self._toml:
+            path = self.root / rel
+            try:
+                text = path.read_text("utf-8") if path.exists() else ""
+                self._toml[rel] = tomlkit.parse(text)
+            except (UnicodeDecodeError, tomlkit.exceptions.ParseError) as exc:
+                raise ExomonadError(f"{path} is not valid TOML ({exc}); fix it, then run "
+                                    "init again") from exc  # fmt: skip
+        return self._toml[rel]
 
     def text_once(self, rel: str, text: str) -> None:
         """Write ``text`` at ``rel`` unless a file is there (it may be the user's now)."""
@@ -81,6 +103,10 @@ class ProjectFiles:
         """Write every JSON file changed through :meth:`json`."""
         for rel, data in self._json.items():
             _write_json(self.root / rel, data, self.report, self.root)
+        import tomlkit
+
+        for rel, doc in self._toml.items():
+            _write_text(self.root / rel, tomlkit.dumps(doc), self.report, self.root)
 
 
 def _load_json(path: Path) -> dict[str, Any]:
@@ -118,7 +144,8 @@ def has_exomonad_hooks(path: Path) -> bool:
     """Whether the agent settings file ``path`` holds an ExoMonad hook (False if it is
     missing or unreadable)."""
     try:
-        data = json.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (OSError, ValueError):
         return False
     hooks = data.get("hooks") if isinstance(data, dict) else None
@@ -143,7 +170,8 @@ def _remove_old_wrapper(state: Path, report: InitReport, root: Path) -> None:
         old.parent.rmdir()
 
 
-def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -> InitReport:
+def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE,
+                 trust_codex_hooks: bool = False) -> InitReport:  # fmt: skip
     """Set ``root`` up for ExoMonad (see the module doc); safe to run again.
 
     Parameters
@@ -155,6 +183,8 @@ def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -
         script ``exomonad``, found on PATH).
     teammate
         The program ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (default ``exomonad-teammate``).
+    trust_codex_hooks
+        The user's consent for Codex CLI (see the module doc).
     """
     report = InitReport()
     state = ensure_state_dir(root / ".exomonad")
@@ -176,7 +206,23 @@ def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE) -
     for runtime in runtimes.RUNTIMES.values():
         runtime.configure(files, exo, cfg.policy.approval_timeout, teammate)
     files.write()
+    if trust_codex_hooks:
+        _trust_codex(root, config_path, report)
     return report
+
+
+def _trust_codex(root: Path, config_path: Path, report: InitReport) -> None:
+    """Record the consent (``[workers] codex_trust = true``) and trust ExoMonad's Codex
+    hooks in this checkout (the lead's own Codex sessions are gated too)."""
+    import tomlkit
+
+    doc = tomlkit.parse(config_path.read_text("utf-8"))
+    workers = doc.setdefault("workers", tomlkit.table())
+    workers["codex_trust"] = True
+    _write_text(config_path, tomlkit.dumps(doc), report, root)
+    server_config.load_project_config(config_path.parent)  # still valid
+    env = runtimes.CODEX.check_gate(root, consent=True)
+    report.files[str(Path(env["CODEX_HOME"]) / "config.toml")] = "trusted"
 
 
 def _config_template() -> str:

@@ -66,14 +66,15 @@ def test_a_clone_passes_doctor_and_commits_no_absolute_path(
     cloned: Path, env: dict[str, str]
 ) -> None:
     committed = sh(["git", "ls-files"], env, cloned).stdout.split()
-    assert {".mcp.json", ".claude/settings.json", ".gemini/settings.json"} <= set(committed)
+    assert {".mcp.json", ".claude/settings.json", ".gemini/settings.json",
+            ".codex/config.toml"} <= set(committed)
     for rel in committed:
         found = ABSOLUTE.findall((cloned / rel).read_text("utf-8"))
         assert not found, f"{rel}: {found}"
     assert not (cloned / ".exomonad" / "bin").exists()
     _, checks = doctor(cloned, env)
     hooks = [c for name, c in checks.items() if name.startswith("hooks in ")]
-    assert len(hooks) == 2, checks  # .claude/settings.json and .gemini/settings.json
+    assert len(hooks) == 3, checks  # .claude/settings.json, .gemini/, .codex/config.toml
     assert all(c["status"] == "ok" for c in hooks), hooks
     for name in (
         "exomonad on PATH",

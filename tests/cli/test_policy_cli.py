@@ -86,7 +86,7 @@ def test_explain_shows_actions_and_decision(state: Path) -> None:
 
 
 def test_explain_rejects_a_bad_runtime(state: Path) -> None:
-    run("policy", "explain", "--runtime", "codex", "ls", code=2)
+    run("policy", "explain", "--runtime", "aider", "ls", code=2)
 
 
 def test_approvals_list_approve_deny(state: Path) -> None:

@@ -52,7 +52,7 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> Toy:
 
 
 def test_registry() -> None:
-    assert runtimes.names() == ("claude", "gemini")
+    assert runtimes.names() == ("claude", "gemini", "codex")
     assert runtimes.get("gemini") is runtimes.GEMINI
     with pytest.raises(UnknownRuntimeError, match="unknown runtime 'nope'"):
         runtimes.get("nope")

@@ -216,11 +216,11 @@ def test_no_gate_no_start_when_the_hook_settings_are_not_committed(
     missing there, and a worker started in it would run ungated. It is refused."""
     project = svc.state_dir.parent
     init_project(project)  # writes .gemini/settings.json etc., not committed
-    with pytest.raises(ExomonadError, match=r"no ExoMonad hooks in \.gemini/settings\.json"):
+    with pytest.raises(ExomonadError, match=r"no ExoMonad hooks in \.claude/settings\.json"):
         call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
     assert not (project / ".worktrees" / "g9").exists()  # the fresh worktree went again
     assert svc.tokens.find("g9", "proj") is None  # and no token was issued
-    git(project, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml")
+    git(project, "add", ".mcp.json", ".claude", ".gemini", ".codex", ".exomonad/config.toml")
     git(project, "commit", "-q", "-m", "exomonad init")
     out = call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
     assert (Path(out["workers"][0]["worktree"]) / ".gemini" / "settings.json").exists()

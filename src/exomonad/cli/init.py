@@ -29,17 +29,25 @@ def init(
     tmux: Annotated[
         bool, typer.Option(help="Start a tmux session with the server and the lead.")
     ] = False,
+    trust_codex_hooks: Annotated[
+        bool, typer.Option("--trust-codex-hooks", help=(
+            "Consent: trust ExoMonad's own Codex CLI hooks in your Codex config "
+            "($CODEX_HOME/config.toml) for this checkout and each Codex worker's worktree "
+            "(Codex skips hooks nobody trusted, and its workers would run ungated: without "
+            "this, Codex workers are refused)."))
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Set a repository up for ExoMonad: config, hooks, .mcp.json, Claude Code and Gemini
-    CLI settings, the gemini-worker agent. Safe to run again; never clobbers your files.
+    """Set a repository up for ExoMonad: config, hooks, .mcp.json, Claude Code, Gemini
+    CLI and Codex CLI settings, the gemini-worker and codex-worker agents. Safe to run
+    again; never clobbers your files.
 
     The files are meant to be committed: they run `exomonad` and `exomonad-teammate` from
     PATH (a warning says how to fix PATH if it does not lead to this install)."""
     root = path.resolve()
     if not root.is_dir():
         raise ExomonadError(f"{root} is not a directory")
-    report = init_project(root)
+    report = init_project(root, trust_codex_hooks=trust_codex_hooks)
     session = None
     if tmux:
         session = _start_tmux(root)

@@ -99,8 +99,7 @@ def worker_start(
                                  "command with --command")  # fmt: skip
     workers = load_project_config(state).workers
     if command is None:  # the configured worker command for the configured runtime
-        command = workers.command if runtime == workers.agent_type else \
-            WORKER_RUNTIMES[runtime]  # fmt: skip
+        command = workers.command_for(runtime)
     argv = shlex.split(command)
     if argv[0] in PROGRAMS:
         require_tool(argv[0])
@@ -108,7 +107,8 @@ def worker_start(
     if name is None:
         taken = {m["name"] for m in client.tool("team_status")["members"]}
         name = next(f"{runtime}-{i}" for i in range(1, 1000) if f"{runtime}-{i}" not in taken)
-    spec: dict[str, Any] = {"name": name, "task": task, "command": command}
+    spec: dict[str, Any] = {"name": name, "task": task, "command": command,
+                            "runtime": None if runtime == "command" else runtime}
     out = client.tool("spawn_workers", {"workers": [{k: v for k, v in spec.items() if v}]})
     [w] = out["workers"]
     emit(w, as_json, lambda: console.print(

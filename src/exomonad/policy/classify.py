@@ -29,6 +29,7 @@ from exomonad.policy.actions import (
     WriteFile,
 )
 from exomonad.policy.mcp_paths import possible_writes
+from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
@@ -103,6 +104,14 @@ def _search(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     return [WebSearch(_str(req.tool_input, "query") or "")]
 
 
+def _patch(*keys: str) -> Handler:
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        del env
+        text = _str(req.tool_input, *keys)
+        return patch_actions(text, req.cwd) if text is not None else None
+    return handler
+
+
 def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     del env
     paths = req.tool_input.get("paths")
@@ -121,6 +130,7 @@ _KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
     "fetch": lambda keys: _fetch,
     "search": lambda keys: _search,
     "internal": lambda keys: _internal,
+    "patch": lambda keys: _patch(*keys),
 }
 _TABLES: dict[str, dict[str, Handler]] = {}
 

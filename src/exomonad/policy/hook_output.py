@@ -17,12 +17,13 @@ from exomonad.policy.decisions import Allow, Decision, Deny
 __all__ = ["hook_output"]
 
 
-def hook_output(runtime: str, decision: Decision) -> dict[str, Any]:
-    """The hook's stdout JSON for ``decision`` in ``runtime``'s shape."""
+def hook_output(runtime: str, decision: Decision, event: str = "") -> dict[str, Any]:
+    """The hook's stdout JSON for ``decision`` in ``runtime``'s shape for hook ``event``
+    (the hook client's name for it; :meth:`~exomonad.runtimes.Runtime.answer`)."""
     kind = "ask"
     if isinstance(decision, Allow):
         kind = "allow"
     elif isinstance(decision, Deny):
         kind = "deny"
     reason = decision.reason or f"ExoMonad policy: {kind}"
-    return runtimes.get(runtime).decision_output(kind, reason)
+    return runtimes.get(runtime).answer(event, kind, reason)

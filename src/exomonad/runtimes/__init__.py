@@ -3,21 +3,23 @@
 Adding a runtime is a module in this package plus its line in :data:`RUNTIMES`.
 
 >>> get("gemini").title, [r.name for r in RUNTIMES.values()]
-('Gemini CLI', ['claude', 'gemini'])
+('Gemini CLI', ['claude', 'gemini', 'codex'])
 >>> sorted(gating_events())
-['before-tool', 'pre-tool-use']
+['before-tool', 'permission-request', 'pre-tool-use']
 """
 
 from __future__ import annotations
 
 from exomonad.runtimes.base import EVENTS, Runtime
 from exomonad.runtimes.claude import CLAUDE
+from exomonad.runtimes.codex import CODEX
 from exomonad.runtimes.gemini import GEMINI
 
-__all__ = ["CLAUDE", "EVENTS", "GEMINI", "RUNTIMES", "Runtime", "gating_events", "get", "names"]
+__all__ = ["CLAUDE", "CODEX", "EVENTS", "GEMINI", "RUNTIMES", "Runtime", "gating_events", "get",
+           "names"]  # fmt: skip
 
 #: Every runtime ExoMonad knows, by name.
-RUNTIMES: dict[str, Runtime] = {r.name: r for r in (CLAUDE, GEMINI)}
+RUNTIMES: dict[str, Runtime] = {r.name: r for r in (CLAUDE, GEMINI, CODEX)}
 
 
 def names() -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any, ClassVar
 
     from exomonad.setup import ProjectFiles
@@ -40,6 +41,7 @@ TOOL_KINDS = frozenset({
     "fetch",       # fetches URLs ("url", or URLs inside "prompt")
     "search",      # a web search ("query")
     "internal",    # the runtime's own bookkeeping (todo lists, team tools, memory)
+    "patch",       # a patch in Codex's apply_patch format (key: the patch text)
 })  # fmt: skip
 
 
@@ -70,6 +72,8 @@ class Runtime:
     ready_marker: str | None = None
     #: Its project settings file holding ExoMonad's hooks (relative to the project).
     settings_file: str | None = None
+    #: Whether an empty hook answer is printed as nothing at all (not ``{}``).
+    silent_empty = False
 
     def event(self, name: str) -> str:
         """ExoMonad's name for hook event ``name``."""
@@ -82,6 +86,12 @@ class Runtime:
     def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
         """A tool-gating hook's stdout for ``kind`` (``allow``/``deny``/``ask``)."""
         raise NotImplementedError
+
+    def answer(self, event: str, kind: str, reason: str) -> dict[str, Any]:
+        """The answer of tool-gating hook ``event`` (the hook client's name for it):
+        :meth:`decision_output`, unless the runtime answers some events in another shape."""
+        del event
+        return self.decision_output(kind, reason)
 
     def shell_tool(self) -> str | None:
         """The name of its shell tool (the first ``shell`` entry of :attr:`tools`)."""
@@ -100,6 +110,15 @@ class Runtime:
                   teammate: str) -> None:  # fmt: skip
         """Write this runtime's project files for ``exomonad init`` (idempotent)."""
         del files, exo, approval_timeout, teammate
+
+    def check_gate(self, checkout: Path, *, consent: bool) -> dict[str, str]:
+        """No gate, no start: before a worker of this runtime runs in ``checkout``, make
+        sure the runtime will run ExoMonad's hooks there (recording what the user
+        consented to, if ``consent``); raise :class:`~exomonad.errors.GateError` saying
+        how to fix it if not. Returns environment the worker must get to match what was
+        checked."""
+        del checkout, consent
+        return {}
 
 
 def hook_command(exo: str, event: str, runtime: Runtime, approval_timeout: float) -> str:

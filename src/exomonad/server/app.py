@@ -122,7 +122,7 @@ def build_app(svc: Services) -> Starlette:
             worker = await anyio.to_thread.run_sync(lambda: provision(
                 svc, body.get("name"), body.get("team"), role=body.get("role", "worker"),
                 parent=parent if isinstance(parent, str) else svc.config.lead.name,
-                pid=body.get("pid")))
+                pid=body.get("pid"), runtime=body.get("runtime")))
         except (orjson.JSONDecodeError, TypeError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
         except ExomonadError as exc:

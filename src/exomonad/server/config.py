@@ -29,6 +29,9 @@ Example::
     [[teammate.routes]]
     agent_type = "gemini*"      # e.g. subagent_type "gemini-worker"
     runtime = "gemini"          # uses [workers] command unless `command` is set
+    [[teammate.routes]]
+    agent_type = "codex*"       # subagent_type "codex-worker" (also name "codex-*")
+    runtime = "codex"           # the runtime's own worker command
 
     [workers]
     command = "gemini --yolo"   # default command for spawn_workers and gemini teammates
@@ -40,6 +43,8 @@ Example::
     worktree_dir = ".worktrees" # relative to the project root (or absolute)
     branch_prefix = "exo/"      # a worker's branch: exo/<name>, from the lead's HEAD
     sandbox = "none"            # "bwrap": run workers under bubblewrap (docs/sandbox.md)
+    codex_trust = false         # consent: ExoMonad trusts its own hooks for Codex workers
+                                # (set by `exomonad init --trust-codex-hooks`)
 """
 
 from __future__ import annotations
@@ -125,6 +130,32 @@ class WorkersConfig(_Section):
     worktree_dir: str = ".worktrees"
     branch_prefix: str = "exo/"
     sandbox: Literal["none", "bwrap"] = "none"
+    #: The user's consent (``exomonad init --trust-codex-hooks``): ExoMonad records
+    #: trust for its own hooks in each Codex worker's checkout, in the user's Codex
+    #: config. Without it a Codex worker whose hooks are not trusted is refused.
+    codex_trust: bool = False
+
+    def runtime_of(self, command: str) -> str:
+        """The runtime a worker command runs: the one whose program it starts, else
+        :attr:`agent_type`."""
+        program = Path(command.split(maxsplit=1)[0]).name if command.split() else ""
+        found = [r.name for r in runtimes.RUNTIMES.values() if r.program == program]
+        return found[0] if found else self.agent_type
+
+    def command_for(self, runtime: str) -> str:
+        """The command that starts a worker of ``runtime``: :attr:`command` for the
+        configured runtime, else the runtime's own."""
+        found = runtimes.RUNTIMES.get(runtime)
+        if runtime == self.agent_type or found is None or not found.worker_command:
+            return self.command
+        return found.worker_command
+
+    def marker_for(self, runtime: str) -> str:
+        """The ready marker of a worker of ``runtime`` ("": do not wait)."""
+        found = runtimes.RUNTIMES.get(runtime)
+        if runtime == self.agent_type or found is None:
+            return self.ready_marker
+        return found.ready_marker or ""
 
 
 class PolicyConfig(_Section):
@@ -178,6 +209,8 @@ class TeammateConfig(_Section):
         default_factory=lambda: [
             TeammateRoute(agent_type="gemini*", runtime="gemini"),
             TeammateRoute(name="gemini-*", runtime="gemini"),
+            TeammateRoute(agent_type="codex*", runtime="codex"),
+            TeammateRoute(name="codex-*", runtime="codex"),
         ]
     )
 

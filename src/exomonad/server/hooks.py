@@ -108,7 +108,7 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)
-    return HookAnswer(verdict_output(runtime, verdict))
+    return HookAnswer(verdict_output(runtime, verdict, str(p.get("_event") or "")))
 
 
 def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
@@ -162,6 +162,7 @@ def handle_hook(
     svc: Services, who: Identity, event: str, runtime: str, payload: dict[str, Any]
 ) -> HookAnswer:
     """Answer one hook; unknown events get an empty answer (never a failure)."""
+    payload["_event"] = event  # the runtime's own name: some answer in their own shape
     event = runtimes.get(runtime).event(event)
     handler = _HANDLERS.get(event)
     if handler is None:
@@ -179,7 +180,7 @@ def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
     reason = f"ExoMonad: {why}"
     decision = Deny(reason) if kind == "deny" else Escalate("human", reason)
     shape = (known or runtimes.CLAUDE).name  # a runtime we do not know: deny all the same
-    return HookAnswer(hook_output(shape, decision), stderr=f"exomonad: {why}")
+    return HookAnswer(hook_output(shape, decision, event), stderr=f"exomonad: {why}")
 
 
 def hook_request(

@@ -188,6 +188,6 @@ class Gatekeeper:
         return True
 
 
-def verdict_output(runtime: str, verdict: Verdict) -> dict[str, Any]:
-    """The hook output for a verdict, in the runtime's shape."""
-    return hook_output(runtime, verdict.decision)
+def verdict_output(runtime: str, verdict: Verdict, event: str = "") -> dict[str, Any]:
+    """The hook output for a verdict, in the runtime's shape for hook ``event``."""
+    return hook_output(runtime, verdict.decision, event)

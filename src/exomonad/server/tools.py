@@ -80,6 +80,9 @@ class WorkerSpec(_Args):
         default=None, description="The first message the worker receives (optional)."
     )
     command: str | None = Field(default=None, description="Command to run (default: config).")
+    runtime: str | None = Field(
+        default=None, description="Agent runtime (gemini, codex; default: the command's)."
+    )
 
 
 class SpawnWorkersArgs(_Args):
@@ -222,23 +225,26 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     team = svc.team_of(who)
     paths = svc.paths(team)
     cfg = svc.config.workers
-    started: list[tuple[WorkerSpec, Provisioned, str]] = []
+    started: list[tuple[WorkerSpec, Provisioned, str, str]] = []
     for w in a.workers:
-        worker = provision(svc, w.name, team, parent=who.name)
+        runtime = w.runtime or cfg.runtime_of(w.command or cfg.command)
+        worker = provision(svc, w.name, team, parent=who.name, runtime=runtime)
         env = worker.env(svc.state_dir)
         try:
-            argv = worker_argv(shlex.split(w.command or cfg.command), sandbox=cfg.sandbox,
+            command = w.command or cfg.command_for(runtime)
+            argv = worker_argv(shlex.split(command), sandbox=cfg.sandbox,
                                worktree=worker.cwd, state_dir=svc.state_dir)  # fmt: skip
             pane = svc.backend.spawn(argv, cwd=worker.cwd or str(svc.state_dir.parent),
                                      env=env, name=w.name, target=cfg.tmux_session)  # fmt: skip
         except ExomonadError:
             release(svc, w.name, team)  # a fresh worktree is clean: removed again
             raise
-        started.append((w, worker, pane))
+        started.append((w, worker, pane, runtime))
     spawned = []
-    for w, worker, pane in started:  # started together, awaited in turn
-        ready = _await_ready(svc, pane) if cfg.ready_marker else True
-        register_synthetic(paths, w.name, agent_type=cfg.agent_type, pane=pane, cwd=worker.cwd)
+    for w, worker, pane, runtime in started:  # started together, awaited in turn
+        marker = cfg.marker_for(runtime)
+        ready = _await_ready(svc, pane, marker) if marker else True
+        register_synthetic(paths, w.name, agent_type=runtime, pane=pane, cwd=worker.cwd)
         mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task) if w.task else None
         spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid,
                         "worktree": worker.identity.worktree,
@@ -246,9 +252,8 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     return _done(f"spawned {len(spawned)} worker(s) in team {team}", workers=spawned)
 
 
-def _await_ready(svc: Services, pane: str) -> bool:
+def _await_ready(svc: Services, pane: str, marker: str) -> bool:
     """Wait for the worker's ready marker; False (task still queued) on timeout."""
-    marker = svc.config.workers.ready_marker
     try:
         retry_until(lambda: marker in svc.backend.capture(pane).replace("\n", " "),
                     timeout=svc.config.workers.ready_timeout, interval=0.1)  # fmt: skip

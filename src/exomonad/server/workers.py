@@ -5,17 +5,19 @@ Claude Code spawns through ``exomonad teammate``) goes through :func:`provision`
 every way it ends (``remove_worker``, ``exomonad worker stop``, a teammate's
 ``shutdown_request``, ``exomonad down``) through :func:`release`. So the rules live
 here once: which names and roles may get a token, that a worker gets its own worktree
-and branch (``[workers] worktree``), and that a worktree is removed only when nothing
-would be lost.
+and branch (``[workers] worktree``), that its runtime will run ExoMonad's hooks in its
+checkout (no gate, no start: :meth:`exomonad.runtimes.Runtime.check_gate`, e.g. Codex's
+hook trust), and that a worktree is removed only when nothing would be lost.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from exomonad.errors import ExomonadError, InvalidNameError
+from exomonad import runtimes
+from exomonad.errors import ExomonadError, GateError, InvalidNameError
 from exomonad.gitgate import worker_env
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
@@ -40,6 +42,9 @@ class Provisioned:
     token: str
     #: ExoMonad's git hooks dir its worktree uses (None without a worktree).
     hooks: str | None = None
+    #: What its runtime needs in its environment to match the gate checked (Codex:
+    #: the ``CODEX_HOME`` whose hook trust was verified).
+    runtime_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def cwd(self) -> str | None:
@@ -48,15 +53,16 @@ class Provisioned:
 
     def env(self, state_dir: Path) -> dict[str, str]:
         """What to add to the worker's environment: identity and git gate."""
-        return worker_env(token=self.token, name=self.identity.name,
-                          team=self.identity.team or "", state_dir=str(state_dir),
-                          hooks=self.hooks)  # fmt: skip
+        return {**self.runtime_env,
+                **worker_env(token=self.token, name=self.identity.name,
+                             team=self.identity.team or "", state_dir=str(state_dir),
+                             hooks=self.hooks)}  # fmt: skip
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> dict[str, str | dict[str, str] | None]:
         """What the teammate route answers."""
         return {"token": self.token, "name": self.identity.name, "team": self.identity.team,
                 "worktree": self.identity.worktree, "branch": self.identity.branch,
-                "hooks": self.hooks}  # fmt: skip
+                "hooks": self.hooks, "env": self.runtime_env}  # fmt: skip
 
 
 def _check(svc: Services, name: object, role: object, team: object) -> tuple[str, str, str]:
@@ -74,8 +80,10 @@ def _check(svc: Services, name: object, role: object, team: object) -> tuple[str
 
 
 def provision(svc: Services, name: object, team: object, *, parent: str = "team-lead",
-              role: object = "worker", pid: object = None) -> Provisioned:  # fmt: skip
-    """Validate, make the worker's worktree (if configured), and issue its token.
+              role: object = "worker", pid: object = None,
+              runtime: object = None) -> Provisioned:  # fmt: skip
+    """Validate, make the worker's worktree (if configured), check that ``runtime``
+    (when given) will run ExoMonad's hooks there, and issue its token.
 
     Raises
     ------
@@ -84,8 +92,13 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
         the lead's role, a name that could escape a directory).
     WorktreeError
         The project is not a git repository with a commit, or the path is taken.
+    GateError
+        The runtime would not run ExoMonad's hooks in the worker's checkout.
+    UnknownRuntimeError
+        ``runtime`` is not a runtime ExoMonad knows.
     """
     name, role, team = _check(svc, name, role, team)
+    runner = runtimes.get(runtime) if isinstance(runtime, str) else None
     held = svc.tokens.find(name, team)
     if held is not None and _alive(svc, held):
         raise InvalidNameError(f"{name!r} is a live worker of team {team!r}: a new token "
@@ -93,16 +106,20 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
                                f"(exomonad worker stop {name}, or a shutdown_request)")  # fmt: skip
     who = Identity(name=name, role=role, team=team, parent=parent,
                    pid=pid if isinstance(pid, int) and pid > 1 else None)  # fmt: skip
+    consent = svc.config.workers.codex_trust
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
         try:
             _check_gate(svc.worktrees.project_root, wt.path)
-        except WorktreeError:
+            extra = runner.check_gate(wt.path, consent=consent) if runner else {}
+        except (WorktreeError, GateError):
             svc.worktrees.remove(name)  # just made and clean: nothing to lose
             raise
         who = replace(who, worktree=str(wt.path), branch=wt.branch)
-        return Provisioned(who, svc.tokens.issue(who), str(wt.hooks))
-    return Provisioned(who, svc.tokens.issue(who))
+        return Provisioned(who, svc.tokens.issue(who), str(wt.hooks), extra)
+    root = svc.state_dir.parent
+    extra = runner.check_gate(root, consent=consent) if runner else {}
+    return Provisioned(who, svc.tokens.issue(who), runtime_env=extra)
 
 
 def _alive(svc: Services, who: Identity) -> bool:
@@ -128,7 +145,8 @@ def _alive(svc: Services, who: Identity) -> bool:
 
 
 #: Agent settings that carry ExoMonad's hooks (the policy gate) into a checkout.
-GATE_SETTINGS = (".gemini/settings.json", ".claude/settings.json")
+GATE_SETTINGS = tuple(r.settings_file for r in runtimes.RUNTIMES.values()
+                      if r.settings_file)  # fmt: skip
 
 
 def _check_gate(project: Path, worktree: Path) -> None:
@@ -140,7 +158,7 @@ def _check_gate(project: Path, worktree: Path) -> None:
             raise WorktreeError(
                 f"the worker's worktree has no ExoMonad hooks in {rel}: the lead's checkout "
                 "has them but they are not committed, so the worker would run ungated. "
-                "Commit what `exomonad init` wrote (git add .mcp.json .claude .gemini "
+                "Commit what `exomonad init` wrote (git add .mcp.json .claude .gemini .codex "
                 ".exomonad/config.toml && git commit), then start the worker again"
             )
 

@@ -93,13 +93,15 @@ def parse_teammate_args(argv: Sequence[str]) -> TeammateArgs:
                         values.get("--parent-session-id"), items)  # fmt: skip
 
 
-def _provision(state: Path, args: TeammateArgs, parent: str) -> dict[str, Any]:
-    """A worker token (and worktree) from the project's server."""
+def _provision(state: Path, args: TeammateArgs, parent: str,
+               runtime: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """A worker token (and worktree, its gate checked for ``runtime``) from the server."""
     try:
         answer = ServerClient(state, timeout=60).call(
             "POST",
             "/teammate/token",
-            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid()},
+            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid(),
+             **({"runtime": runtime} if runtime else {})},
         )
     except ServerNotRunningError as exc:
         raise ExomonadError(f"{exc} (a teammate needs it for its MCP tools, hooks and "
@@ -163,9 +165,14 @@ class _Protocol:
 def _worker_env(state: Path, args: TeammateArgs, worker: dict[str, Any]) -> dict[str, str]:
     """What the worker's environment adds to ours: its identity and git gate."""
     hooks = worker.get("hooks")
-    return worker_env(token=str(worker["token"]), name=args.name, team=args.team,
-                      state_dir=str(state), hooks=hooks if isinstance(hooks, str) else None,
-                      inherited=os.environ)  # fmt: skip
+    env: dict[str, str] = {}
+    extra = worker.get("env")  # what the server checked the gate with (CODEX_HOME)
+    if isinstance(extra, dict):
+        env.update({str(k): str(v) for k, v in extra.items()})
+    env.update(worker_env(token=str(worker["token"]), name=args.name, team=args.team,
+                          state_dir=str(state), hooks=hooks if isinstance(hooks, str) else None,
+                          inherited=os.environ))  # fmt: skip
+    return env
 
 
 async def _serve(args: TeammateArgs, agent: PtyAgent, watcher: InboxWatcher) -> int:
@@ -187,11 +194,11 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         os.execvp(config.teammate.claude, [config.teammate.claude, *args.argv])
     paths = TeamPaths(args.team, root)
     lead = _lead_name(paths)
-    worker = _provision(state, args, lead)
+    worker = _provision(state, args, lead, None if route.runtime == "command" else route.runtime)
     token = str(worker["token"])
     cwd = worker.get("worktree") if isinstance(worker.get("worktree"), str) else None
     command = worker_argv(
-        shlex.split(route.command or config.workers.command),
+        shlex.split(route.command or config.workers.command_for(route.runtime)),
         sandbox=config.workers.sandbox,
         worktree=cwd,
         state_dir=state,
