@@ -39,6 +39,7 @@ setup: sysdeps venv node
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks demo
+	$(BIN)/ruff format --check src tests benchmarks demo
 	$(BIN)/mypy
 
 unit: setup

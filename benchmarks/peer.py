@@ -56,8 +56,9 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         store = TokenStore(Path(tmp))
         script = Path(tmp) / "chain.sh"
-        script.write_text('#!/bin/sh\nif [ "$1" -gt 1 ]; then "$0" $(($1 - 1)); :; '
-                          'else exec sleep 60; fi\n')
+        script.write_text(
+            '#!/bin/sh\nif [ "$1" -gt 1 ]; then "$0" $(($1 - 1)); :; else exec sleep 60; fi\n'
+        )
         script.chmod(0o755)
         token = store.issue(Identity(name="team-lead", role="tl"))
         for depth in DEPTHS:

@@ -41,8 +41,12 @@ from exomonad.util.waiting import retry_until
 console = Console(highlight=False)
 EXO = [sys.executable, "-m", "exomonad"]
 TEAM = "demo-team"
-GIT_IDENTITY = {"GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
-                "GIT_COMMITTER_NAME": "demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "demo",
+    "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+    "GIT_COMMITTER_NAME": "demo",
+    "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+}
 
 
 def step(title: str) -> float:
@@ -159,9 +163,12 @@ def main() -> int:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     sock = f"exo-demo-{uuid.uuid4().hex[:8]}"
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "EXOMONAD_TOKEN")}
-    env.update(GIT_IDENTITY, CLAUDE_CONFIG_DIR=str(claude),
-               EXOMONAD_DIR=str(project / ".exomonad"),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.update(
+        GIT_IDENTITY,
+        CLAUDE_CONFIG_DIR=str(claude),
+        EXOMONAD_DIR=str(project / ".exomonad"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     started = time.monotonic()
     server: subprocess.Popen[str] | None = None
     with ScriptedGemini() as model:

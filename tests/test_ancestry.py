@@ -21,7 +21,7 @@ PROBE = ("import json, sys; from exomonad.ancestry import agent_session, claude_
 def _probe(parent: str, *args: str, env: dict[str, str] | None = None) -> list[str | None]:
     """Run the probe below a bash whose argv is `parent args...` (`exec -a`)."""
     inner = f"{sys.executable} -c '{PROBE}'; exit $?"
-    wrapped = f"exec -a {parent} bash -c \"{inner}\" {' '.join(args)}"
+    wrapped = f'exec -a {parent} bash -c "{inner}" {" ".join(args)}'
     done = subprocess.run(["bash", "-c", wrapped], capture_output=True, text=True, check=True,
                           env={**os.environ, **(env or {})})  # fmt: skip
     result: list[str | None] = json.loads(done.stdout)

@@ -32,8 +32,10 @@ def _push(p: Project, wt: Path, script: str, env: dict[str, str]
 def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project) -> None:  # noqa: F811
     p = project
     cfg = p.state / "config.toml"
-    cfg.write_text(cfg.read_text().replace('"ready>"', '""')
-                   + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n')
+    cfg.write_text(
+        cfg.read_text().replace('"ready>"', '""')
+        + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n'
+    )
     p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
     _adopt_team(p)
     w = p.json("worker", "start", "--name", "w1", "--runtime", "command", "--command", "sleep 600")

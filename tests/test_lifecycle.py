@@ -148,10 +148,13 @@ def test_up_workers_down_twice_leaves_nothing_behind(project: Project) -> None:
         status = orjson.loads(p.exo("status", "--json", ok=False).stdout)
         assert status["running"] is False
         assert [(w["path"], w["removable"]) for w in status["worktrees"]] == (
-            [(str(wt2), False)] if round_ == 1 else [])
+            [(str(wt2), False)] if round_ == 1 else []
+        )
         assert wt2.exists() == (round_ == 1)
     assert git(p.root.parent / "remote.git", "log", "--format=%s", "exo/w2").split() == [
-        "draft", "initial"]
+        "draft",
+        "initial",
+    ]
 
 
 def _attach(p: Project, name: str, pane: str) -> None:

@@ -28,8 +28,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "other_agent",
-           "reason_in"]
+__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "other_agent", "reason_in"]
 
 #: Environment variables only an agent's process tree carries.
 AGENT_ENV = ("EXOMONAD_TOKEN", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI",

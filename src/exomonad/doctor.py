@@ -267,8 +267,9 @@ def _server(state: Path) -> Check:
     name = "server"
     info = read_server_info(state)
     if info is None or not info.alive:
-        return Check(name, "warn", "no server running for this project",
-                     "exomonad up (or exomonad serve)")
+        return Check(
+            name, "warn", "no server running for this project", "exomonad up (or exomonad serve)"
+        )
     try:
         status, health = server_request(info.socket, "GET", "/health", timeout=5.0)
     except ExomonadError as exc:

@@ -163,8 +163,12 @@ def up(root: Path, *, tmux_socket: str | None = None, lead: str | None = "claude
     if lead is not None and "lead" not in windows:
         _open(tmux, session, "lead", lead, root, env, new_session=False)
         report.done.append(f"started the lead ({lead}) in {session}:lead")
-    report.data.update(session=session, tmux_socket=tmux_socket,
-                       server_pid=client.info().pid, windows=sorted(_windows(tmux, session)))
+    report.data.update(
+        session=session,
+        tmux_socket=tmux_socket,
+        server_pid=client.info().pid,
+        windows=sorted(_windows(tmux, session)),
+    )
     if not report.done:
         report.done.append("already up")
     return report

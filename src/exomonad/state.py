@@ -85,8 +85,9 @@ def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
     else:
         here = (start or Path.cwd()).resolve()
         candidates = [here, *here.parents]
-        found = next((d / STATE_DIR_NAME for d in candidates if (d / STATE_DIR_NAME).is_dir()),
-                     None) or next(
+        found = next(
+            (d / STATE_DIR_NAME for d in candidates if (d / STATE_DIR_NAME).is_dir()), None
+        ) or next(
             (d / STATE_DIR_NAME for d in candidates if (d / ".git").exists()),
             here / STATE_DIR_NAME,
         )

@@ -87,8 +87,7 @@ def test_entries_without_ids_and_malformed_entries(
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {"from": "team-lead", "text": "bare", "timestamp": "2026-01-01T00:00:00.000Z"}
     path.write_text(
-        f'[{{"from": "x"}}, {__import__("json").dumps(entry)}, '
-        f'{__import__("json").dumps(entry)}]'
+        f'[{{"from": "x"}}, {__import__("json").dumps(entry)}, {__import__("json").dumps(entry)}]'
     )
     d = Deliverer(mailbox, ledger, sink, mark_read=False)
     r = d.run_pass("gemini-1", "%1")
@@ -98,9 +97,7 @@ def test_entries_without_ids_and_malformed_entries(
     assert len(sink.texts()) == 1
 
 
-def test_mark_read_is_batched(
-    mailbox: Mailbox, ledger: SqliteLedger, sink: RecordingSink
-) -> None:
+def test_mark_read_is_batched(mailbox: Mailbox, ledger: SqliteLedger, sink: RecordingSink) -> None:
     d = Deliverer(mailbox, ledger, sink, mark_read_every=3600, mark_read_batch=3)
     mailbox.send("gemini-1", sender="team-lead", text="first")
     d.run_pass("gemini-1", "%1")

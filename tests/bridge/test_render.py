@@ -19,27 +19,63 @@ def test_plain_text_keeps_content() -> None:
 @pytest.mark.parametrize(
     ("msg", "needle"),
     [
-        (p.ShutdownRequest(request_id="shutdown-1@w", from_="team-lead", timestamp="t",
-                           reason="all done"), "Shutdown requested (reason: all done)"),
-        (p.TaskAssignment(task_id="7", subject="Port it", description="Use asyncio",
-                          assigned_by="team-lead", timestamp="t"),
-         "New task #7 assigned to you by team-lead: Port it\nUse asyncio"),
-        (p.TaskCompleted(task_id="3", task_subject="lint", from_="w2"),
-         "Task #3 (lint) was completed by w2."),
-        (p.PlanApprovalResponse(request_id="r", approved=False, feedback="smaller",
-                                timestamp="t"), "Your plan was rejected. Feedback: smaller"),
-        (p.PermissionResponse(request_id="perm-1-a", subtype="error", error="no"),
-         "Permission request perm-1-a was denied: no"),
+        (
+            p.ShutdownRequest(
+                request_id="shutdown-1@w", from_="team-lead", timestamp="t", reason="all done"
+            ),
+            "Shutdown requested (reason: all done)",
+        ),
+        (
+            p.TaskAssignment(
+                task_id="7",
+                subject="Port it",
+                description="Use asyncio",
+                assigned_by="team-lead",
+                timestamp="t",
+            ),
+            "New task #7 assigned to you by team-lead: Port it\nUse asyncio",
+        ),
+        (
+            p.TaskCompleted(task_id="3", task_subject="lint", from_="w2"),
+            "Task #3 (lint) was completed by w2.",
+        ),
+        (
+            p.PlanApprovalResponse(
+                request_id="r", approved=False, feedback="smaller", timestamp="t"
+            ),
+            "Your plan was rejected. Feedback: smaller",
+        ),
+        (
+            p.PermissionResponse(request_id="perm-1-a", subtype="error", error="no"),
+            "Permission request perm-1-a was denied: no",
+        ),
         (p.PermissionResponse(request_id="perm-1-a", subtype="success"), "was granted"),
-        (p.IdleNotification(from_="w2", timestamp="t", idle_reason="failed"),
-         "w2 is idle (failed)"),
+        (
+            p.IdleNotification(from_="w2", timestamp="t", idle_reason="failed"),
+            "w2 is idle (failed)",
+        ),
         (p.ShutdownApproved(request_id="r", from_="w2", timestamp="t"), "approved shutdown r"),
-        (p.ShutdownRejected(request_id="r", from_="w2", reason="busy", timestamp="t"),
-         "rejected shutdown r: busy"),
-        (p.PlanApprovalRequest(from_="w2", timestamp="t", plan_file_path="/p.md",
-                               plan_content="x", request_id="r"), "plan in /p.md"),
-        (p.PermissionRequest(request_id="perm-1-a", agent_id="w@t", tool_name="Bash",
-                             tool_use_id="u", description="ls", input={}), "use Bash: ls"),
+        (
+            p.ShutdownRejected(request_id="r", from_="w2", reason="busy", timestamp="t"),
+            "rejected shutdown r: busy",
+        ),
+        (
+            p.PlanApprovalRequest(
+                from_="w2", timestamp="t", plan_file_path="/p.md", plan_content="x", request_id="r"
+            ),
+            "plan in /p.md",
+        ),
+        (
+            p.PermissionRequest(
+                request_id="perm-1-a",
+                agent_id="w@t",
+                tool_name="Bash",
+                tool_use_id="u",
+                description="ls",
+                input={},
+            ),
+            "use Bash: ls",
+        ),
         (p.TeammateTerminated(message="w2 has shut down"), "w2 has shut down"),
     ],
 )

@@ -77,9 +77,7 @@ async def test_node_writer_messages_arrive_once_in_order(
     lines = await _wait_lines(reader, n)
     assert lines == [f"[from team-lead] msg#{i}" for i in range(n)]
     # The watcher pruned (2.1.330 dialect) what it delivered while Node kept writing.
-    await asyncio.to_thread(
-        retry_until, lambda: Mailbox(team).read_raw("worker") == [], 10
-    )
+    await asyncio.to_thread(retry_until, lambda: Mailbox(team).read_raw("worker") == [], 10)
 
 
 HOSTILE = [

@@ -66,8 +66,12 @@ def test_a_clone_passes_doctor_and_commits_no_absolute_path(
     cloned: Path, env: dict[str, str]
 ) -> None:
     committed = sh(["git", "ls-files"], env, cloned).stdout.split()
-    assert {".mcp.json", ".claude/settings.json", ".gemini/settings.json",
-            ".codex/config.toml"} <= set(committed)
+    assert {
+        ".mcp.json",
+        ".claude/settings.json",
+        ".gemini/settings.json",
+        ".codex/config.toml",
+    } <= set(committed)
     for rel in committed:
         found = ABSOLUTE.findall((cloned / rel).read_text("utf-8"))
         assert not found, f"{rel}: {found}"

@@ -17,13 +17,13 @@ from exomonad.cli.main import app
 from exomonad.policy.actions import MergePR
 from exomonad.policy.approvals import ApprovalStore
 
-GOOD = '''from __future__ import annotations
+GOOD = """from __future__ import annotations
 
 from exomonad.policy import Grant, Policy, Role, Shell
 
 policy = Policy(roles={"dev": Role(Grant(Shell))}, name="cli-test")
 examples = [("ls", "dev", "allow"), ("gh pr merge 1", "dev", "human")]
-'''
+"""
 
 
 def run(*args: str, code: int = 0) -> Result:
@@ -74,13 +74,35 @@ def test_init_writes_the_template_and_refuses_to_overwrite(state: Path) -> None:
 
 
 def test_explain_shows_actions_and_decision(state: Path) -> None:
-    data = json.loads(run("policy", "explain", "--role", "dev", "--cwd", "/repo/wt",
-                          "--worktree", "/repo/wt", "--branch", "feature/a", "--json", "--",
-                          "cd sub && git push origin HEAD && git push -f origin main").stdout)
+    data = json.loads(
+        run(
+            "policy",
+            "explain",
+            "--role",
+            "dev",
+            "--cwd",
+            "/repo/wt",
+            "--worktree",
+            "/repo/wt",
+            "--branch",
+            "feature/a",
+            "--json",
+            "--",
+            "cd sub && git push origin HEAD && git push -f origin main",
+        ).stdout
+    )
     assert data["decision"] == "deny"
     assert [a["branch"] for a in data["actions"]] == ["feature/a", "main"]
-    human = run("policy", "explain", "--role", "tl", "--tool", "Read", "--input",
-                '{"file_path": "/etc/hosts"}').stdout
+    human = run(
+        "policy",
+        "explain",
+        "--role",
+        "tl",
+        "--tool",
+        "Read",
+        "--input",
+        '{"file_path": "/etc/hosts"}',
+    ).stdout
     assert "read /etc/hosts" in human
     assert "decision: allow" in human
 
@@ -114,8 +136,11 @@ def test_approvals_list_approve_deny(state: Path) -> None:
         # Measured (issue 10): a worker's shell ran `exomonad approve ID --by alice`.
         ("{cmd}", {"EXOMONAD_TOKEN": "exo_x"}, "runs with EXOMONAD_TOKEN"),
         # The same from below a process that is Gemini CLI, the environment wiped.
-        ("exec -a gemini bash -c 'env -i EXOMONAD_DIR={state} {cmd}; exit $?'", {},
-         "is an agent (gemini)"),
+        (
+            "exec -a gemini bash -c 'env -i EXOMONAD_DIR={state} {cmd}; exit $?'",
+            {},
+            "is an agent (gemini)",
+        ),
     ],
     ids=["agent-token", "agent-parent"],
 )

@@ -45,11 +45,19 @@ def cli(tmp_path: Path) -> Cli:
 
 
 def test_create_json_is_the_file_on_disk(cli: Cli) -> None:
-    out = cli.json("create", "alpha", "parse", "-d", "write it", "--owner", "w1",
-                   "--active-form", "Parsing")
-    assert out == {"id": "1", "subject": "parse", "description": "write it",
-                   "activeForm": "Parsing", "owner": "w1", "status": "pending", "blocks": [],
-                   "blockedBy": []}
+    out = cli.json(
+        "create", "alpha", "parse", "-d", "write it", "--owner", "w1", "--active-form", "Parsing"
+    )
+    assert out == {
+        "id": "1",
+        "subject": "parse",
+        "description": "write it",
+        "activeForm": "Parsing",
+        "owner": "w1",
+        "status": "pending",
+        "blocks": [],
+        "blockedBy": [],
+    }
     assert orjson.loads(cli.store().path("1").read_bytes()) == out
     assert not cli.store().paths.config_file.exists()  # no team config needed
 
@@ -107,8 +115,19 @@ def test_get_missing_and_bad_names(cli: Cli) -> None:
 
 def test_update_fields_and_owner_removal(cli: Cli) -> None:
     cli("create", "alpha", "a", "--owner", "w1")
-    out = cli.json("update", "alpha", "1", "--subject", "A", "--status", "in_progress",
-                   "-d", "more", "--owner", "")
+    out = cli.json(
+        "update",
+        "alpha",
+        "1",
+        "--subject",
+        "A",
+        "--status",
+        "in_progress",
+        "-d",
+        "more",
+        "--owner",
+        "",
+    )
     assert (out["subject"], out["status"], out["description"]) == ("A", "in_progress", "more")
     assert "owner" not in out
     assert "Updated task #1: A" in cli("update", "alpha", "1", "--owner", "w2").stdout
@@ -126,13 +145,11 @@ def test_update_usage_errors(cli: Cli) -> None:
 def test_claim_rules_and_exit_codes(cli: Cli) -> None:
     cli("create", "alpha", "a")
     cli("create", "alpha", "b", "--blocked-by", "1")
-    assert "blocked by open task(s) 1" in cli("claim", "alpha", "2", "--owner", "w1",
-                                              code=1).stderr
+    assert "blocked by open task(s) 1" in cli("claim", "alpha", "2", "--owner", "w1", code=1).stderr
     out = cli.json("claim", "alpha", "1", "--owner", "w1")
     assert (out["owner"], out["status"]) == ("w1", "in_progress")
     assert cli.json("claim", "alpha", "1", "--owner", "w1")["owner"] == "w1"  # idempotent
-    assert "already owned by 'w1'" in cli("claim", "alpha", "1", "--owner", "w2",
-                                          code=1).stderr
+    assert "already owned by 'w1'" in cli("claim", "alpha", "1", "--owner", "w2", code=1).stderr
     cli("update", "alpha", "1", "--status", "completed")
     assert "already completed" in cli("claim", "alpha", "1", "--owner", "w1", code=1).stderr
     assert "w2 claimed task #2" in cli("claim", "alpha", "2", "--owner", "w2").stdout

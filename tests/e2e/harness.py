@@ -71,8 +71,7 @@ def write_launcher(
     script = (
         "#!/bin/sh\n"
         + (f"cd {shlex.quote(str(workspace))} || exit 1\n" if workspace is not None else "")
-        +
-        f'exec env -i TERM="${{TERM:-tmux-256color}}" {inherited + " " if inherited else ""}'
+        + f'exec env -i TERM="${{TERM:-tmux-256color}}" {inherited + " " if inherited else ""}'
         f"{assigns} {' '.join(shlex.quote(a) for a in argv)}\n"
     )
     path.write_text(script, encoding="utf-8")

@@ -137,8 +137,9 @@ def test_claude_112_lead_with_exomonad_server(home: ClaudeHome, tmp_path: Path) 
     try:
         with (
             ScriptedClaude(script, responder=lead) as model,
-            start_headless(CLAUDE_112, home, model.url, prompt=f"lead {token}",
-                           extra_env=env) as run,  # fmt: skip
+            start_headless(
+                CLAUDE_112, home, model.url, prompt=f"lead {token}", extra_env=env
+            ) as run,  # fmt: skip
         ):
             first = model.wait_for_request(lambda r: r.is_agent_turn, STEP)
             assert first.mentions(TEAM_CREATE_CONTEXT), "SessionStart context missing"
@@ -159,7 +160,8 @@ def test_claude_112_lead_with_exomonad_server(home: ClaudeHome, tmp_path: Path) 
             assert f"[from: gemini-1] success: parser ported {token}" in got.last_user_texts()[0]
             # Bash `git push --force origin main`: denied by the policy through PreToolUse.
             denied = model.wait_for_request(
-                lambda r: [n for n, _ in r.newest_tool_results()] == ["Bash"], STEP)
+                lambda r: [n for n, _ in r.newest_tool_results()] == ["Bash"], STEP
+            )
             bash_result = denied.newest_tool_results()[0][1]
             assert "force push to a protected branch" in bash_result, bash_result
             # TeamDelete succeeds at once: PreToolUse removed our member first.
@@ -196,7 +198,8 @@ def test_relay_feeds_a_headless_2_1_330_lead(tmp_path: Path) -> None:
                 result = anyio.run(_notify, server, worker_token, f"relay works {token}")
                 assert not result.is_error, result
                 got = model.wait_for_request(
-                    lambda r: r.is_agent_turn and r.mentions(f"relay works {token}"), STEP)
+                    lambda r: r.is_agent_turn and r.mentions(f"relay works {token}"), STEP
+                )
                 [msg] = got.teammate_messages()
                 assert msg.teammate_id == "gemini-1"
                 # rendered as Claude Code renders teammate messages, with the summary
@@ -208,4 +211,3 @@ def test_relay_feeds_a_headless_2_1_330_lead(tmp_path: Path) -> None:
                 relay.communicate(timeout=STEP)
     finally:
         server.stop()
-

@@ -133,8 +133,8 @@ def _project(tmp_path: Path, *, consent: bool) -> Iterator[Project]:
         assert orjson.loads(done.stdout)["warning"] is None  # `exomonad` on PATH is this one
         config = root / ".exomonad" / "config.toml"
         text = config.read_text()
-        workers = '[workers]\ncodex_trust = true\n' if consent else "[workers]\n"
-        text = text.replace('[workers]\ncodex_trust = true\n', "") + workers
+        workers = "[workers]\ncodex_trust = true\n" if consent else "[workers]\n"
+        text = text.replace("[workers]\ncodex_trust = true\n", "") + workers
         config.write_text(text + 'tmux_session = "w"\n[policy]\napproval_timeout = 3.0\n'
                           'on_timeout = "deny"\npopup = false\n')  # fmt: skip
         git(root, "add", ".mcp.json", ".claude", ".gemini", ".codex", ".exomonad/config.toml")
@@ -178,8 +178,12 @@ def _wait(p: Project, cond: Any, what: str) -> None:
     except WaitTimeout:
         served = [(i, src, json.dumps(r.items)[:300]) for i, r, src in p.model.served()]
         last = [json.dumps(r.input[-2:])[:600] for r in p.model.requests[-2:]]
-        screen = subprocess.run(["tmux", "-L", p.tmux.socket, "capture-pane", "-p", "-t",
-                                 "w"], capture_output=True, text=True, check=False).stdout
+        screen = subprocess.run(
+            ["tmux", "-L", p.tmux.socket, "capture-pane", "-p", "-t", "w"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
         pytest.fail(f"timed out: {what}\nserved: {served}\nlast inputs: {last}\n"
                     f"--- screen ---\n{screen}\n"
                     f"--- server ---\n{p.server.log()[-3000:]}", pytrace=False)  # fmt: skip
@@ -214,15 +218,21 @@ def test_codex_worker_is_gated_and_reports_to_the_lead(project: Project) -> None
     # The force push: blocked through Codex's PreToolUse hook, the reason back to the model.
     [force_id] = force.call_ids()
     seen = p.model.wait_for_output(force_id).output_text(force_id) or ""
-    assert seen.startswith("Command blocked by PreToolUse hook: force push to a protected "
-                           "branch: git push --force origin main. Command: git commit"), seen
+    assert seen.startswith(
+        "Command blocked by PreToolUse hook: force push to a protected "
+        "branch: git push --force origin main. Command: git commit"
+    ), seen
     assert "evil" not in git(wt, "log", "--format=%s")  # the command never ran
     assert p.remote_log("main") == ["exomonad init", "initial"]
     decisions = [(e["tool"], e["decision"]) for e in p.audit("c1")]
     # Every call judged, as the worker (its token), in its worktree: the hook's Bash and
     # MCP calls, and the MCP server's own check of the tool it runs.
-    assert decisions == [("Bash", "deny"), ("Bash", "allow"),
-                         ("mcp__exo__notify_parent", "allow"), ("notify_parent", "allow")]
+    assert decisions == [
+        ("Bash", "deny"),
+        ("Bash", "allow"),
+        ("mcp__exo__notify_parent", "allow"),
+        ("notify_parent", "allow"),
+    ]
     assert {e["runtime"] for e in p.audit("c1")} == {"codex", "mcp"}
     assert all(e["worktree"] == str(wt) and e["branch"] == "exo/c1" for e in p.audit("c1"))
     # The ordinary work ran in the worktree, on the worker's branch.
@@ -238,8 +248,9 @@ def test_codex_worker_is_gated_and_reports_to_the_lead(project: Project) -> None
     assert entry["from"] == "c1"
     assert entry["summary"] == "Agent update: c1"
     assert not entry.get("read")  # unread: for the lead to pick up
-    assert "delivered to team-lead's inbox" in (p.model.wait_for_output(call_id)
-                                                .output_text(call_id) or "")
+    assert "delivered to team-lead's inbox" in (
+        p.model.wait_for_output(call_id).output_text(call_id) or ""
+    )
 
 
 def test_codex_worker_without_consent_is_refused_before_it_starts(

@@ -84,8 +84,10 @@ def project(tmp_path: Path) -> Iterator[Project]:
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)["warning"] is None  # `exomonad` on PATH is this one
     config = root / ".exomonad" / "config.toml"
-    config.write_text(config.read_text() + '\n[workers]\ntmux_session = "w"\n'
-                      '[policy]\napproval_timeout = 3.0\non_timeout = "deny"\npopup = false\n')
+    config.write_text(
+        config.read_text() + '\n[workers]\ntmux_session = "w"\n'
+        '[policy]\napproval_timeout = 3.0\non_timeout = "deny"\npopup = false\n'
+    )
     (root / "tools").mkdir()
     (root / "tools" / "release.sh").write_text("git push -q --force origin HEAD:main\n")
     git(root, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml", "tools")

@@ -55,14 +55,10 @@ async def test_inbox_message_reaches_gemini_model_request(tmux: Tmux, tmp_path: 
             for i, word in enumerate(("first", "second")):
                 text = f"please review module {word} {token}"
                 sent = time.monotonic()
-                peer = node_writer(
-                    team.inbox("gemini-1"), "team-lead", 1, "2.1.330", prefix=text
-                )
+                peer = node_writer(team.inbox("gemini-1"), "team-lead", 1, "2.1.330", prefix=text)
                 assert (await asyncio.to_thread(peer.result, 30))["lock_failures"] == 0
                 want = f"[from team-lead] {text}#0"
-                req = await asyncio.to_thread(
-                    model.wait_for_user_text, want, REQUEST_TIMEOUT
-                )
+                req = await asyncio.to_thread(model.wait_for_user_text, want, REQUEST_TIMEOUT)
                 assert want in req.last_user_texts()
                 assert req.is_agent_turn
                 print(f"\n[watch→gemini] message {i}: {time.monotonic() - sent:.2f}s")

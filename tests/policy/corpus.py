@@ -23,8 +23,13 @@ def sh(*argv: str, cwd: str | None = W, priv: bool = False) -> Shell:
     return Shell(tuple(argv), cwd, priv)
 
 
-def push(remote: str | None = "origin", branch: str | None = None, force: bool = False,
-         lease: bool = False, repo: str | None = W) -> GitPush:
+def push(
+    remote: str | None = "origin",
+    branch: str | None = None,
+    force: bool = False,
+    lease: bool = False,
+    repo: str | None = W,
+) -> GitPush:
     """A push."""
     return GitPush(remote, branch, force, lease, repo)
 
@@ -56,5 +61,7 @@ def same(actual: list[Action], expected: list[Action]) -> bool:
     """Equal, where ANY_UNKNOWN matches any Unknown."""
     if len(actual) != len(expected):
         return False
-    return all(e == a or (e == ANY_UNKNOWN and isinstance(a, Unknown))
-               for a, e in zip(actual, expected, strict=True))
+    return all(
+        e == a or (e == ANY_UNKNOWN and isinstance(a, Unknown))
+        for a, e in zip(actual, expected, strict=True)
+    )

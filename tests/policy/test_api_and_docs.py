@@ -13,17 +13,74 @@ from exomonad.policy import errors, template
 from exomonad.policy.actions import ACTION_TYPES, GitPush, Shell, action_from_dict, action_to_dict
 
 POLICY_ALL = [
-    "DEFAULT_POLICY", "Action", "Allow", "Approval", "ApprovalClosedError",
-    "ApprovalNotFoundError", "ApprovalStore", "AuditLog", "Call", "CheckReport", "CloseIssue",
-    "ClosePR", "Context", "CreatePR", "Decision", "Delegation", "DeleteBranch", "DeleteFile",
-    "Deny", "Deploy", "Escalate", "Evaluation", "Example", "ExampleSpec", "Forbid",
-    "ForbidBase", "GitCommit", "GitPush", "Grant", "GrantBase", "Internal", "LoadedPolicy",
-    "McpTool", "MergePR", "Network", "Policy", "PolicyEngine", "PolicyError",
-    "PolicyLoadError", "PolicyStore", "ReadFile", "Role", "Rule", "Runtime", "Shell",
-    "ToolRequest", "Unknown", "WebSearch", "WriteFile", "action_from_dict", "action_to_dict",
-    "all_of", "any_of", "catastrophic_delete", "check_policy", "classify", "host_in",
-    "in_project", "in_worktree", "known_host", "negate", "no_blind_force", "own_branch",
-    "protected_branch", "secret_path", "strictest", "touches_control_files", "unprivileged",
+    "DEFAULT_POLICY",
+    "Action",
+    "Allow",
+    "Approval",
+    "ApprovalClosedError",
+    "ApprovalNotFoundError",
+    "ApprovalStore",
+    "AuditLog",
+    "Call",
+    "CheckReport",
+    "CloseIssue",
+    "ClosePR",
+    "Context",
+    "CreatePR",
+    "Decision",
+    "Delegation",
+    "DeleteBranch",
+    "DeleteFile",
+    "Deny",
+    "Deploy",
+    "Escalate",
+    "Evaluation",
+    "Example",
+    "ExampleSpec",
+    "Forbid",
+    "ForbidBase",
+    "GitCommit",
+    "GitPush",
+    "Grant",
+    "GrantBase",
+    "Internal",
+    "LoadedPolicy",
+    "McpTool",
+    "MergePR",
+    "Network",
+    "Policy",
+    "PolicyEngine",
+    "PolicyError",
+    "PolicyLoadError",
+    "PolicyStore",
+    "ReadFile",
+    "Role",
+    "Rule",
+    "Runtime",
+    "Shell",
+    "ToolRequest",
+    "Unknown",
+    "WebSearch",
+    "WriteFile",
+    "action_from_dict",
+    "action_to_dict",
+    "all_of",
+    "any_of",
+    "catastrophic_delete",
+    "check_policy",
+    "classify",
+    "host_in",
+    "in_project",
+    "in_worktree",
+    "known_host",
+    "negate",
+    "no_blind_force",
+    "own_branch",
+    "protected_branch",
+    "secret_path",
+    "strictest",
+    "touches_control_files",
+    "unprivileged",
     "unprotected_branch",
 ]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "policy.md"
@@ -42,8 +99,7 @@ def test_policy_errors_hang_off_the_root() -> None:
     for cls in (errors.PolicyLoadError, errors.ApprovalNotFoundError, errors.ApprovalClosedError):
         assert errors.PolicyError in cls.__bases__
         assert cls.__name__ in (errors.__doc__ or "")
-    assert str(errors.ApprovalNotFoundError("no approval with id 'x'")) == \
-        "no approval with id 'x'"
+    assert str(errors.ApprovalNotFoundError("no approval with id 'x'")) == "no approval with id 'x'"
 
 
 def test_every_action_round_trips_through_json() -> None:
@@ -59,8 +115,12 @@ def test_every_action_round_trips_through_json() -> None:
 
 def test_docs_complete_example_is_the_shipped_template() -> None:
     text = DOC.read_text()
-    match = re.search(r"<!-- policy-example:start -->\n```python\n(.*?)```\n"
-                      r"<!-- policy-example:end -->", text, re.S)
+    match = re.search(
+        r"<!-- policy-example:start -->\n```python\n(.*?)```\n"
+        r"<!-- policy-example:end -->",
+        text,
+        re.S,
+    )
     assert match is not None
     assert match.group(1) == Path(template.__file__).read_text()
 
@@ -69,7 +129,16 @@ def test_docs_mention_every_action_and_public_predicate() -> None:
     text = DOC.read_text()
     for name in ACTION_TYPES:
         assert f"`{name}`" in text, name
-    for name in ("in_worktree", "own_branch", "no_blind_force", "host_in", "all_of",
-                 "exomonad policy check", "exomonad approve", "approvals.db", "audit.jsonl",
-                 "EXOMONAD_MYPY_CACHE"):
+    for name in (
+        "in_worktree",
+        "own_branch",
+        "no_blind_force",
+        "host_in",
+        "all_of",
+        "exomonad policy check",
+        "exomonad approve",
+        "approvals.db",
+        "audit.jsonl",
+        "EXOMONAD_MYPY_CACHE",
+    ):
         assert name in text, name

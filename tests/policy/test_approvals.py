@@ -34,8 +34,14 @@ class Clock:
 
 def test_create_and_get_round_trip(db: Path) -> None:
     store = ApprovalStore(db, clock=Clock())
-    made = store.create(agent="dev1", role="dev", action=MergePR(3), reason="merge it",
-                        timeout=60, policy_id="abc-v1")
+    made = store.create(
+        agent="dev1",
+        role="dev",
+        action=MergePR(3),
+        reason="merge it",
+        timeout=60,
+        policy_id="abc-v1",
+    )
     got = store.get(made.id)
     assert got == made
     assert (got.agent, got.role, got.reason, got.state) == ("dev1", "dev", "merge it", "pending")
@@ -48,12 +54,12 @@ def test_create_and_get_round_trip(db: Path) -> None:
 
 def test_action_payload_shapes(db: Path) -> None:
     store = ApprovalStore(db)
-    many = store.create(agent="a", role="dev", action=[GitPush("o", "b"), MergePR(1)],
-                        reason="r", timeout=None)
+    many = store.create(
+        agent="a", role="dev", action=[GitPush("o", "b"), MergePR(1)], reason="r", timeout=None
+    )
     assert [a["type"] for a in many.action] == ["GitPush", "MergePR"]
     assert many.deadline is None
-    raw = store.create(agent="a", role="dev", action={"tool": "Bash", "command": "x"},
-                       reason="r")
+    raw = store.create(agent="a", role="dev", action={"tool": "Bash", "command": "x"}, reason="r")
     assert raw.action == {"tool": "Bash", "command": "x"}
 
 
@@ -64,7 +70,10 @@ def test_answer_approve_and_deny(db: Path) -> None:
     approved = store.answer(yes.id, True, by="alice", reason="fine")
     denied = store.answer(no.id, False, by="bob")
     assert (approved.state, approved.answered_by, approved.answer_reason) == (
-        "approved", "alice", "fine")
+        "approved",
+        "alice",
+        "fine",
+    )
     assert approved.answered_at == 1000.0
     assert approved.decision == Allow("approved by alice: fine")
     assert denied.decision == Deny("denied by bob")
@@ -145,9 +154,11 @@ def test_wait_wakes_at_once_on_an_in_process_answer(db: Path) -> None:
 def test_wait_sees_an_answer_from_another_process(db: Path) -> None:
     store = ApprovalStore(db, poll_interval=0.05)
     a = store.create(agent="a", role="dev", action=MergePR(1), reason="r")
-    code = ("import sys, time; from pathlib import Path; "
-            "from exomonad.policy.approvals import ApprovalStore; time.sleep(0.2); "
-            "ApprovalStore(Path(sys.argv[1])).answer(sys.argv[2], False, 'bob', 'no way')")
+    code = (
+        "import sys, time; from pathlib import Path; "
+        "from exomonad.policy.approvals import ApprovalStore; time.sleep(0.2); "
+        "ApprovalStore(Path(sys.argv[1])).answer(sys.argv[2], False, 'bob', 'no way')"
+    )
     proc = subprocess.Popen([sys.executable, "-c", code, str(db), a.id])
     result = store.wait(a.id, timeout=20)
     proc.wait(20)
@@ -174,9 +185,21 @@ def test_resolve_prefixes(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_to_dict_has_every_field(db: Path) -> None:
     store = ApprovalStore(db)
     data = store.create(agent="a", role="dev", action=MergePR(1), reason="r").to_dict()
-    assert set(data) == {"id", "agent", "role", "action", "reason", "created_at", "deadline",
-                         "state", "answered_by", "answer_reason", "answered_at", "policy_id",
-                         "addressee"}
+    assert set(data) == {
+        "id",
+        "agent",
+        "role",
+        "action",
+        "reason",
+        "created_at",
+        "deadline",
+        "state",
+        "answered_by",
+        "answer_reason",
+        "answered_at",
+        "policy_id",
+        "addressee",
+    }
 
 
 def test_a_database_from_before_addressees_is_upgraded(tmp_path: Path) -> None:
@@ -189,7 +212,8 @@ def test_a_database_from_before_addressees_is_upgraded(tmp_path: Path) -> None:
         " state TEXT NOT NULL DEFAULT 'pending', answered_by TEXT, answer_reason TEXT,"
         " answered_at REAL, policy_id TEXT);"
         "INSERT INTO approvals (id, agent, role, action, reason, created_at) VALUES"
-        " ('abcd1234', 'w1', 'worker', '{}', 'r', 1.0);")
+        " ('abcd1234', 'w1', 'worker', '{}', 'r', 1.0);"
+    )
     old.commit()
     old.close()
     store = ApprovalStore(db)

@@ -28,10 +28,17 @@ from exomonad.policy.request import ToolRequest
 from tests.policy.bypass_corpus import BYPASSES, ORDINARY
 
 BRANCH = "exo/w1"
-_GIT_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-            "GIT_TERMINAL_PROMPT": "0", "LANG": "C", "TERM": "dumb"}
+_GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_TERMINAL_PROMPT": "0",
+    "LANG": "C",
+    "TERM": "dumb",
+}
 _TIMEOUT = 10.0
 
 
@@ -40,15 +47,30 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=_env(cwd), check=True,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env=_env(cwd),
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return done.stdout.strip()
 
 
 def _decide(command: str, role: str, root: Path) -> str:
     worktree = str(root / "clone" / ".worktrees" / "w1")
-    request = ToolRequest("claude", role, "w1", "Bash", {"command": command},
-                          cwd=worktree, worktree=worktree, branch=BRANCH)
+    request = ToolRequest(
+        "claude",
+        role,
+        "w1",
+        "Bash",
+        {"command": command},
+        cwd=worktree,
+        worktree=worktree,
+        branch=BRANCH,
+    )
     decision, _, _ = decide_request(DEFAULT_POLICY, request, project_root=str(root / "clone"))
     return label(decision)
 
@@ -88,8 +110,7 @@ def _remote_main(root: Path) -> str | None:
 
 def _copy(template: Path, dest: Path) -> None:
     shutil.copytree(template, dest, symlinks=True)
-    for rel in ("clone/.git/config", "clone/.git/worktrees/w1/gitdir",
-                "clone/.worktrees/w1/.git"):
+    for rel in ("clone/.git/config", "clone/.git/worktrees/w1/gitdir", "clone/.worktrees/w1/.git"):
         path = dest / rel
         path.write_text(path.read_text().replace(str(template), str(dest)))
 
@@ -107,10 +128,15 @@ def _run(template: Path, scratch: Path, index: int, command: str) -> Run:
     root = scratch / f"r{index}"
     _copy(template, root)
     before = _remote_main(root)
-    proc = subprocess.Popen(["bash", "-c", command], cwd=root / "clone" / ".worktrees" / "w1",
-                            env=_env(root / "home"), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=root / "clone" / ".worktrees" / "w1",
+        env=_env(root / "home"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     timed_out = False
     try:
         proc.wait(timeout=_TIMEOUT)
@@ -151,8 +177,10 @@ def test_real_runs(template: Path, tmp_path: Path) -> None:
     runs = list(_run_all(template, tmp_path, commands))
     allowed_moved = [r.command for r in runs if r.moved and verdicts[r.command] == "allow"]
     refused_moved = [r.command for r in runs if r.moved and verdicts[r.command] != "allow"]
-    print(f"\nbypass corpus: {len(BYPASSES)} commands, {len(refused_moved)} really moved or "
-          f"deleted main when run, {len(allowed_moved)} of those allowed; "
-          f"{sum(r.timed_out for r in runs)} timed out")
+    print(
+        f"\nbypass corpus: {len(BYPASSES)} commands, {len(refused_moved)} really moved or "
+        f"deleted main when run, {len(allowed_moved)} of those allowed; "
+        f"{sum(r.timed_out for r in runs)} timed out"
+    )
     assert allowed_moved == []
     assert len(refused_moved) >= 40  # the harness really pushes: most bypasses work in git

@@ -41,10 +41,22 @@ HOME = "/home/agent"
 PROJECT = "/repo"
 
 
-def ctx(role: str, *, agent: str = "a1", worktree: str | None = "/repo/wt/a1",
-        branch: str | None = "feature/a1") -> Context:
-    return Context(role=role, agent=agent, cwd=worktree or PROJECT, worktree=worktree,
-                   branch=branch, project_root=PROJECT, state_dir=f"{PROJECT}/.exomonad")
+def ctx(
+    role: str,
+    *,
+    agent: str = "a1",
+    worktree: str | None = "/repo/wt/a1",
+    branch: str | None = "feature/a1",
+) -> Context:
+    return Context(
+        role=role,
+        agent=agent,
+        cwd=worktree or PROJECT,
+        worktree=worktree,
+        branch=branch,
+        project_root=PROJECT,
+        state_dir=f"{PROJECT}/.exomonad",
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -103,13 +115,20 @@ TABLE: list[tuple[Action, DecisionLabel, DecisionLabel, DecisionLabel]] = [
 ]
 
 
-@pytest.mark.parametrize(("action", "dev", "worker", "tl"), TABLE,
-                         ids=[a.describe()[:40] for a, *_ in TABLE])
-def test_builtin_policy_by_role(action: Action, dev: DecisionLabel, worker: DecisionLabel,
-                                tl: DecisionLabel) -> None:
-    got = {role: label(judge(DEFAULT_POLICY, action, ctx(role, worktree=None if role == "tl"
-                                                         else "/repo/wt/a1")))
-           for role in ("dev", "worker", "tl")}
+@pytest.mark.parametrize(
+    ("action", "dev", "worker", "tl"), TABLE, ids=[a.describe()[:40] for a, *_ in TABLE]
+)
+def test_builtin_policy_by_role(
+    action: Action, dev: DecisionLabel, worker: DecisionLabel, tl: DecisionLabel
+) -> None:
+    got = {
+        role: label(
+            judge(
+                DEFAULT_POLICY, action, ctx(role, worktree=None if role == "tl" else "/repo/wt/a1")
+            )
+        )
+        for role in ("dev", "worker", "tl")
+    }
     assert got == {"dev": dev, "worker": worker, "tl": tl}
 
 
@@ -136,8 +155,9 @@ def _delegating(mode: Delegation) -> Policy:
     return Policy(roles={"tl": Role(Grant(CreatePR, delegate=mode)), "dev": Role()})
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("allow", Allow), ("ask", Escalate),
-                                                ("human", Escalate), ("deny", Deny)])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("allow", Allow), ("ask", Escalate), ("human", Escalate), ("deny", Deny)]
+)
 def test_delegation_modes(mode: Delegation, expected: type) -> None:
     decision = judge(_delegating(mode), CreatePR("main"), ctx("dev"))
     assert isinstance(decision, expected)
@@ -171,10 +191,11 @@ def test_lead_grants_see_the_requester_context_and_on_behalf_flag() -> None:
 
 
 def test_forbid_beats_grants_and_rules() -> None:
-    policy = Policy(roles={"dev": Role(Grant(Shell))},
-                    forbid=[Forbid(Shell, lambda a, c: a.argv[:1] == ("reboot",),
-                                   reason="no reboots")],
-                    rules=[lambda a, c: Allow("rule")])
+    policy = Policy(
+        roles={"dev": Role(Grant(Shell))},
+        forbid=[Forbid(Shell, lambda a, c: a.argv[:1] == ("reboot",), reason="no reboots")],
+        rules=[lambda a, c: Allow("rule")],
+    )
     assert judge(policy, Shell(("reboot",)), ctx("dev")) == Deny("no reboots: reboot")
     assert judge(policy, Shell(("ls",)), ctx("dev")) == Allow("rule")
 
@@ -214,9 +235,16 @@ def test_grant_on_the_base_class_covers_every_action() -> None:
 
 
 def test_strictest_of_a_compound_call() -> None:
-    decision, verdicts = judge_all(DEFAULT_POLICY, [
-        Shell(("ls",), "/repo/wt/a1"), GitPush("origin", "feature/b"),
-        GitPush("origin", "main", force=True), Network("x.io")], ctx("dev"))
+    decision, verdicts = judge_all(
+        DEFAULT_POLICY,
+        [
+            Shell(("ls",), "/repo/wt/a1"),
+            GitPush("origin", "feature/b"),
+            GitPush("origin", "main", force=True),
+            Network("x.io"),
+        ],
+        ctx("dev"),
+    )
     assert [label(d) for _, d in verdicts] == ["allow", "tl", "deny", "tl"]
     assert isinstance(decision, Deny)
     assert judge_all(DEFAULT_POLICY, [], ctx("dev"))[0] == Allow("no effect")

@@ -11,13 +11,13 @@ from exomonad.policy import template
 from exomonad.policy.check import check_policy, default_mypy_cache
 from tests.policy.conftest import PolicyWriter, policy_source
 
-TYPO = '''
+TYPO = """
 from exomonad.policy import Forbid, GitPush, Grant, Policy, Role, Shell
 
 policy = Policy(roles={"dev": Role(Grant(GitPush, lambda a, ctx: a.brnch == "x"))},
                 forbid=[Forbid(Shell, lambda a, ctx: a.argvv == ())])
 examples = [("git status", "dev", "human")]
-'''
+"""
 
 
 def test_a_good_policy_passes(write_policy: PolicyWriter, mypy_cache: Path) -> None:
@@ -25,15 +25,17 @@ def test_a_good_policy_passes(write_policy: PolicyWriter, mypy_cache: Path) -> N
     assert report.loaded
     assert report.error is None
     assert report.type_check.status == "ok"
-    assert [(e["subject"], e["expected"], e["actual"], e["passed"]) for e in report.examples] \
-        == [("ls", "allow", "allow", True)]
+    assert [(e["subject"], e["expected"], e["actual"], e["passed"]) for e in report.examples] == [
+        ("ls", "allow", "allow", True)
+    ]
     assert report.ok
     assert report.lines()[-1] == "result: ok"
     assert "type check: ok (mypy --strict)" in report.lines()
 
 
-def test_mypy_catches_what_the_import_does_not(write_policy: PolicyWriter,
-                                               mypy_cache: Path) -> None:
+def test_mypy_catches_what_the_import_does_not(
+    write_policy: PolicyWriter, mypy_cache: Path
+) -> None:
     report = check_policy(write_policy(TYPO), mypy_cache=mypy_cache)
     assert report.loaded  # the lambda never ran
     assert report.type_check.status == "failed"
@@ -76,15 +78,15 @@ def test_missing_file(tmp_path: Path) -> None:
     assert report.type_check.status == "failed"
 
 
-def test_without_mypy_the_type_check_is_skipped(write_policy: PolicyWriter,
-                                                tmp_path: Path) -> None:
+def test_without_mypy_the_type_check_is_skipped(write_policy: PolicyWriter, tmp_path: Path) -> None:
     fake = tmp_path / "python-without-mypy"
     fake.write_text(
         "#!/bin/sh\n"
         'if [ "$1" = "-I" ] && [ "$2" = "-m" ] && [ "$3" = "mypy" ]; then\n'
         '  echo "$0: No module named mypy" >&2; exit 1\n'
         "fi\n"
-        f'exec {sys.executable} "$@"\n')
+        f'exec {sys.executable} "$@"\n'
+    )
     fake.chmod(0o755)
     report = check_policy(write_policy(policy_source("A")), python=str(fake))
     assert report.type_check.status == "skipped"

@@ -20,14 +20,66 @@ from exomonad.policy.shell_lex import ShellSyntaxError
 from exomonad.policy.shell_parse import parse
 
 W = "/w/repo/.worktrees/w1"
-_PIECES = ["git", "push", "-f", "--force", "origin", "main", "exo/w1", "HEAD:main", ":main",
-           "+main", "$'\\x6dain'", "$'", "{", "}", "{a,b}", "(", ")", "$(", "`", "'", '"',
-           "\\", "|", "&&", ";", "\n", "<<EOF", "EOF", "<<<", "<(", ">", "bash", "sh -c",
-           "eval", "env", "xargs", "timeout 5", "function f", "f()", "$X", "${X:-", "$((",
-           "*", "?", "[", "]", "#", "-c", "alias", "git -c alias.p=x", "cd ..", "trap", " "]
-_TEXT = st.one_of(st.text(max_size=60),
-                  st.lists(st.sampled_from(_PIECES), max_size=14).map(" ".join),
-                  st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+_PIECES = [
+    "git",
+    "push",
+    "-f",
+    "--force",
+    "origin",
+    "main",
+    "exo/w1",
+    "HEAD:main",
+    ":main",
+    "+main",
+    "$'\\x6dain'",
+    "$'",
+    "{",
+    "}",
+    "{a,b}",
+    "(",
+    ")",
+    "$(",
+    "`",
+    "'",
+    '"',
+    "\\",
+    "|",
+    "&&",
+    ";",
+    "\n",
+    "<<EOF",
+    "EOF",
+    "<<<",
+    "<(",
+    ">",
+    "bash",
+    "sh -c",
+    "eval",
+    "env",
+    "xargs",
+    "timeout 5",
+    "function f",
+    "f()",
+    "$X",
+    "${X:-",
+    "$((",
+    "*",
+    "?",
+    "[",
+    "]",
+    "#",
+    "-c",
+    "alias",
+    "git -c alias.p=x",
+    "cd ..",
+    "trap",
+    " ",
+]
+_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.sampled_from(_PIECES), max_size=14).map(" ".join),
+    st.lists(st.sampled_from(_PIECES), max_size=14).map("".join),
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -44,11 +96,11 @@ def test_shell_classifier_never_raises(text: str) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_TEXT)
 def test_no_allow_from_an_error_path(text: str) -> None:
-    request = ToolRequest("claude", "worker", "w1", "Bash", {"command": text}, cwd=W,
-                          worktree=W, branch="exo/w1")
+    request = ToolRequest(
+        "claude", "worker", "w1", "Bash", {"command": text}, cwd=W, worktree=W, branch="exo/w1"
+    )
     decision, actions, _ = decide_request(DEFAULT_POLICY, request, project_root="/w/repo")
     if text:  # an empty command is no command: the tool call itself is Unknown
-        assert not any(isinstance(a, Unknown) and a.raw.startswith("claude:Bash")
-                       for a in actions)
+        assert not any(isinstance(a, Unknown) and a.raw.startswith("claude:Bash") for a in actions)
     if any(isinstance(a, Unknown) for a in actions):
         assert label(decision) != "allow"

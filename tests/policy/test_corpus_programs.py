@@ -68,13 +68,18 @@ BRANCHES_AND_GH: list[Case] = [
 NETWORK: list[Case] = [
     bash("curl https://example.com", Network("example.com")),
     bash("curl -sSL -o out.tgz https://Example.COM:8443/a.tgz", Network("example.com")),
-    bash("curl -X POST -H 'Content-Type: application/json' -d '{\"a\":1}' https://api.x.io/v1",
-         Network("api.x.io")),
+    bash(
+        "curl -X POST -H 'Content-Type: application/json' -d '{\"a\":1}' https://api.x.io/v1",
+        Network("api.x.io"),
+    ),
     bash("curl --url https://a.io/x", Network("a.io")),
     bash("curl localhost:8080/health", Network("localhost")),
     bash("wget -q -O - https://b.org/x", Network("b.org")),
-    bash("wget https://c.net/file.tar.gz && tar xzf file.tar.gz",
-         Network("c.net"), sh("tar", "xzf", "file.tar.gz")),
+    bash(
+        "wget https://c.net/file.tar.gz && tar xzf file.tar.gz",
+        Network("c.net"),
+        sh("tar", "xzf", "file.tar.gz"),
+    ),
     bash("curl $URL", Network(None)),
     bash("http POST api.example.com/items name=x", Network("api.example.com")),
     bash("ssh deploy@prod.example.com 'systemctl restart app'", Network("prod.example.com")),
@@ -190,8 +195,7 @@ GEMINI_SHELL: list[Case] = [
     gsh("git push origin feat/x --force-with-lease", push("origin", BR, True, True)),
 ]
 
-PROGRAMS_CORPUS: list[Case] = (BRANCHES_AND_GH + NETWORK + DEPLOY + FILES + MISC
-                               + GEMINI_SHELL)
+PROGRAMS_CORPUS: list[Case] = BRANCHES_AND_GH + NETWORK + DEPLOY + FILES + MISC + GEMINI_SHELL
 
 
 @pytest.fixture(autouse=True)
@@ -199,10 +203,14 @@ def _home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", HOME)
 
 
-@pytest.mark.parametrize(("runtime", "tool", "data", "expected"), PROGRAMS_CORPUS,
-                         ids=[f"{c[0]}:{c[2]['command'][:50]}" for c in PROGRAMS_CORPUS])
-def test_programs_corpus(runtime: Runtime, tool: str, data: dict[str, object],
-                         expected: list[Action]) -> None:
+@pytest.mark.parametrize(
+    ("runtime", "tool", "data", "expected"),
+    PROGRAMS_CORPUS,
+    ids=[f"{c[0]}:{c[2]['command'][:50]}" for c in PROGRAMS_CORPUS],
+)
+def test_programs_corpus(
+    runtime: Runtime, tool: str, data: dict[str, object], expected: list[Action]
+) -> None:
     request = ToolRequest(runtime, "dev", "dev1", tool, data, cwd=W, worktree=W, branch=BR)
     actual = classify(request)
     assert same(actual, expected), actual

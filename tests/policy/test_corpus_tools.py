@@ -25,32 +25,55 @@ from tests.policy.corpus import ANY_UNKNOWN, BR, Case, W, same, tool
 CLAUDE: list[Case] = [
     tool("claude", "Read", {"file_path": f"{W}/a.py"}, ReadFile(f"{W}/a.py")),
     tool("claude", "Read", {"file_path": "a.py"}, ReadFile(f"{W}/a.py")),
-    tool("claude", "Read", {"file_path": "/etc/passwd", "offset": 1, "limit": 20},
-         ReadFile("/etc/passwd")),
+    tool(
+        "claude",
+        "Read",
+        {"file_path": "/etc/passwd", "offset": 1, "limit": 20},
+        ReadFile("/etc/passwd"),
+    ),
     tool("claude", "Read", {"file_path": f"{W}/../../etc/x"}, ReadFile("/etc/x")),
     tool("claude", "Read", {}, ANY_UNKNOWN),
-    tool("claude", "Write", {"file_path": f"{W}/new.py", "content": "x"},
-         WriteFile(f"{W}/new.py")),
+    tool("claude", "Write", {"file_path": f"{W}/new.py", "content": "x"}, WriteFile(f"{W}/new.py")),
     tool("claude", "Write", {"content": "x"}, ANY_UNKNOWN),
-    tool("claude", "Edit", {"file_path": f"{W}/a.py", "old_string": "a", "new_string": "b"},
-         WriteFile(f"{W}/a.py")),
-    tool("claude", "MultiEdit", {"file_path": "/etc/hosts", "edits": [{"old_string": "a"}]},
-         WriteFile("/etc/hosts")),
-    tool("claude", "NotebookEdit", {"notebook_path": f"{W}/n.ipynb", "new_source": ""},
-         WriteFile(f"{W}/n.ipynb")),
+    tool(
+        "claude",
+        "Edit",
+        {"file_path": f"{W}/a.py", "old_string": "a", "new_string": "b"},
+        WriteFile(f"{W}/a.py"),
+    ),
+    tool(
+        "claude",
+        "MultiEdit",
+        {"file_path": "/etc/hosts", "edits": [{"old_string": "a"}]},
+        WriteFile("/etc/hosts"),
+    ),
+    tool(
+        "claude",
+        "NotebookEdit",
+        {"notebook_path": f"{W}/n.ipynb", "new_source": ""},
+        WriteFile(f"{W}/n.ipynb"),
+    ),
     tool("claude", "NotebookRead", {"notebook_path": f"{W}/n.ipynb"}, ReadFile(f"{W}/n.ipynb")),
     tool("claude", "Glob", {"pattern": "**/*.py"}, ReadFile(W)),
     tool("claude", "Glob", {"pattern": "*.md", "path": "/w/docs"}, ReadFile("/w/docs")),
     tool("claude", "Grep", {"pattern": "TODO", "path": "src"}, ReadFile(f"{W}/src")),
     tool("claude", "Grep", {"pattern": "x", "output_mode": "content"}, ReadFile(W)),
     tool("claude", "LS", {"path": W}, ReadFile(W)),
-    tool("claude", "WebFetch", {"url": "https://docs.python.org/3/", "prompt": "read"},
-         Network("docs.python.org")),
+    tool(
+        "claude",
+        "WebFetch",
+        {"url": "https://docs.python.org/3/", "prompt": "read"},
+        Network("docs.python.org"),
+    ),
     tool("claude", "WebFetch", {"url": "not a url", "prompt": "x"}, Network(None)),
     tool("claude", "WebFetch", {"prompt": "x"}, ANY_UNKNOWN),
     tool("claude", "WebSearch", {"query": "python shlex"}, WebSearch("python shlex")),
-    tool("claude", "Task", {"description": "x", "prompt": "y", "subagent_type": "general"},
-         Internal("Task")),
+    tool(
+        "claude",
+        "Task",
+        {"description": "x", "prompt": "y", "subagent_type": "general"},
+        Internal("Task"),
+    ),
     tool("claude", "Agent", {"prompt": "y"}, Internal("Agent")),
     tool("claude", "TodoWrite", {"todos": []}, Internal("TodoWrite")),
     tool("claude", "SendMessage", {"to": "lead", "message": "hi"}, Internal("SendMessage")),
@@ -60,10 +83,10 @@ CLAUDE: list[Case] = [
     tool("claude", "Skill", {"skill": "pdf"}, Internal("Skill")),
     tool("claude", "TaskCreate", {"subject": "s"}, Internal("TaskCreate")),
     tool("claude", "TeamCreate", {"team_name": "t"}, Internal("TeamCreate")),
-    tool("claude", "mcp__exo__notify_parent", {"message": "done"},
-         McpTool("exo", "notify_parent")),
-    tool("claude", "mcp__github__create_pull_request", {}, McpTool("github",
-                                                                  "create_pull_request")),
+    tool("claude", "mcp__exo__notify_parent", {"message": "done"}, McpTool("exo", "notify_parent")),
+    tool(
+        "claude", "mcp__github__create_pull_request", {}, McpTool("github", "create_pull_request")
+    ),
     tool("claude", "mcp__my_server__do_thing", {}, McpTool("my_server", "do_thing")),
     tool("claude", "mcp__broken", {}, ANY_UNKNOWN),
     tool("claude", "Frobnicate", {}, ANY_UNKNOWN),
@@ -78,14 +101,28 @@ GEMINI: list[Case] = [
     tool("gemini", "read_file", {"path": "/etc/hosts"}, ReadFile("/etc/hosts")),
     tool("gemini", "read_file", {"absolute_path": "/x", "offset": 3}, ReadFile("/x")),
     tool("gemini", "read_file", {}, ANY_UNKNOWN),
-    tool("gemini", "write_file", {"file_path": f"{W}/b.py", "content": "x"},
-         WriteFile(f"{W}/b.py")),
-    tool("gemini", "write_file", {"file_path": "docs/new.md", "content": "x"},
-         WriteFile(f"{W}/docs/new.md")),
-    tool("gemini", "replace", {"file_path": f"{W}/b.py", "old_string": "a", "new_string": "b"},
-         WriteFile(f"{W}/b.py")),
-    tool("gemini", "read_many_files", {"paths": ["src/a.py", "/etc/x"]},
-         ReadFile(f"{W}/src/a.py"), ReadFile("/etc/x")),
+    tool(
+        "gemini", "write_file", {"file_path": f"{W}/b.py", "content": "x"}, WriteFile(f"{W}/b.py")
+    ),
+    tool(
+        "gemini",
+        "write_file",
+        {"file_path": "docs/new.md", "content": "x"},
+        WriteFile(f"{W}/docs/new.md"),
+    ),
+    tool(
+        "gemini",
+        "replace",
+        {"file_path": f"{W}/b.py", "old_string": "a", "new_string": "b"},
+        WriteFile(f"{W}/b.py"),
+    ),
+    tool(
+        "gemini",
+        "read_many_files",
+        {"paths": ["src/a.py", "/etc/x"]},
+        ReadFile(f"{W}/src/a.py"),
+        ReadFile("/etc/x"),
+    ),
     tool("gemini", "read_many_files", {"paths": []}, ANY_UNKNOWN),
     tool("gemini", "list_directory", {"path": f"{W}/src"}, ReadFile(f"{W}/src")),
     tool("gemini", "list_directory", {"dir_path": "docs"}, ReadFile(f"{W}/docs")),
@@ -93,11 +130,14 @@ GEMINI: list[Case] = [
     tool("gemini", "glob", {"pattern": "*.py", "dir_path": "/tmp"}, ReadFile("/tmp")),
     tool("gemini", "search_file_content", {"pattern": "x", "path": W}, ReadFile(W)),
     tool("gemini", "grep", {"pattern": "x", "dir_path": "src"}, ReadFile(f"{W}/src")),
-    tool("gemini", "web_fetch", {"prompt": "Summarize https://example.com/a and "
-                                 "https://docs.x.org/b"},
-         Network("example.com"), Network("docs.x.org")),
-    tool("gemini", "web_fetch", {"prompt": "https://a.io/x then https://a.io/y"},
-         Network("a.io")),
+    tool(
+        "gemini",
+        "web_fetch",
+        {"prompt": "Summarize https://example.com/a and https://docs.x.org/b"},
+        Network("example.com"),
+        Network("docs.x.org"),
+    ),
+    tool("gemini", "web_fetch", {"prompt": "https://a.io/x then https://a.io/y"}, Network("a.io")),
     tool("gemini", "web_fetch", {"prompt": "no urls here"}, ANY_UNKNOWN),
     tool("gemini", "web_fetch", {"url": "https://a.b/c"}, Network("a.b")),
     tool("gemini", "google_web_search", {"query": "x"}, WebSearch("x")),
@@ -120,10 +160,14 @@ MCP: list[Case] = [
 TOOLS_CORPUS = CLAUDE + GEMINI + MCP
 
 
-@pytest.mark.parametrize(("runtime", "name", "data", "expected"), TOOLS_CORPUS,
-                         ids=[f"{c[0]}:{c[1]}:{i}" for i, c in enumerate(TOOLS_CORPUS)])
-def test_tools_corpus(runtime: Runtime, name: str, data: dict[str, Any],
-                      expected: list[Action]) -> None:
+@pytest.mark.parametrize(
+    ("runtime", "name", "data", "expected"),
+    TOOLS_CORPUS,
+    ids=[f"{c[0]}:{c[1]}:{i}" for i, c in enumerate(TOOLS_CORPUS)],
+)
+def test_tools_corpus(
+    runtime: Runtime, name: str, data: dict[str, Any], expected: list[Action]
+) -> None:
     request = ToolRequest(runtime, "dev", "dev1", name, data, cwd=W, worktree=W, branch=BR)
     actual = classify(request)
     assert same(actual, expected), actual
@@ -146,8 +190,13 @@ def test_an_unknown_runtime_yields_unknown() -> None:
 
 
 def test_classify_never_raises_on_odd_input() -> None:
-    odd: list[dict[str, Any]] = [{"command": None}, {"file_path": ["x"]}, {"paths": "x"},
-                                 {"paths": [1, None]}, {"url": 3}]
+    odd: list[dict[str, Any]] = [
+        {"command": None},
+        {"file_path": ["x"]},
+        {"paths": "x"},
+        {"paths": [1, None]},
+        {"url": 3},
+    ]
     for data in odd:
         for name in ("Bash", "Read", "Write", "WebFetch", "read_many_files"):
             for runtime in ("claude", "gemini"):
@@ -191,10 +240,8 @@ def test_other_mcp_servers_file_tools_meet_the_path_rules(
     [
         # A worker answering its own escalation: a permission_response "from" the lead,
         # written into its own inbox by an interpreter the classifier cannot read.
-        ("python3 -c \"open('/home/u/.claude/teams/t/inboxes/w1.json','w').write('[]')\"",
-         "deny"),
-        ("node -e \"require('fs').writeFileSync('.claude/teams/t/inboxes/w1.json','[]')\"",
-         "deny"),
+        ("python3 -c \"open('/home/u/.claude/teams/t/inboxes/w1.json','w').write('[]')\"", "deny"),
+        ("node -e \"require('fs').writeFileSync('.claude/teams/t/inboxes/w1.json','[]')\"", "deny"),
         ("perl -e 'open F, q(>), q(/home/u/.claude/tasks/t/1.json)'", "deny"),
         ("cat /home/u/.claude/teams/t/inboxes/w1.json", "allow"),  # reading is harmless
     ],

@@ -55,18 +55,22 @@ def test_unchanged_file_is_not_reloaded(write_policy: PolicyWriter) -> None:
     assert store.current() is store.current()
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("policy = Policy(\n", "SyntaxError (line 1)"),
-    ("x = 1 / 0\n", "ZeroDivisionError (line 1): division by zero"),
-    ("policy = 3\n", "must bind `policy = Policy(...)`, found int"),
-    ("import no_such_module_xyz\n", "ModuleNotFoundError"),
-    (policy_source("C", extra="examples = [('ls', 'dev', 'deny')]"), "1 of 1 example(s) fail"),
-    (policy_source("C", extra="examples = [('ls', 'dev')]"), "bad example"),
-    (policy_source("C", extra="examples = [('ls', 'dev', 'maybe')]"), "not a decision"),
-    (policy_source("C", extra="examples = 'ls'"), "`examples` must be a list"),
-])
-def test_a_bad_file_keeps_the_last_good_policy(write_policy: PolicyWriter, text: str,
-                                               message: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("policy = Policy(\n", "SyntaxError (line 1)"),
+        ("x = 1 / 0\n", "ZeroDivisionError (line 1): division by zero"),
+        ("policy = 3\n", "must bind `policy = Policy(...)`, found int"),
+        ("import no_such_module_xyz\n", "ModuleNotFoundError"),
+        (policy_source("C", extra="examples = [('ls', 'dev', 'deny')]"), "1 of 1 example(s) fail"),
+        (policy_source("C", extra="examples = [('ls', 'dev')]"), "bad example"),
+        (policy_source("C", extra="examples = [('ls', 'dev', 'maybe')]"), "not a decision"),
+        (policy_source("C", extra="examples = 'ls'"), "`examples` must be a list"),
+    ],
+)
+def test_a_bad_file_keeps_the_last_good_policy(
+    write_policy: PolicyWriter, text: str, message: str
+) -> None:
     path = write_policy(policy_source("A"))
     engine = PolicyEngine(PolicyStore(path))
     good = engine.store.current()
@@ -91,7 +95,8 @@ def test_a_bad_file_at_start_leaves_the_builtin_in_place(write_policy: PolicyWri
 
 
 def test_a_failed_load_is_not_retried_until_the_file_changes(
-        write_policy: PolicyWriter, state_dir: Path) -> None:
+    write_policy: PolicyWriter, state_dir: Path
+) -> None:
     counter = state_dir / "loads"
     text = f"open({str(counter)!r}, 'a').write('x')\nraise ValueError('bad')\n"
     store = PolicyStore(write_policy(text))
@@ -122,9 +127,12 @@ def test_a_load_that_hangs_is_abandoned(write_policy: PolicyWriter) -> None:
 
 
 def test_inflight_decision_finishes_on_the_policy_it_started_with(
-        write_policy: PolicyWriter, state_dir: Path) -> None:
+    write_policy: PolicyWriter, state_dir: Path
+) -> None:
     gate = state_dir / "gate"
-    slow = policy_source("A", extra=f'''
+    slow = policy_source(
+        "A",
+        extra=f"""
 import threading, time, pathlib
 _entered = threading.Event()
 
@@ -137,7 +145,8 @@ def slow_rule(action: Action, ctx: Context) -> Decision | None:
 
 policy = Policy(roles={{"dev": Role()}}, rules=[slow_rule], name="A")
 examples = []
-''')
+""",
+    )
     engine = PolicyEngine(PolicyStore(write_policy(slow)))
     results = []
     worker = threading.Thread(target=lambda: results.append(engine.evaluate(LS)))
@@ -155,7 +164,8 @@ examples = []
 
 
 def test_concurrent_decisions_during_reloads_see_whole_policies(
-        write_policy: PolicyWriter, state_dir: Path) -> None:
+    write_policy: PolicyWriter, state_dir: Path
+) -> None:
     path = write_policy(policy_source("A"))
     engine = PolicyEngine(PolicyStore(path))
     stop = threading.Event()

@@ -16,7 +16,7 @@ from exomonad.policy.replay import read_jsonl
 from exomonad.policy.request import ToolRequest
 
 WT = "/r/.worktrees/w1"
-STRICT = '''from __future__ import annotations
+STRICT = """from __future__ import annotations
 
 from exomonad.policy import DEFAULT_POLICY, Forbid, GitPush
 
@@ -24,7 +24,7 @@ policy = DEFAULT_POLICY.replace(
     forbid=(*DEFAULT_POLICY.forbid, Forbid(GitPush, lambda a, ctx: True, reason="no pushes")),
     name="strict")
 examples: list[object] = []
-'''
+"""
 
 
 def _calls(tmp_path: Path, *calls: Mapping[str, object]) -> Path:
@@ -66,7 +66,10 @@ def test_policy_replay_shows_what_a_candidate_would_change(state: Path, tmp_path
                               "--all", "--json"])  # fmt: skip
     rows = json.loads(out.stdout)
     assert [(r["before"], r["now"], r["changed"]) for r in rows] == [
-        ("allow", "deny", True), ("allow", "allow", False), ("deny", "deny", False)]
+        ("allow", "deny", True),
+        ("allow", "allow", False),
+        ("deny", "deny", False),
+    ]
 
 
 def test_a_bad_line_is_an_error_not_a_skip() -> None:

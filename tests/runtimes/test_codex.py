@@ -154,8 +154,11 @@ def test_init_writes_codex_config(tmp_path: Path) -> None:
         "Stop": ["exomonad hook stop --runtime codex"],
     }
     assert all("matcher" not in g for groups in data["hooks"].values() for g in groups)
-    assert (root / ".claude" / "agents" / "codex-worker.md").read_text().startswith(
-        "---\nname: codex-worker\n")
+    assert (
+        (root / ".claude" / "agents" / "codex-worker.md")
+        .read_text()
+        .startswith("---\nname: codex-worker\n")
+    )
     before = (root / ".codex" / "config.toml").read_text()
     report = init_project(root)
     assert report.files[".codex/config.toml"] == "unchanged"

@@ -31,14 +31,17 @@ class Toy(Runtime):
     worker_command = "toy --auto"
     settings_file = ".toy/settings.json"
     events: ClassVar[Mapping[str, str]] = {"before": "pre-tool-use", "done": "stop"}
-    tools: ClassVar[Mapping[str, tuple[str, ...]]] = {"sh": ("shell", "cmd"),
-                                                      "cat": ("read", "file")}
+    tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "sh": ("shell", "cmd"),
+        "cat": ("read", "file"),
+    }
 
     def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
         return {"verdict": kind, "why": reason}
 
-    def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
-                  teammate: str) -> None:
+    def configure(
+        self, files: ProjectFiles, exo: str, approval_timeout: float, teammate: str
+    ) -> None:
         hooks = files.json(".toy/settings.json").setdefault("hooks", {})
         for event, ours in (("Before", "before"), ("Done", "done")):
             set_hooks(hooks, event, None, hook_command(exo, ours, self, approval_timeout), 60)
@@ -60,17 +63,22 @@ def test_registry() -> None:
     assert not runtimes.GEMINI.can_lead
     assert runtimes.CLAUDE.shell_tool() == "Bash"
     assert runtimes.GEMINI.shell_tool() == "run_shell_command"
-    assert all(spec[0] in runtimes.base.TOOL_KINDS for r in runtimes.RUNTIMES.values()
-               for spec in r.tools.values())
+    assert all(
+        spec[0] in runtimes.base.TOOL_KINDS
+        for r in runtimes.RUNTIMES.values()
+        for spec in r.tools.values()
+    )
 
 
 def test_a_new_runtime_is_a_module_and_a_registration(toy: Toy, tmp_path: Path) -> None:
     # The classifier reads its tools...
     push = ToolRequest("toy", "dev", "d", "sh", {"cmd": "git push -f origin main"}, cwd="/w")
-    assert classify(push) == [GitPush(remote="origin", branch="main", force=True, lease=False,
-                                      repo="/w")]
-    assert classify(ToolRequest("toy", "dev", "d", "cat", {"file": "x"}, cwd="/w")) == \
-        [ReadFile("/w/x")]
+    assert classify(push) == [
+        GitPush(remote="origin", branch="main", force=True, lease=False, repo="/w")
+    ]
+    assert classify(ToolRequest("toy", "dev", "d", "cat", {"file": "x"}, cwd="/w")) == [
+        ReadFile("/w/x")
+    ]
     assert isinstance(classify(ToolRequest("toy", "dev", "d", "rm", {}))[0], Unknown)
     # ...its hook answers take its shape, in the server and in the hook client...
     assert hook_output("toy", Deny("no")) == {"verdict": "deny", "why": "no"}

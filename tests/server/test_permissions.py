@@ -80,16 +80,23 @@ def test_escalation_to_the_lead_answered_by_tool(svc: Services, lead: Identity) 
     call_tool(svc, lead, "answer_permission",
               {"request_id": req.request_id, "approve": True, "reason": "ok"})  # fmt: skip
     t.join(10)
-    assert result["out"] == {"decision": "allow",
-                             "reason": "approved by team-lead (answer_permission): ok"}
+    assert result["out"] == {
+        "decision": "allow",
+        "reason": "approved by team-lead (answer_permission): ok",
+    }
 
 
 def test_claude_codes_own_permission_response_resolves_it(svc: Services) -> None:
     svc.gatekeeper.timeout = 10
     who = _worker(svc)
     result: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: result.update(out=handle_hook(
-        svc, who, "before-tool", "gemini", _shell("gemini", "curl https://example.com")).output))
+    t = threading.Thread(
+        target=lambda: result.update(
+            out=handle_hook(
+                svc, who, "before-tool", "gemini", _shell("gemini", "curl https://example.com")
+            ).output
+        )
+    )
     t.start()
     req = _pending_request(svc)
     # What Claude Code writes into the worker's inbox when the user denies it:
@@ -118,8 +125,13 @@ def test_unanswered_escalation_times_out_to_ask_or_deny(svc: Services, lead: Ide
 def test_human_answers_with_the_store(svc: Services, lead: Identity) -> None:
     svc.gatekeeper.timeout = 10
     result: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: result.update(out=handle_hook(
-        svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output))
+    t = threading.Thread(
+        target=lambda: result.update(
+            out=handle_hook(
+                svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")
+            ).output
+        )
+    )
     t.start()
     retry_until(lambda: bool(svc.approvals.list_pending()), timeout=5)
     [pending] = svc.approvals.list_pending()
@@ -142,8 +154,11 @@ def test_mcp_tools_pass_the_policy_too(svc: Services, lead: Identity) -> None:
 def _escalate(svc: Services, who: Identity, command: str) -> tuple[threading.Thread,
                                                                    dict[str, Any]]:  # fmt: skip
     result: dict[str, Any] = {}
-    t = threading.Thread(target=lambda: result.update(out=handle_hook(
-        svc, who, "before-tool", "gemini", _shell("gemini", command)).output))
+    t = threading.Thread(
+        target=lambda: result.update(
+            out=handle_hook(svc, who, "before-tool", "gemini", _shell("gemini", command)).output
+        )
+    )
     t.start()
     return t, result
 

@@ -69,8 +69,14 @@ def client(tmux_server: TmuxServer) -> Iterator[Client]:
 def test_popup_approval(tmux_server: TmuxServer, client: Client, tmp_path: Path) -> None:
     state = tmp_path / ".exomonad"
     approvals = ApprovalStore(state / "approvals.db")
-    gate = Gatekeeper(PolicyEngine.for_project(state, audit=False), approvals, timeout=60,
-                      on_timeout="deny", backend=TmuxBackend(tmux_server.socket), popup=True)
+    gate = Gatekeeper(
+        PolicyEngine.for_project(state, audit=False),
+        approvals,
+        timeout=60,
+        on_timeout="deny",
+        backend=TmuxBackend(tmux_server.socket),
+        popup=True,
+    )
     lead = Identity("team-lead", "tl")
     req = ToolRequest("claude", role="tl", agent="team-lead", tool_name="Bash",
                       tool_input={"command": "fly deploy"}, cwd=str(tmp_path))  # fmt: skip

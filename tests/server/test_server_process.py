@@ -95,8 +95,12 @@ def _hook(
 
 
 async def _session(
-    p: Project, role: str, token: str | None, calls: list[tuple[str, Any]],
-    *, as_program: str | None = None,
+    p: Project,
+    role: str,
+    token: str | None,
+    calls: list[tuple[str, Any]],
+    *,
+    as_program: str | None = None,
 ) -> tuple[list[str], list[tuple[bool, Any]]]:
     """An MCP session through `exomonad mcp-stdio` (run from below a process whose name
     is `as_program`, e.g. `claude`, when given)."""
@@ -106,7 +110,8 @@ async def _session(
     if as_program is not None:
         inner = f"{sys.executable} -m exomonad mcp-stdio --role {role}; exit $?"
         params = StdioServerParameters(
-            command="bash", args=["-c", f"exec -a {as_program} bash -c '{inner}'"], env=env)
+            command="bash", args=["-c", f"exec -a {as_program} bash -c '{inner}'"], env=env
+        )
     else:
         params = StdioServerParameters(
             command=sys.executable, args=["-m", "exomonad", "mcp-stdio", "--role", role], env=env
@@ -241,9 +246,11 @@ def test_a_worker_that_reads_the_lead_token_is_a_guest(project: Project) -> None
     tools, _ = anyio.run(_session, project, "tl", lead, [])
     assert "answer_permission" in tools  # a person's process with the token: the lead
     # The plain JSON route, from code that carries a worker's identity in its environment.
-    spawn = ("from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
-             "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
-             "print(c.call('POST', '/tool/spawn_workers', {'workers': [{'name': 'evil'}]}))")
+    spawn = (
+        "from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
+        "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
+        "print(c.call('POST', '/tool/spawn_workers', {'workers': [{'name': 'evil'}]}))"
+    )
     env = {**project.env, "EXOMONAD_TOKEN": "exo_a_worker"}
     done = subprocess.run([sys.executable, "-c", spawn, str(project.state), lead], env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip

@@ -142,8 +142,17 @@ def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneB
                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     assert hooks == str(svc.state_dir.resolve().parent / ".git" / "exomonad-hooks")
     del gemini_like["GIT_CONFIG_PARAMETERS"]  # the control: without it, hooks are off
-    assert subprocess.run(["git", "config", "core.hooksPath"], cwd=wt, env=gemini_like,
-                          capture_output=True, text=True, check=True).stdout.strip() == ""
+    assert (
+        subprocess.run(
+            ["git", "config", "core.hooksPath"],
+            cwd=wt,
+            env=gemini_like,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        == ""
+    )
     member = load_config(svc.paths("proj")).member("g1")
     assert member is not None
     assert member.cwd == str(wt)

@@ -52,9 +52,16 @@ def test_create_writes_claude_code_layout(store: TaskStore, tmp_path: Path) -> N
     task = store.create("parse", "write the parser", active_form="Parsing", metadata={"k": 1})
     assert task.id == "1"
     assert store.dir == tmp_path / "tasks" / "alpha"
-    expected = {"id": "1", "subject": "parse", "description": "write the parser",
-                "activeForm": "Parsing", "status": "pending", "blocks": [], "blockedBy": [],
-                "metadata": {"k": 1}}
+    expected = {
+        "id": "1",
+        "subject": "parse",
+        "description": "write the parser",
+        "activeForm": "Parsing",
+        "status": "pending",
+        "blocks": [],
+        "blockedBy": [],
+        "metadata": {"k": 1},
+    }
     assert store.path("1").read_bytes() == dump_json(expected)  # JSON.stringify(t, null, 2)
     assert (store.dir / HIGHWATERMARK).read_bytes() == b"1"
     assert (store.dir / ".lock").is_file()
@@ -64,8 +71,14 @@ def test_create_writes_claude_code_layout(store: TaskStore, tmp_path: Path) -> N
 
 def test_minimal_task_has_all_standard_fields(store: TaskStore) -> None:
     store.create("s")
-    assert list(raw(store, "1")) == ["id", "subject", "description", "status", "blocks",
-                                     "blockedBy"]
+    assert list(raw(store, "1")) == [
+        "id",
+        "subject",
+        "description",
+        "status",
+        "blocks",
+        "blockedBy",
+    ]
 
 
 def test_ids_consecutive_and_listed_numerically(store: TaskStore) -> None:
@@ -166,8 +179,9 @@ def test_concurrent_creates_from_threads(store: TaskStore) -> None:
     assert errors == []
     tasks = store.list()
     assert [t.id for t in tasks] == [str(i) for i in range(1, 81)]
-    assert sorted(t.subject for t in tasks) == sorted(f"t{n}-{i}" for n in range(8)
-                                                      for i in range(10))
+    assert sorted(t.subject for t in tasks) == sorted(
+        f"t{n}-{i}" for n in range(8) for i in range(10)
+    )
     assert (store.dir / HIGHWATERMARK).read_text() == "80"
     assert lock_dirs(store) == []
 
@@ -182,8 +196,9 @@ def _create_in_process(root: str, n: int, barrier: BarrierType) -> None:
 def test_concurrent_creates_from_processes(store: TaskStore, tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(4)
-    procs = [ctx.Process(target=_create_in_process, args=(str(tmp_path), n, barrier))
-             for n in range(4)]
+    procs = [
+        ctx.Process(target=_create_in_process, args=(str(tmp_path), n, barrier)) for n in range(4)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -191,8 +206,9 @@ def test_concurrent_creates_from_processes(store: TaskStore, tmp_path: Path) -> 
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     tasks = store.list()
     assert [t.id for t in tasks] == [str(i) for i in range(1, 41)]
-    assert sorted(t.subject for t in tasks) == sorted(f"p{n}-{i}" for n in range(4)
-                                                      for i in range(10))
+    assert sorted(t.subject for t in tasks) == sorted(
+        f"p{n}-{i}" for n in range(4) for i in range(10)
+    )
     assert lock_dirs(store) == []
 
 
@@ -237,8 +253,9 @@ def test_get_missing_and_bad_ids(store: TaskStore) -> None:
 
 def test_update_merges_fields(store: TaskStore) -> None:
     store.create("a", "desc", owner="w1", active_form="Doing a", metadata={"x": 1, "y": 2})
-    t = store.update("1", subject="A", status="in_progress", owner=None,
-                     metadata={"y": None, "z": 3})
+    t = store.update(
+        "1", subject="A", status="in_progress", owner=None, metadata={"y": None, "z": 3}
+    )
     assert (t.subject, t.status, t.owner, t.description) == ("A", "in_progress", None, "desc")
     data = raw(store, "1")
     assert "owner" not in data
@@ -292,8 +309,16 @@ def test_unknown_keys_survive_updates_and_missing_fields_are_filled(store: TaskS
     store.claim("1", "w1")
     data = raw(store, "1")
     assert data["future"] == {"a": 1}
-    assert list(data) == ["id", "subject", "description", "owner", "status", "blocks",
-                          "blockedBy", "future"]
+    assert list(data) == [
+        "id",
+        "subject",
+        "description",
+        "owner",
+        "status",
+        "blocks",
+        "blockedBy",
+        "future",
+    ]
 
 
 # -- claim -------------------------------------------------------------------------------
@@ -395,8 +420,12 @@ def test_delete_removes_a_corrupt_file(store: TaskStore) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"{not json", b"[1, 2]", b'{"id": "2", "status": "pending"}',
-     b'{"id": "2", "subject": "s", "status": "done"}'],
+    [
+        b"{not json",
+        b"[1, 2]",
+        b'{"id": "2", "status": "pending"}',
+        b'{"id": "2", "subject": "s", "status": "done"}',
+    ],
     ids=["bad-json", "array", "no-subject", "bad-status"],
 )
 def test_corrupt_file_is_skipped_and_never_overwritten(store: TaskStore, content: bytes) -> None:

@@ -54,6 +54,7 @@ def synthetic_members(config: TeamConfig) -> dict[str, str | None]:
     """The default selector: ExoMonad's synthetic members and their bound panes."""
     return {m.name: m.pane for m in config.members if m.synthetic}
 
+
 log = logging.getLogger("exomonad.bridge")
 
 _FILE_EVENTS = Mask.CLOSE_WRITE | Mask.MOVED_TO
@@ -158,8 +159,9 @@ class InboxWatcher:
 
     def watched(self) -> dict[str, list[str]]:
         """Team name → synthetic member names currently served."""
-        return {t.paths.team: sorted(n for n, _ in t.members.values()) for t in self._teams.values()
-                }
+        return {
+            t.paths.team: sorted(n for n, _ in t.members.values()) for t in self._teams.values()
+        }
 
     def request_stop(self) -> None:
         """Ask :meth:`run` to return (safe to call from a signal handler)."""
@@ -364,4 +366,3 @@ class InboxWatcher:
             for team in self._teams.values():
                 for member in team.deliverer.mark_due():
                     self._schedule((team.paths.team, member))
-

@@ -30,11 +30,16 @@ def init(
         bool, typer.Option(help="Start a tmux session with the server and the lead.")
     ] = False,
     trust_codex_hooks: Annotated[
-        bool, typer.Option("--trust-codex-hooks", help=(
-            "Consent: trust ExoMonad's own Codex CLI hooks in your Codex config "
-            "($CODEX_HOME/config.toml) for this checkout and each Codex worker's worktree "
-            "(Codex skips hooks nobody trusted, and its workers would run ungated: without "
-            "this, Codex workers are refused)."))
+        bool,
+        typer.Option(
+            "--trust-codex-hooks",
+            help=(
+                "Consent: trust ExoMonad's own Codex CLI hooks in your Codex config "
+                "($CODEX_HOME/config.toml) for this checkout and each Codex worker's worktree "
+                "(Codex skips hooks nobody trusted, and its workers would run ungated: without "
+                "this, Codex workers are refused)."
+            ),
+        ),
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -63,8 +68,10 @@ def init(
         if session:
             console.print(f"tmux session [bold]{session}[/bold]: tmux attach -t {session}")
         else:
-            console.print("next: `exomonad up` (the server and the lead in tmux), or "
-                          "`exomonad serve` and `claude` yourself")
+            console.print(
+                "next: `exomonad up` (the server and the lead in tmux), or "
+                "`exomonad serve` and `claude` yourself"
+            )
 
     emit(data, as_json, human)
 

@@ -87,8 +87,9 @@ PROGRAMS = frozenset(r.program for r in runtimes.RUNTIMES.values())
 def worker_start(
     name: Annotated[str | None, typer.Option(help="Member name (default: <runtime>-N).")] = None,
     task: Annotated[str | None, typer.Option(help="Its first message.")] = None,
-    runtime: Annotated[str, typer.Option(help=f"{', '.join(WORKER_RUNTIMES)}, or `command` "
-                                         "with --command.")] = "gemini",
+    runtime: Annotated[
+        str, typer.Option(help=f"{', '.join(WORKER_RUNTIMES)}, or `command` with --command.")
+    ] = "gemini",
     command: Annotated[str | None, typer.Option(help="Command to run instead.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -107,13 +108,22 @@ def worker_start(
     if name is None:
         taken = {m["name"] for m in client.tool("team_status")["members"]}
         name = next(f"{runtime}-{i}" for i in range(1, 1000) if f"{runtime}-{i}" not in taken)
-    spec: dict[str, Any] = {"name": name, "task": task, "command": command,
-                            "runtime": None if runtime == "command" else runtime}
+    spec: dict[str, Any] = {
+        "name": name,
+        "task": task,
+        "command": command,
+        "runtime": None if runtime == "command" else runtime,
+    }
     out = client.tool("spawn_workers", {"workers": [{k: v for k, v in spec.items() if v}]})
     [w] = out["workers"]
-    emit(w, as_json, lambda: console.print(
-        f"started [bold]{w['name']}[/bold] in pane {w['pane']}"
-        + (f", worktree {w['worktree']} on {w['branch']}" if w.get("worktree") else "")))
+    emit(
+        w,
+        as_json,
+        lambda: console.print(
+            f"started [bold]{w['name']}[/bold] in pane {w['pane']}"
+            + (f", worktree {w['worktree']} on {w['branch']}" if w.get("worktree") else "")
+        ),
+    )
 
 
 @worker_app.command("list")

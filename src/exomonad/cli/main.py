@@ -46,7 +46,6 @@ def version() -> None:
     typer.echo(__version__)
 
 
-
 def main() -> None:
     """Console-script entry point."""
     app()

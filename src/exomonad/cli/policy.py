@@ -47,8 +47,9 @@ approvals_app = typer.Typer(help="Pending human approvals.", no_args_is_help=Tru
 
 StateDirOpt = Annotated[
     Path | None,
-    typer.Option("--state-dir", help="Project state dir (default: nearest .exomonad/; "
-                 "$EXOMONAD_DIR)."),
+    typer.Option(
+        "--state-dir", help="Project state dir (default: nearest .exomonad/; $EXOMONAD_DIR)."
+    ),
 ]
 
 
@@ -58,10 +59,10 @@ def _state(state_dir: Path | None) -> Path:
 
 @app.command("check")
 def check(
-    path: Annotated[Path | None, typer.Argument(help="Policy file (default: "
-                                                "<state dir>/policy.py).")] = None,
-    no_type_check: Annotated[bool, typer.Option("--no-type-check",
-                                                help="Skip mypy.")] = False,
+    path: Annotated[
+        Path | None, typer.Argument(help="Policy file (default: <state dir>/policy.py).")
+    ] = None,
+    no_type_check: Annotated[bool, typer.Option("--no-type-check", help="Skip mypy.")] = False,
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -69,15 +70,20 @@ def check(
     if path is None:
         path = _state(state_dir) / POLICY_FILE_NAME
         if not path.is_file():
-            err_console.print(f"no project policy at {escape(str(path))}; checking the "
-                              "built-in policy")
+            err_console.print(
+                f"no project policy at {escape(str(path))}; checking the built-in policy"
+            )
             path = Path(default_policy.__file__)
     report = check_policy(path, type_check=not no_type_check)
-    data = {"path": str(report.path), "ok": report.ok, "loaded": report.loaded,
-            "error": report.error, "sha256": report.sha256,
-            "type_check": {"status": report.type_check.status,
-                           "output": report.type_check.output},
-            "examples": report.examples}
+    data = {
+        "path": str(report.path),
+        "ok": report.ok,
+        "loaded": report.loaded,
+        "error": report.error,
+        "sha256": report.sha256,
+        "type_check": {"status": report.type_check.status, "output": report.type_check.output},
+        "examples": report.examples,
+    }
 
     def human() -> None:
         for line in report.lines():
@@ -111,10 +117,10 @@ def explain(
     command: Annotated[list[str] | None, typer.Argument(help="Shell command to judge.")] = None,
     role: Annotated[str, typer.Option("--role", help="The agent's role.")] = "dev",
     agent: Annotated[str, typer.Option("--agent", help="The agent's name.")] = "cli",
-    runtime: Annotated[str, typer.Option("--runtime", help=f"{', '.join(RUNTIMES)}.")
-                       ] = "claude",
-    tool: Annotated[str | None, typer.Option("--tool", help="Raw tool name instead of a "
-                                             "shell command.")] = None,
+    runtime: Annotated[str, typer.Option("--runtime", help=f"{', '.join(RUNTIMES)}.")] = "claude",
+    tool: Annotated[
+        str | None, typer.Option("--tool", help="Raw tool name instead of a shell command.")
+    ] = None,
     tool_input: Annotated[str, typer.Option("--input", help="Tool input JSON.")] = "{}",
     cwd: Annotated[str | None, typer.Option("--cwd", help="Working directory.")] = None,
     worktree: Annotated[str | None, typer.Option("--worktree", help="Agent worktree.")] = None,
@@ -138,19 +144,32 @@ def explain(
         data = json.loads(tool_input)
     state = _state(state_dir).resolve()
     engine = PolicyEngine(PolicyStore(state / POLICY_FILE_NAME), state_dir=state)
-    result = engine.evaluate(ToolRequest(rt, role, agent, tool, data,
-                                         cwd=cwd or str(Path.cwd()), worktree=worktree,
-                                         branch=branch))
+    result = engine.evaluate(
+        ToolRequest(
+            rt,
+            role,
+            agent,
+            tool,
+            data,
+            cwd=cwd or str(Path.cwd()),
+            worktree=worktree,
+            branch=branch,
+        )
+    )
 
     def human() -> None:
         if engine.store.error:
-            err_console.print(f"[yellow]policy error (using last good): "
-                              f"{escape(engine.store.error)}[/yellow]")
+            err_console.print(
+                f"[yellow]policy error (using last good): {escape(engine.store.error)}[/yellow]"
+            )
         for action, decision in result.verdicts:
-            console.print(f"  {escape(action.describe())}  ->  {label(decision)}: "
-                          f"{escape(decision.reason)}")
-        console.print(f"decision: [bold]{label(result.decision)}[/bold] "
-                      f"({escape(result.decision.reason)}) policy {result.policy_id}")
+            console.print(
+                f"  {escape(action.describe())}  ->  {label(decision)}: {escape(decision.reason)}"
+            )
+        console.print(
+            f"decision: [bold]{label(result.decision)}[/bold] "
+            f"({escape(result.decision.reason)}) policy {result.policy_id}"
+        )
 
     emit(result.to_dict(), as_json, human)
 
@@ -166,27 +185,45 @@ def _outcomes(outcomes: list[Outcome], show_all: bool, as_json: bool) -> None:
 
     def human() -> None:
         for o in shown:
-            mark = "[red]changed[/red]" if o.changed else "[yellow]error[/yellow]" \
-                if o.now == "error" else "same"
-            console.print(f"{o.line:>5} {mark} {o.before or '-'} -> [bold]{o.now}[/bold]  "
-                          f"{escape(o.what)}  ({escape(o.reason)})")
+            mark = (
+                "[red]changed[/red]"
+                if o.changed
+                else "[yellow]error[/yellow]"
+                if o.now == "error"
+                else "same"
+            )
+            console.print(
+                f"{o.line:>5} {mark} {o.before or '-'} -> [bold]{o.now}[/bold]  "
+                f"{escape(o.what)}  ({escape(o.reason)})"
+            )
         changed = sum(o.changed for o in outcomes)
-        console.print(f"{len(outcomes)} calls, {changed} changed, "
-                      f"{sum(o.now == 'error' for o in outcomes)} unreadable")
+        console.print(
+            f"{len(outcomes)} calls, {changed} changed, "
+            f"{sum(o.now == 'error' for o in outcomes)} unreadable"
+        )
 
     emit([o.to_json() for o in shown], as_json, human)
 
 
-CandidateOpt = Annotated[Path | None, typer.Option(
-    "--policy", help="A candidate policy file (default: the project's current policy).")]
+CandidateOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy", help="A candidate policy file (default: the project's current policy)."
+    ),
+]
 
 
 @app.command("test")
 @handle_errors
 def check_calls(
-    file: Annotated[Path, typer.Argument(help="Tool calls, one JSON object a line: runtime, "
-                                         "role, agent, tool_name, tool_input, cwd, worktree, "
-                                         "branch, expect.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Tool calls, one JSON object a line: runtime, "
+            "role, agent, tool_name, tool_input, cwd, worktree, "
+            "branch, expect."
+        ),
+    ],
     candidate: CandidateOpt = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every call.")] = False,
     state_dir: StateDirOpt = None,
@@ -204,8 +241,9 @@ def check_calls(
 @app.command("replay")
 @handle_errors
 def replay(
-    file: Annotated[Path | None, typer.Argument(help="An audit log (default: "
-                                                ".exomonad/audit.jsonl).")] = None,
+    file: Annotated[
+        Path | None, typer.Argument(help="An audit log (default: .exomonad/audit.jsonl).")
+    ] = None,
     candidate: CandidateOpt = None,
     show_all: Annotated[bool, typer.Option("--all", help="Show every decision.")] = False,
     state_dir: StateDirOpt = None,
@@ -249,8 +287,15 @@ def list_approvals(
         now = time.time()
         for a in rows:
             left = "" if a.deadline is None else f"{max(0.0, a.deadline - now):.0f}s"
-            table.add_row(a.id, a.state, escape(a.agent), escape(a.role), escape(a.reason),
-                          f"{now - a.created_at:.0f}s", left)
+            table.add_row(
+                a.id,
+                a.state,
+                escape(a.agent),
+                escape(a.role),
+                escape(a.reason),
+                f"{now - a.created_at:.0f}s",
+                left,
+            )
         console.print(table)
 
     emit([a.to_dict() for a in rows], as_json, human)

@@ -79,8 +79,11 @@ def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
     worktrees = [w.to_json() for w in worktrees_of(state).list()]
     info = read_server_info(state)
     if info is None or not info.alive:
-        emit({"running": False, "worktrees": worktrees}, as_json,
-             lambda: console.print(f"no server running; {len(worktrees)} worker worktree(s)"))
+        emit(
+            {"running": False, "worktrees": worktrees},
+            as_json,
+            lambda: console.print(f"no server running; {len(worktrees)} worker worktree(s)"),
+        )
         raise typer.Exit(1)
     _, data = server_request(info.socket, "GET", "/health")
     data = {**data, "worktrees": worktrees}
@@ -103,5 +106,3 @@ def register(app: typer.Typer) -> None:
     app.command("mcp-stdio")(mcp_stdio)
     app.command("status")(status)
     app.command("hook")(hook)
-
-

@@ -57,9 +57,14 @@ def _show(task: Task, verb: str) -> None:
     line = Text(f"{verb} #{task.id}: ")
     line.append(task.subject, style="bold")
     console.print(line)
-    rows = [("status", task.status), ("owner", task.owner), ("active form", task.active_form),
-            ("blocks", ", ".join(task.blocks)), ("blocked by", ", ".join(task.blocked_by)),
-            ("description", task.description)]
+    rows = [
+        ("status", task.status),
+        ("owner", task.owner),
+        ("active form", task.active_form),
+        ("blocks", ", ".join(task.blocks)),
+        ("blocked by", ", ".join(task.blocked_by)),
+        ("description", task.description),
+    ]
     for label, value in rows:
         if value:
             console.print(Text(f"  {label}: {value}"))
@@ -110,8 +115,13 @@ def list_tasks(
             return
         table = Table("ID", "Status", "Owner", "Subject", "Blocked by", title=str(store.dir))
         for t in tasks:
-            table.add_row(t.id, Text(t.status, style=_STATUS_STYLE.get(t.status, "")),
-                          Text(t.owner or ""), Text(t.subject), ", ".join(t.blocked_by))
+            table.add_row(
+                t.id,
+                Text(t.status, style=_STATUS_STYLE.get(t.status, "")),
+                Text(t.owner or ""),
+                Text(t.subject),
+                ", ".join(t.blocked_by),
+            )
         console.print(table)
 
     emit([t.to_json() for t in tasks], as_json, human)
@@ -119,8 +129,9 @@ def list_tasks(
 
 @app.command("get")
 @handle_errors
-def get(team: TeamArg, task_id: IdArg, config_dir: ConfigDirOpt = None,
-        as_json: JsonOpt = False) -> None:
+def get(
+    team: TeamArg, task_id: IdArg, config_dir: ConfigDirOpt = None, as_json: JsonOpt = False
+) -> None:
     """Show one task."""
     task = _store(team, config_dir).get(task_id)
     emit(task.to_json(), as_json, lambda: _show(task, "Task"))
@@ -147,8 +158,14 @@ def update(
         raise typer.Exit(2)
     store = _store(team, config_dir)
     changes: dict[str, Any] = {
-        k: v for k, v in (("subject", subject), ("description", description),
-                          ("active_form", active_form), ("status", status)) if v is not None
+        k: v
+        for k, v in (
+            ("subject", subject),
+            ("description", description),
+            ("active_form", active_form),
+            ("status", status),
+        )
+        if v is not None
     }
     if owner is not None:
         changes["owner"] = owner or None
@@ -172,8 +189,9 @@ def claim(
 
 @app.command("delete")
 @handle_errors
-def delete(team: TeamArg, task_id: IdArg, config_dir: ConfigDirOpt = None,
-           as_json: JsonOpt = False) -> None:
+def delete(
+    team: TeamArg, task_id: IdArg, config_dir: ConfigDirOpt = None, as_json: JsonOpt = False
+) -> None:
     """Delete a task and remove it from other tasks' blocks/blockedBy."""
     _store(team, config_dir).delete(task_id)
     emit({"deleted": task_id}, as_json, lambda: console.print(f"Deleted task #{task_id}"))

@@ -58,9 +58,7 @@ def watch(
     ledger = SqliteLedger(state / "ledger.db")
     kwargs = {"socket_name": tmux_socket} if backend == "tmux" and tmux_socket else {}
     sink = get_backend(backend, **kwargs)
-    watcher = InboxWatcher(
-        ledger, sink, root=config_dir, teams=team, dialect=get_dialect(dialect)
-    )
+    watcher = InboxWatcher(ledger, sink, root=config_dir, teams=team, dialect=get_dialect(dialect))
     if ledger.recovered_in_flight:
         err_console.print(
             f"[yellow]{ledger.recovered_in_flight} message(s) were being typed when the last "

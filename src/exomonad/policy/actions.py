@@ -274,9 +274,25 @@ class Unknown(Action):
 #: Every concrete action type by class name (for JSON round trips).
 ACTION_TYPES: dict[str, type[Action]] = {
     cls.__name__: cls
-    for cls in (ReadFile, WriteFile, DeleteFile, Shell, GitCommit, GitPush, DeleteBranch,
-                CreatePR, MergePR, ClosePR, CloseIssue, Deploy, Network, WebSearch, McpTool,
-                Internal, Unknown)
+    for cls in (
+        ReadFile,
+        WriteFile,
+        DeleteFile,
+        Shell,
+        GitCommit,
+        GitPush,
+        DeleteBranch,
+        CreatePR,
+        MergePR,
+        ClosePR,
+        CloseIssue,
+        Deploy,
+        Network,
+        WebSearch,
+        McpTool,
+        Internal,
+        Unknown,
+    )
 }
 
 

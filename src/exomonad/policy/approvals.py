@@ -57,8 +57,10 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_state ON approvals (state, created_at);
 """
-_COLUMNS = ("id, agent, role, action, reason, created_at, deadline, state, answered_by, "
-            "answer_reason, answered_at, policy_id, addressee")
+_COLUMNS = (
+    "id, agent, role, action, reason, created_at, deadline, state, answered_by, "
+    "answer_reason, answered_at, policy_id, addressee"
+)
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,9 @@ def _action_json(action: Action | Sequence[Action] | Mapping[str, Any]) -> str:
 class ApprovalStore:
     """Approval records in one SQLite file (WAL); safe to share between threads."""
 
-    def __init__(self, path: Path, *, poll_interval: float = 0.05,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: Path, *, poll_interval: float = 0.05, clock: Callable[[], float] = time.time
+    ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = create_private(path)  # its -wal and -shm files get its 0600 too
         self.poll_interval = poll_interval
@@ -120,8 +123,7 @@ class ApprovalStore:
         self._lock = threading.Lock()
         self._answered = threading.Condition()
         self._generation = 0  # bumped on every in-process answer, under ``_answered``
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
-                                   timeout=5.0)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
@@ -136,10 +138,17 @@ class ApprovalStore:
             self._db.close()
 
     # -- writing ---------------------------------------------------------------------
-    def create(self, *, agent: str, role: str,
-               action: Action | Sequence[Action] | Mapping[str, Any], reason: str,
-               timeout: float | None = 600.0, policy_id: str | None = None,
-               addressee: str = "human") -> Approval:
+    def create(
+        self,
+        *,
+        agent: str,
+        role: str,
+        action: Action | Sequence[Action] | Mapping[str, Any],
+        reason: str,
+        timeout: float | None = 600.0,
+        policy_id: str | None = None,
+        addressee: str = "human",
+    ) -> Approval:
         """Record a pending request for ``addressee`` (the lead's name, or ``"human"``);
         it expires ``timeout`` seconds from now (None: never)."""
         now = self._clock()
@@ -152,8 +161,8 @@ class ApprovalStore:
                     self._db.execute(
                         f"INSERT INTO approvals ({_COLUMNS}) VALUES "
                         "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?)",
-                        (new_id, agent, role, payload, reason, now, deadline, policy_id,
-                         addressee))
+                        (new_id, agent, role, payload, reason, now, deadline, policy_id, addressee),
+                    )
                     break
                 except sqlite3.IntegrityError:  # pragma: no cover - 1 in 4e9
                     continue
@@ -172,7 +181,8 @@ class ApprovalStore:
             cur = self._db.execute(
                 "UPDATE approvals SET state = ?, answered_by = ?, answer_reason = ?, "
                 "answered_at = ? WHERE id = ? AND state = 'pending'",
-                (state, by, reason, self._clock(), approval_id))
+                (state, by, reason, self._clock(), approval_id),
+            )
         if cur.rowcount == 0:
             current = self.get(approval_id)  # raises if unknown
             raise ApprovalClosedError(f"approval {approval_id} is already {current.state}")
@@ -187,7 +197,9 @@ class ApprovalStore:
             cur = self._db.execute(
                 "UPDATE approvals SET state = 'expired', answered_by = 'timeout', "
                 "answered_at = ? WHERE state = 'pending' AND deadline IS NOT NULL "
-                "AND deadline <= ?", (self._clock(), self._clock()))
+                "AND deadline <= ?",
+                (self._clock(), self._clock()),
+            )
         return cur.rowcount
 
     def _expire(self, approval_id: str) -> None:
@@ -196,15 +208,18 @@ class ApprovalStore:
             self._db.execute(
                 "UPDATE approvals SET state = 'expired', answered_by = 'timeout', "
                 "answered_at = ? WHERE id = ? AND state = 'pending' AND deadline IS NOT NULL "
-                "AND deadline <= ?", (now, approval_id, now))
+                "AND deadline <= ?",
+                (now, approval_id, now),
+            )
 
     # -- reading ---------------------------------------------------------------------
     def get(self, approval_id: str) -> Approval:
         """The record with that id (expiring it first if overdue)."""
         self._expire(approval_id)
         with self._lock:
-            row = self._db.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?",
-                                   (approval_id,)).fetchone()
+            row = self._db.execute(
+                f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (approval_id,)
+            ).fetchone()
         if row is None:
             raise ApprovalNotFoundError(f"no approval with id {approval_id!r}")
         return self._row(row)
@@ -213,11 +228,13 @@ class ApprovalStore:
         """The full id of the one record whose id starts with ``prefix``."""
         pattern = prefix.replace("%", "").replace("_", "") + "%"
         with self._lock:
-            rows = self._db.execute("SELECT id FROM approvals WHERE id LIKE ? LIMIT 2",
-                                    (pattern,)).fetchall()
+            rows = self._db.execute(
+                "SELECT id FROM approvals WHERE id LIKE ? LIMIT 2", (pattern,)
+            ).fetchall()
         if len(rows) != 1:
             raise ApprovalNotFoundError(
-                f"no approval with id {prefix!r}" if not rows else f"id {prefix!r} is ambiguous")
+                f"no approval with id {prefix!r}" if not rows else f"id {prefix!r} is ambiguous"
+            )
         return str(rows[0][0])
 
     def list_pending(self) -> list[Approval]:
@@ -231,7 +248,8 @@ class ApprovalStore:
         with self._lock:
             rows = self._db.execute(
                 f"SELECT {_COLUMNS} FROM (SELECT * FROM approvals {where} "
-                "ORDER BY created_at DESC LIMIT ?) ORDER BY created_at", (*args, limit)
+                "ORDER BY created_at DESC LIMIT ?) ORDER BY created_at",
+                (*args, limit),
             ).fetchall()
         return [self._row(r) for r in rows]
 
@@ -259,7 +277,33 @@ class ApprovalStore:
 
     @staticmethod
     def _row(row: tuple[Any, ...]) -> Approval:
-        (id_, agent, role, action, reason, created, deadline, state, by, why, at,
-         policy_id, addressee) = row
-        return Approval(id_, agent, role, json.loads(action), reason, created, deadline,
-                        cast(ApprovalState, state), by, why, at, policy_id, addressee)
+        (
+            id_,
+            agent,
+            role,
+            action,
+            reason,
+            created,
+            deadline,
+            state,
+            by,
+            why,
+            at,
+            policy_id,
+            addressee,
+        ) = row
+        return Approval(
+            id_,
+            agent,
+            role,
+            json.loads(action),
+            reason,
+            created,
+            deadline,
+            cast(ApprovalState, state),
+            by,
+            why,
+            at,
+            policy_id,
+            addressee,
+        )

@@ -42,8 +42,9 @@ def judge(policy: Policy, action: Action, ctx: Context) -> Decision:
     try:
         return _judge(policy, action, ctx)
     except Exception as exc:  # a bug in a policy predicate must not crash the server
-        return Escalate("human", f"policy error while judging {action.describe()}: "
-                                 f"{type(exc).__name__}: {exc}")
+        return Escalate(
+            "human", f"policy error while judging {action.describe()}: {type(exc).__name__}: {exc}"
+        )
 
 
 def _judge(policy: Policy, action: Action, ctx: Context) -> Decision:
@@ -71,32 +72,52 @@ def _judge(policy: Policy, action: Action, ctx: Context) -> Decision:
                 return Escalate("tl", f"{_who(ctx)} asks: {what}")
             if mode == "deny":
                 return Deny(f"only the {policy.lead} may do this: {what}")
-            return Escalate("human", f"{_who(ctx)} asks (lead's policy defers to a human): "
-                                     f"{what}")
-    scope = "its role" if ctx.role == policy.lead or lead is None else \
-        f"its role and the {policy.lead}'s"
+            return Escalate("human", f"{_who(ctx)} asks (lead's policy defers to a human): {what}")
+    scope = (
+        "its role"
+        if ctx.role == policy.lead or lead is None
+        else f"its role and the {policy.lead}'s"
+    )
     return Escalate("human", f"{_who(ctx)} asks: {what} (outside {scope})")
 
 
-def judge_all(policy: Policy, actions: list[Action], ctx: Context
-              ) -> tuple[Decision, list[tuple[Action, Decision]]]:
+def judge_all(
+    policy: Policy, actions: list[Action], ctx: Context
+) -> tuple[Decision, list[tuple[Action, Decision]]]:
     """The strictest decision over ``actions`` and each action's own decision."""
     verdicts = [(action, judge(policy, action, ctx)) for action in actions]
     return strictest(d for _, d in verdicts), verdicts
 
 
-def context_for(request: ToolRequest, policy: Policy, *, project_root: str | None = None,
-                state_dir: str | None = None) -> Context:
+def context_for(
+    request: ToolRequest,
+    policy: Policy,
+    *,
+    project_root: str | None = None,
+    state_dir: str | None = None,
+) -> Context:
     """The :class:`Context` rules see for ``request``."""
-    return Context(role=request.role, agent=request.agent, runtime=request.runtime,
-                   cwd=request.cwd, worktree=request.worktree, branch=request.branch,
-                   team=request.team, project_root=project_root, state_dir=state_dir,
-                   protected_branches=tuple(policy.protected_branches))
+    return Context(
+        role=request.role,
+        agent=request.agent,
+        runtime=request.runtime,
+        cwd=request.cwd,
+        worktree=request.worktree,
+        branch=request.branch,
+        team=request.team,
+        project_root=project_root,
+        state_dir=state_dir,
+        protected_branches=tuple(policy.protected_branches),
+    )
 
 
-def decide_request(policy: Policy, request: ToolRequest, *, project_root: str | None = None,
-                   state_dir: str | None = None
-                   ) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
+def decide_request(
+    policy: Policy,
+    request: ToolRequest,
+    *,
+    project_root: str | None = None,
+    state_dir: str | None = None,
+) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
     """Classify ``request`` and judge every action: (decision, actions, per-action)."""
     actions = classify(request, mcp_servers=policy.mcp_servers)
     ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)

@@ -89,12 +89,24 @@ def default_mypy_cache() -> Path:
 
 
 def _run_mypy(path: Path, python: str, cache_dir: Path, timeout: float) -> TypeCheck:
-    cmd = [python, "-I", "-m", "mypy", "--strict", "--config-file=", "--no-color-output",
-           "--hide-error-context", "--no-error-summary", "--cache-dir", str(cache_dir),
-           path.name]
+    cmd = [
+        python,
+        "-I",
+        "-m",
+        "mypy",
+        "--strict",
+        "--config-file=",
+        "--no-color-output",
+        "--hide-error-context",
+        "--no-error-summary",
+        "--cache-dir",
+        str(cache_dir),
+        path.name,
+    ]
     try:
-        proc = subprocess.run(cmd, cwd=path.parent, capture_output=True, text=True,
-                              timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, cwd=path.parent, capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         return TypeCheck("failed", f"mypy took longer than {timeout:g}s")
     if "No module named mypy" in proc.stderr:
@@ -104,25 +116,44 @@ def _run_mypy(path: Path, python: str, cache_dir: Path, timeout: float) -> TypeC
     return TypeCheck("failed", (proc.stdout + proc.stderr).strip())
 
 
-def check_policy(path: Path, *, python: str | None = None, type_check: bool = True,
-                 mypy_cache: Path | None = None, timeout: float = 120.0) -> CheckReport:
+def check_policy(
+    path: Path,
+    *,
+    python: str | None = None,
+    type_check: bool = True,
+    mypy_cache: Path | None = None,
+    timeout: float = 120.0,
+) -> CheckReport:
     """Check the policy file at ``path`` (see the module docstring)."""
     path = path.resolve()
     python = python or sys.executable
     try:
-        proc = subprocess.run([python, "-I", "-m", "exomonad.policy.check_child", str(path)],
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [python, "-I", "-m", "exomonad.policy.check_child", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
         data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     except subprocess.TimeoutExpired:
         data = {"ok": False, "error": f"{path}: import took longer than {timeout:g}s"}
     except (ValueError, IndexError):
-        data = {"ok": False, "error": f"{path}: checker crashed: "
-                                      f"{(proc.stderr or proc.stdout).strip()[-2000:]}"}
+        data = {
+            "ok": False,
+            "error": f"{path}: checker crashed: {(proc.stderr or proc.stdout).strip()[-2000:]}",
+        }
     if not type_check:
         mypy = TypeCheck("skipped")
     elif not path.is_file():
         mypy = TypeCheck("failed", f"{path}: no such file")
     else:
         mypy = _run_mypy(path, python, mypy_cache or default_mypy_cache(), timeout)
-    return CheckReport(path, bool(data.get("ok")), data.get("error"), mypy,
-                       list(data.get("examples") or []), data.get("sha256"))
+    return CheckReport(
+        path,
+        bool(data.get("ok")),
+        data.get("error"),
+        mypy,
+        list(data.get("examples") or []),
+        data.get("sha256"),
+    )

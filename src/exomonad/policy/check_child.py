@@ -24,8 +24,14 @@ __all__ = ["main", "report"]
 
 def report(path: Path) -> dict[str, Any]:
     """Load ``path`` and describe the outcome (never raises for a bad policy)."""
-    out: dict[str, Any] = {"path": str(path), "ok": False, "error": None, "sha256": None,
-                           "name": None, "examples": []}
+    out: dict[str, Any] = {
+        "path": str(path),
+        "ok": False,
+        "error": None,
+        "sha256": None,
+        "name": None,
+        "examples": [],
+    }
     try:
         source = path.read_bytes()
     except OSError as exc:
@@ -40,9 +46,14 @@ def report(path: Path) -> dict[str, Any]:
     out["ok"] = True
     out["name"] = policy.name
     out["examples"] = [
-        {"role": r.example.role, "subject": r.example.describe(),
-         "expected": r.expected_label, "actual": label(r.actual),
-         "reason": r.actual.reason, "passed": r.passed}
+        {
+            "role": r.example.role,
+            "subject": r.example.describe(),
+            "expected": r.expected_label,
+            "actual": label(r.actual),
+            "reason": r.actual.reason,
+            "passed": r.passed,
+        }
         for r in results
     ]
     return out

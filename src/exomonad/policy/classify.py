@@ -70,17 +70,18 @@ def _shell(*keys: str) -> Handler:
         directory = _str(req.tool_input, "directory", "dir_path")
         cwd = resolve_path(req.cwd, directory) if directory else req.cwd
         return classify_shell(command, cwd, env)
+
     return handler
 
 
-def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False
-         ) -> Handler:
+def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False) -> Handler:
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         del env
         path = _path(req, *keys, default_cwd=default_cwd)
         if path is None and not default_cwd and _str(req.tool_input, *keys) is None:
             return None
         return [kind(path)]
+
     return handler
 
 
@@ -91,8 +92,7 @@ def _internal(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
 
 def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     del env
-    urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key)
-                                                                    or "")]
+    urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key) or "")]
     if not urls:
         url = _str(req.tool_input, "url")
         return [Network(host_of(url))] if url else None
@@ -109,6 +109,7 @@ def _patch(*keys: str) -> Handler:
         del env
         text = _str(req.tool_input, *keys)
         return patch_actions(text, req.cwd) if text is not None else None
+
     return handler
 
 

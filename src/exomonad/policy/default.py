@@ -63,29 +63,62 @@ __all__ = ["DEFAULT_POLICY", "DEV", "EVERYONE", "FORBID", "TL", "WORKER", "examp
 
 #: Explicit denies for every role.
 FORBID: tuple[ForbidBase, ...] = (
-    Forbid(GitPush, lambda a, ctx: a.force and protected_branch(a, ctx),
-           reason="force push to a protected branch"),
-    Forbid(DeleteBranch, lambda a, ctx: a.remote is not None and protected_branch(a, ctx),
-           reason="deleting a protected branch"),
+    Forbid(
+        GitPush,
+        lambda a, ctx: a.force and protected_branch(a, ctx),
+        reason="force push to a protected branch",
+    ),
+    Forbid(
+        DeleteBranch,
+        lambda a, ctx: a.remote is not None and protected_branch(a, ctx),
+        reason="deleting a protected branch",
+    ),
     Forbid(DeleteFile, catastrophic_delete, reason="deleting a system, home or project dir"),
-    Forbid(WriteFile, touches_control_files, reason="agents may not edit ExoMonad's policy "
-           "or an agent's hook settings"),
-    Forbid(DeleteFile, touches_control_files, reason="agents may not delete ExoMonad's policy "
-           "or an agent's hook settings"),
+    Forbid(
+        WriteFile,
+        touches_control_files,
+        reason="agents may not edit ExoMonad's policy or an agent's hook settings",
+    ),
+    Forbid(
+        DeleteFile,
+        touches_control_files,
+        reason="agents may not delete ExoMonad's policy or an agent's hook settings",
+    ),
     Forbid(ReadFile, secret_path, reason="reading credentials"),
-    Forbid(ReadFile, reads_state_dir, reason="agents may not read ExoMonad's state "
-           "(tokens, databases, policy, config)"),
-    Forbid(WriteFile, touches_team_files, reason="agents message through their tools, "
-           "never by writing Claude Code's inboxes, team configs or tasks"),
-    Forbid(DeleteFile, touches_team_files, reason="agents may not delete Claude Code's "
-           "inboxes, team configs or tasks"),
-    Forbid(Shell, shell_touches_state, reason="agents may not read or write ExoMonad's "
-           "state (tokens, databases, policy, config)"),
-    Forbid(Shell, shell_touches_control_files, reason="agents may not rewrite an agent's "
-           "hook/MCP settings or Claude Code's team files, or unpack files where ExoMonad's "
-           "state lives"),
-    Forbid(Shell, exomonad_control, reason="ExoMonad's control commands (approve, deny, "
-           "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run"),
+    Forbid(
+        ReadFile,
+        reads_state_dir,
+        reason="agents may not read ExoMonad's state (tokens, databases, policy, config)",
+    ),
+    Forbid(
+        WriteFile,
+        touches_team_files,
+        reason="agents message through their tools, "
+        "never by writing Claude Code's inboxes, team configs or tasks",
+    ),
+    Forbid(
+        DeleteFile,
+        touches_team_files,
+        reason="agents may not delete Claude Code's inboxes, team configs or tasks",
+    ),
+    Forbid(
+        Shell,
+        shell_touches_state,
+        reason="agents may not read or write ExoMonad's state (tokens, databases, policy, config)",
+    ),
+    Forbid(
+        Shell,
+        shell_touches_control_files,
+        reason="agents may not rewrite an agent's "
+        "hook/MCP settings or Claude Code's team files, or unpack files where ExoMonad's "
+        "state lives",
+    ),
+    Forbid(
+        Shell,
+        exomonad_control,
+        reason="ExoMonad's control commands (approve, deny, "
+        "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run",
+    ),
 )
 
 #: Grants every role has.
@@ -110,8 +143,9 @@ DEV = WORKER.extend(description="works in its worktree; pushes its own branch")
 
 TL = Role(
     *EVERYONE,
-    Grant(ReadFile, lambda a, ctx: a.path is not None and not secret_path(a, ctx),
-          delegate="allow"),
+    Grant(
+        ReadFile, lambda a, ctx: a.path is not None and not secret_path(a, ctx), delegate="allow"
+    ),
     Grant(Shell, unprivileged, delegate="allow"),
     Grant(WriteFile, in_project),
     Grant(DeleteFile, in_project),
@@ -172,8 +206,7 @@ examples: list[ExampleSpec] = [
     Example(Call("Write", {"file_path": "/repo/docs/x.md"}), "dev", "tl"),
     Example(Call("Read", {"file_path": "/usr/lib/python3/os.py"}), "dev", "allow"),
     Example(Call("WebFetch", {"url": "https://example.com"}), "dev", "tl"),
-    Example(Call("read_file", {"absolute_path": "/repo/README.md"}, "gemini"), "worker",
-            "allow"),
+    Example(Call("read_file", {"absolute_path": "/repo/README.md"}, "gemini"), "worker", "allow"),
     Example(Call("mcp__exo__notify_parent", {"message": "done"}), "worker", "allow"),
     Example(Call("Frobnicate", {}), "dev", "human"),
 ]

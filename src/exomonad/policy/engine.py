@@ -43,9 +43,13 @@ class Evaluation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (decision label, reason, actions, policy id, latency)."""
-        return {"decision": label(self.decision), "reason": self.decision.reason,
-                "actions": [action_to_dict(a) for a in self.actions],
-                "policy_id": self.policy_id, "latency_ms": round(self.latency_ms, 3)}
+        return {
+            "decision": label(self.decision),
+            "reason": self.decision.reason,
+            "actions": [action_to_dict(a) for a in self.actions],
+            "policy_id": self.policy_id,
+            "latency_ms": round(self.latency_ms, 3),
+        }
 
 
 class PolicyEngine:
@@ -61,9 +65,14 @@ class PolicyEngine:
         For path rules: the project and its ``.exomonad/`` (agents may not write there).
     """
 
-    def __init__(self, store: PolicyStore | None = None, *, audit: AuditSink | None = None,
-                 project_root: str | Path | None = None,
-                 state_dir: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        store: PolicyStore | None = None,
+        *,
+        audit: AuditSink | None = None,
+        project_root: str | Path | None = None,
+        state_dir: str | Path | None = None,
+    ) -> None:
         self.store = store if store is not None else PolicyStore(None)
         self.audit = audit
         self.state_dir = str(state_dir) if state_dir is not None else None
@@ -72,14 +81,15 @@ class PolicyEngine:
         self.project_root = str(project_root) if project_root is not None else None
 
     @classmethod
-    def for_project(cls, state_dir: Path | None = None, *, audit: bool = True
-                    ) -> PolicyEngine:
+    def for_project(cls, state_dir: Path | None = None, *, audit: bool = True) -> PolicyEngine:
         """The engine for a project: ``<state>/policy.py``, ``<state>/audit.jsonl``."""
         state = (state_dir or find_state_dir(create=True)).resolve()
         ensure_state_dir(state)
-        return cls(PolicyStore(state / POLICY_FILE_NAME),
-                   audit=AuditLog(state / "audit.jsonl") if audit else None,
-                   state_dir=state)
+        return cls(
+            PolicyStore(state / POLICY_FILE_NAME),
+            audit=AuditLog(state / "audit.jsonl") if audit else None,
+            state_dir=state,
+        )
 
     def decide(self, request: ToolRequest) -> Decision:
         """The decision for ``request`` (never raises for a bad request or policy bug)."""
@@ -90,18 +100,28 @@ class PolicyEngine:
         start = time.perf_counter()
         loaded: LoadedPolicy = self.store.current()  # held: a reload cannot change it
         decision, actions, verdicts = decide_request(
-            loaded.policy, request, project_root=self.project_root, state_dir=self.state_dir)
+            loaded.policy, request, project_root=self.project_root, state_dir=self.state_dir
+        )
         latency = (time.perf_counter() - start) * 1000
-        result = Evaluation(decision, tuple(actions), tuple(verdicts), loaded.policy_id,
-                            latency)
+        result = Evaluation(decision, tuple(actions), tuple(verdicts), loaded.policy_id, latency)
         if self.audit is not None:
-            self.audit.record({
-                "ts": time.time(), "agent": request.agent, "role": request.role,
-                "runtime": request.runtime, "tool": request.tool_name, "cwd": request.cwd,
-                "worktree": request.worktree, "branch": request.branch,
-                "actions": [action_to_dict(a) for a in actions],
-                "decision": label(decision), "reason": decision.reason,
-                "policy_id": loaded.policy_id, "latency_ms": round(latency, 3)})
+            self.audit.record(
+                {
+                    "ts": time.time(),
+                    "agent": request.agent,
+                    "role": request.role,
+                    "runtime": request.runtime,
+                    "tool": request.tool_name,
+                    "cwd": request.cwd,
+                    "worktree": request.worktree,
+                    "branch": request.branch,
+                    "actions": [action_to_dict(a) for a in actions],
+                    "decision": label(decision),
+                    "reason": decision.reason,
+                    "policy_id": loaded.policy_id,
+                    "latency_ms": round(latency, 3),
+                }
+            )
         return result
 
     def health(self) -> dict[str, Any]:

@@ -30,8 +30,15 @@ from exomonad.policy.decisions import Decision, DecisionLabel, label, parse_labe
 from exomonad.policy.model import Policy
 from exomonad.policy.request import Runtime, ToolRequest
 
-__all__ = ["EXAMPLE_PROJECT", "Call", "Example", "ExampleResult", "ExampleSpec", "as_example",
-           "run_examples"]
+__all__ = [
+    "EXAMPLE_PROJECT",
+    "Call",
+    "Example",
+    "ExampleResult",
+    "ExampleSpec",
+    "as_example",
+    "run_examples",
+]
 
 #: The project root examples run in.
 EXAMPLE_PROJECT = "/repo"
@@ -72,8 +79,11 @@ class Example:
         """The :class:`ToolRequest` this example stands for (subject must not be an Action)."""
         is_lead = self.role == policy.lead
         agent = self.agent or ("lead" if is_lead else f"{self.role}1")
-        worktree = self.worktree if self.worktree is not None else (
-            None if is_lead else f"{EXAMPLE_PROJECT}/.worktrees/{agent}")
+        worktree = (
+            self.worktree
+            if self.worktree is not None
+            else (None if is_lead else f"{EXAMPLE_PROJECT}/.worktrees/{agent}")
+        )
         cwd = self.cwd or worktree or EXAMPLE_PROJECT
         branch = self.branch or ("main" if is_lead else f"feature/{agent}")
         subject = self.subject
@@ -84,8 +94,16 @@ class Example:
             runtime, name, data = subject.runtime, subject.tool, dict(subject.input)
         else:
             raise TypeError("an Action example has no raw request")
-        return ToolRequest(runtime=runtime, role=self.role, agent=agent, tool_name=name,
-                           tool_input=data, cwd=cwd, worktree=worktree, branch=branch)
+        return ToolRequest(
+            runtime=runtime,
+            role=self.role,
+            agent=agent,
+            tool_name=name,
+            tool_input=data,
+            cwd=cwd,
+            worktree=worktree,
+            branch=branch,
+        )
 
 
 @dataclass(frozen=True)
@@ -119,10 +137,10 @@ def as_example(item: object) -> Example:
     elif isinstance(item, tuple) and len(item) == 3:
         example = Example(*item)
     else:
-        raise TypeError(f"an example must be Example(...) or (subject, role, expected), "
-                        f"got {item!r}")
-    if not isinstance(example.subject, str | Call | Action) or not isinstance(example.role,
-                                                                                str):
+        raise TypeError(
+            f"an example must be Example(...) or (subject, role, expected), got {item!r}"
+        )
+    if not isinstance(example.subject, str | Call | Action) or not isinstance(example.role, str):
         raise TypeError(f"bad example subject or role: {item!r}")
     if isinstance(example.expect, str):
         parse_label(example.expect)  # ValueError if it names no decision
@@ -137,14 +155,14 @@ def run_examples(policy: Policy, examples: Iterable[object]) -> list[ExampleResu
         state_dir = f"{EXAMPLE_PROJECT}/.exomonad"
         if isinstance(example.subject, Action):
             probe = dataclasses.replace(example, subject="true")
-            ctx = context_for(probe.request(policy), policy, project_root=EXAMPLE_PROJECT,
-                              state_dir=state_dir)
+            ctx = context_for(
+                probe.request(policy), policy, project_root=EXAMPLE_PROJECT, state_dir=state_dir
+            )
             decision, _ = judge_all(policy, [example.subject], ctx)
             actions: list[Action] = [example.subject]
         else:
-            decision, actions, _ = decide_request(policy, example.request(policy),
-                                                  project_root=EXAMPLE_PROJECT,
-                                                  state_dir=state_dir)
+            decision, actions, _ = decide_request(
+                policy, example.request(policy), project_root=EXAMPLE_PROJECT, state_dir=state_dir
+            )
         results.append(ExampleResult(example, decision, tuple(actions)))
     return results
-

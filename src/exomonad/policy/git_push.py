@@ -24,20 +24,51 @@ from exomonad.policy.shell_lex import Word
 
 __all__ = ["branch_name", "push"]
 
-_LONG_FLAGS = frozenset({"verbose", "quiet", "all", "branches", "mirror", "delete", "tags",
-                         "dry-run", "porcelain", "force", "force-if-includes", "thin",
-                         "set-upstream", "progress", "prune", "verify", "follow-tags",
-                         "atomic", "ipv4", "ipv6"})
+_LONG_FLAGS = frozenset(
+    {
+        "verbose",
+        "quiet",
+        "all",
+        "branches",
+        "mirror",
+        "delete",
+        "tags",
+        "dry-run",
+        "porcelain",
+        "force",
+        "force-if-includes",
+        "thin",
+        "set-upstream",
+        "progress",
+        "prune",
+        "verify",
+        "follow-tags",
+        "atomic",
+        "ipv4",
+        "ipv6",
+    }
+)
 _LONG_ARG = frozenset({"repo", "push-option", "receive-pack", "exec", "recurse-submodules"})
 _LONG_OPT = frozenset({"force-with-lease", "signed"})
 _NEGATABLE = (_LONG_FLAGS | _LONG_OPT | {"recurse-submodules", "push-option"}) - {"verify"}
-_SHORT = {"v": "verbose", "q": "quiet", "d": "delete", "n": "dry-run", "f": "force",
-          "u": "set-upstream", "4": "ipv4", "6": "ipv6"}
+_SHORT = {
+    "v": "verbose",
+    "q": "quiet",
+    "d": "delete",
+    "n": "dry-run",
+    "f": "force",
+    "u": "set-upstream",
+    "4": "ipv4",
+    "6": "ipv6",
+}
 _RUNS_PROGRAM = frozenset({"receive-pack", "exec"})
 
 
-_CANDIDATES = {**{o: False for o in _LONG_FLAGS | _LONG_ARG | _LONG_OPT},
-               **{"no-" + o: True for o in _NEGATABLE}, "no-verify": False}
+_CANDIDATES = {
+    **{o: False for o in _LONG_FLAGS | _LONG_ARG | _LONG_OPT},
+    **{"no-" + o: True for o in _NEGATABLE},
+    "no-verify": False,
+}
 
 
 def _resolve(name: str) -> tuple[str, bool] | None:

@@ -29,8 +29,13 @@ from exomonad.policy.errors import PolicyLoadError
 from exomonad.policy.examples import ExampleResult, run_examples
 from exomonad.policy.model import Policy
 
-__all__ = ["BUILTIN_SOURCE", "LoadedPolicy", "PolicyStore", "load_policy_file",
-           "load_policy_source"]
+__all__ = [
+    "BUILTIN_SOURCE",
+    "LoadedPolicy",
+    "PolicyStore",
+    "load_policy_file",
+    "load_policy_source",
+]
 
 #: ``LoadedPolicy.source`` of the embedded default policy.
 BUILTIN_SOURCE = "<builtin>"
@@ -67,8 +72,9 @@ def _format_exc(exc: BaseException, filename: str) -> str:
     return f"{filename}: {type(exc).__name__}{where}: {exc}"
 
 
-def load_policy_source(source: bytes, filename: str, *, check_examples: bool = True
-                       ) -> tuple[Policy, list[ExampleResult]]:
+def load_policy_source(
+    source: bytes, filename: str, *, check_examples: bool = True
+) -> tuple[Policy, list[ExampleResult]]:
     """Execute a policy module's ``source`` and return its policy and example results.
 
     Raises :class:`~.errors.PolicyLoadError` if it does not compile, raises, binds no
@@ -89,8 +95,9 @@ def load_policy_source(source: bytes, filename: str, *, check_examples: bool = T
     namespace: dict[str, Any] = module.__dict__
     policy = namespace.get("policy")
     if not isinstance(policy, Policy):
-        raise PolicyLoadError(f"{filename}: must bind `policy = Policy(...)`, "
-                              f"found {type(policy).__name__}")
+        raise PolicyLoadError(
+            f"{filename}: must bind `policy = Policy(...)`, found {type(policy).__name__}"
+        )
     examples = namespace.get("examples", [])
     if not isinstance(examples, list | tuple):
         raise PolicyLoadError(f"{filename}: `examples` must be a list")
@@ -104,12 +111,14 @@ def load_policy_source(source: bytes, filename: str, *, check_examples: bool = T
         raise PolicyLoadError(
             f"{filename}: {len(failed)} of {len(results)} example(s) fail; first: "
             f"{first.example.role} {first.example.describe()!r} expected "
-            f"{first.expected_label}, got {first.actual!r}")
+            f"{first.expected_label}, got {first.actual!r}"
+        )
     return policy, results
 
 
-def load_policy_file(path: Path, *, check_examples: bool = True
-                     ) -> tuple[Policy, list[ExampleResult], str]:
+def load_policy_file(
+    path: Path, *, check_examples: bool = True
+) -> tuple[Policy, list[ExampleResult], str]:
     """Load ``path``; returns (policy, example results, sha256 of the source)."""
     try:
         source = path.read_bytes()
@@ -144,8 +153,9 @@ class PolicyStore:
         self.load_timeout = load_timeout
         self._lock = threading.Lock()
         self._versions = itertools.count(1)
-        self._loaded = LoadedPolicy(_default.DEFAULT_POLICY, _builtin_sha(), 0, BUILTIN_SOURCE,
-                                    time.time())
+        self._loaded = LoadedPolicy(
+            _default.DEFAULT_POLICY, _builtin_sha(), 0, BUILTIN_SOURCE, time.time()
+        )
         self._signature: tuple[int, int, int] | None = None
         #: Why the last load failed (None after a good load); for ``/health``.
         self.error: str | None = None
@@ -214,8 +224,11 @@ class PolicyStore:
             self._fail(f"{path}: loading took longer than {self.load_timeout:g}s; abandoned")
         elif isinstance(outcome[0], BaseException):
             exc = outcome[0]
-            self._fail(str(exc) if isinstance(exc, PolicyLoadError) else
-                       f"{path}: {type(exc).__name__}: {exc}")
+            self._fail(
+                str(exc)
+                if isinstance(exc, PolicyLoadError)
+                else f"{path}: {type(exc).__name__}: {exc}"
+            )
         else:
             policy, results, sha = outcome[0]
             self._swap(policy, sha, str(path), tuple(results))
@@ -225,16 +238,22 @@ class PolicyStore:
         self.error = message
         self.error_at = time.time()
 
-    def _swap(self, policy: Policy, sha: str, source: str,
-              results: tuple[ExampleResult, ...]) -> None:
-        self._loaded = LoadedPolicy(policy, sha, next(self._versions), source, time.time(),
-                                    results)
+    def _swap(
+        self, policy: Policy, sha: str, source: str, results: tuple[ExampleResult, ...]
+    ) -> None:
+        self._loaded = LoadedPolicy(policy, sha, next(self._versions), source, time.time(), results)
 
     def health(self) -> dict[str, Any]:
         """A JSON-ready summary for ``/health``."""
         loaded = self._loaded
-        return {"policy_id": loaded.policy_id, "sha256": loaded.sha256,
-                "version": loaded.version, "source": loaded.source,
-                "loaded_at": loaded.loaded_at, "examples": len(loaded.examples),
-                "error": self.error, "error_at": self.error_at,
-                "path": str(self.path) if self.path is not None else None}
+        return {
+            "policy_id": loaded.policy_id,
+            "sha256": loaded.sha256,
+            "version": loaded.version,
+            "source": loaded.source,
+            "loaded_at": loaded.loaded_at,
+            "examples": len(loaded.examples),
+            "error": self.error,
+            "error_at": self.error_at,
+            "path": str(self.path) if self.path is not None else None,
+        }

@@ -117,8 +117,11 @@ class Role:
 
     def extend(self, *grants: GrantBase, description: str | None = None) -> Role:
         """A new role with ``grants`` added after this role's."""
-        return Role(*self.grants, *grants,
-                    description=self.description if description is None else description)
+        return Role(
+            *self.grants,
+            *grants,
+            description=self.description if description is None else description,
+        )
 
     def without(self, *action_types: type[Action]) -> Role:
         """A new role minus every grant for one of ``action_types``."""

@@ -37,7 +37,7 @@ _BODY = ("@@", "+", "-", " ", "*** End of File")
 
 
 def _target(line: str, prefix: str, cwd: str | None) -> str | None:
-    path = line[len(prefix):].strip()
+    path = line[len(prefix) :].strip()
     return resolve_path(cwd, path) if path and "\0" not in path else None
 
 

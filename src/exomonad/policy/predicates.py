@@ -52,14 +52,54 @@ A = TypeVar("A", bound=Action)
 Pred = Callable[[A, Context], bool]
 
 #: Top-level directories whose recursive deletion is never an agent's business.
-SYSTEM_DIRS = frozenset({"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32",
-                         "/lib64", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
-                         "/usr", "/var", "/tmp", "/mnt", "/media", "/nix", "/snap"})
-_SECRET_HOME = (".ssh", ".aws", ".gnupg", ".config/gh", ".netrc", ".docker/config.json",
-                ".kube/config", ".pypirc", ".npmrc", ".git-credentials", ".claude.json",
-                ".config/gcloud", ".azure")
-_CONTROL_FILES = (".claude/settings.json", ".claude/settings.local.json",
-                  ".gemini/settings.json", ".mcp.json")
+SYSTEM_DIRS = frozenset(
+    {
+        "/",
+        "/bin",
+        "/boot",
+        "/dev",
+        "/etc",
+        "/home",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/opt",
+        "/proc",
+        "/root",
+        "/run",
+        "/sbin",
+        "/srv",
+        "/sys",
+        "/usr",
+        "/var",
+        "/tmp",
+        "/mnt",
+        "/media",
+        "/nix",
+        "/snap",
+    }
+)
+_SECRET_HOME = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".netrc",
+    ".docker/config.json",
+    ".kube/config",
+    ".pypirc",
+    ".npmrc",
+    ".git-credentials",
+    ".claude.json",
+    ".config/gcloud",
+    ".azure",
+)
+_CONTROL_FILES = (
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".mcp.json",
+)
 
 
 @functools.lru_cache(maxsize=8)
@@ -94,8 +134,11 @@ def secret_path(action: HasPath, ctx: Context) -> bool:
     if any(path == root or path.startswith(root + "/") for root in _secret_roots(ctx.home)):
         return True
     base = posixpath.basename(path)
-    return path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers") or base == ".env" or \
-        base.startswith(".env.")
+    return (
+        path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+        or base == ".env"
+        or base.startswith(".env.")
+    )
 
 
 def touches_control_files(action: HasPath, ctx: Context) -> bool:

@@ -53,17 +53,31 @@ class ToolRequest:
     team: str | None = None
 
     @classmethod
-    def from_hook(cls, runtime: Runtime, payload: Mapping[str, Any], *, role: str, agent: str,
-                  worktree: str | None = None, branch: str | None = None,
-                  team: str | None = None) -> ToolRequest:
+    def from_hook(
+        cls,
+        runtime: Runtime,
+        payload: Mapping[str, Any],
+        *,
+        role: str,
+        agent: str,
+        worktree: str | None = None,
+        branch: str | None = None,
+        team: str | None = None,
+    ) -> ToolRequest:
         """Build from a PreToolUse / BeforeTool hook's stdin JSON (``tool_name``,
         ``tool_input``, ``cwd``)."""
         tool_input = payload.get("tool_input")
-        return cls(runtime=runtime, role=role, agent=agent,
-                   tool_name=str(payload.get("tool_name", "")),
-                   tool_input=tool_input if isinstance(tool_input, Mapping) else {},
-                   cwd=payload.get("cwd") if isinstance(payload.get("cwd"), str) else None,
-                   worktree=worktree, branch=branch, team=team)
+        return cls(
+            runtime=runtime,
+            role=role,
+            agent=agent,
+            tool_name=str(payload.get("tool_name", "")),
+            tool_input=tool_input if isinstance(tool_input, Mapping) else {},
+            cwd=payload.get("cwd") if isinstance(payload.get("cwd"), str) else None,
+            worktree=worktree,
+            branch=branch,
+            team=team,
+        )
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,21 @@ from __future__ import annotations
 
 __all__ = ["ShellSyntaxError", "ansi_c"]
 
-_ANSI_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
-                 "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
+_ANSI_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "?": "?",
+}
 _ANSI_NUMERIC = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}
 _HEX = set("0123456789abcdefABCDEF")
 

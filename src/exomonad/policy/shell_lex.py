@@ -206,8 +206,9 @@ class _Lexer:
             out.append(os.path.expanduser(s[self.i : end]))
             self.i = end
 
-    def _meta_in_word(self, c: str, start: int, out: list[str], subs: list[str],
-                      quoted: bool) -> str:
+    def _meta_in_word(
+        self, c: str, start: int, out: list[str], subs: list[str], quoted: bool
+    ) -> str:
         """A metacharacter inside a word: ``stop`` it, a ``redir`` (``2>``), or ``sub``."""
         s = self.s
         if c in "<>" and s.startswith("(", self.i + 1):  # process substitution
@@ -386,5 +387,10 @@ def lex(src: str) -> list[Token]:
     """Tokenise ``src``; raise :class:`ShellSyntaxError` if a quote or ``$(`` never closes."""
     lexer = _Lexer(src)
     lexer.run()
-    return [t for t in lexer.tokens if not (isinstance(t, Word) and t.text == "" and
-                                             not t.quoted and not t.dynamic and not t.subs)]
+    return [
+        t
+        for t in lexer.tokens
+        if not (
+            isinstance(t, Word) and t.text == "" and not t.quoted and not t.dynamic and not t.subs
+        )
+    ]

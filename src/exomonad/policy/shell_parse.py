@@ -25,8 +25,9 @@ __all__ = ["MAX_DEPTH", "SimpleCommand", "is_assignment", "parse", "resolve_path
 MAX_DEPTH = 8
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-_SKIP_WORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}",
-                         "fi", "done", "esac"})
+_SKIP_WORDS = frozenset(
+    {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"}
+)
 _OPENERS = frozenset({"if", "while", "until", "{", "for", "select", "case"})
 _CLOSERS = frozenset({"}", "fi", "done", "esac"})
 _NESTING = _OPENERS | _CLOSERS
@@ -161,14 +162,12 @@ class _Walker:
             self.nesting += 1 if word.text in _OPENERS else -1
         if not self.words and not word.quoted and word.text in _SKIP_WORDS:
             return
-        if len(self.words) == 1 and self.words[0].text == "function" and \
-                not self.words[0].quoted:
+        if len(self.words) == 1 and self.words[0].text == "function" and not self.words[0].quoted:
             self.words = []  # `function NAME { ...; }`: the body follows as commands
             return
         self.words.append(word)
         head = self.words[0]
-        if head.text == "case" and not head.quoted and len(self.words) == 3 \
-                and word.text == "in":
+        if head.text == "case" and not head.quoted and len(self.words) == 3 and word.text == "in":
             self._subs(self.words[1].subs)
             self.words, self.case_pattern = [], True
 
@@ -183,10 +182,21 @@ class _Walker:
             self._subs(w.subs)
         for r in redirs:
             self._subs((*r.target.subs, *r.subs))
-        cmd = SimpleCommand(tuple(words), tuple(redirs), self.cwd, self.piped_in,
-                            next((r.heredoc if r.heredoc is not None else r.target.text
-                                  for r in redirs if r.op in ("<<", "<<-", "<<<")), None),
-                            bool(self.stack) or self.nesting != 0)
+        cmd = SimpleCommand(
+            tuple(words),
+            tuple(redirs),
+            self.cwd,
+            self.piped_in,
+            next(
+                (
+                    r.heredoc if r.heredoc is not None else r.target.text
+                    for r in redirs
+                    if r.op in ("<<", "<<-", "<<<")
+                ),
+                None,
+            ),
+            bool(self.stack) or self.nesting != 0,
+        )
         argv = cmd.command_words
         if not argv:
             if redirs or words:

@@ -25,7 +25,6 @@ __all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
 Handler = Callable[[str, list[Word], str | None], list[Action] | None]
 
 
-
 def _opts(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
@@ -35,19 +34,40 @@ _CURL_WITH_ARG = _opts(
     "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
     "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
     "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
-    "--output-dir --limit-rate --interface --dns-servers --connect-to")
+    "--output-dir --limit-rate --interface --dns-servers --connect-to"
+)
 _WGET_WITH_ARG = _opts(
     "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
     "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
-    "--user --password --load-cookies --save-cookies --method --body-data")
+    "--user --password --load-cookies --save-cookies --method --body-data"
+)
 _SSH_WITH_ARG = _opts("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
 _NC_WITH_ARG = _opts("-p -s -w -i -x -X -q -e -c")
 
 #: Deploy/publish tools and the subcommands that ship something (``None``: any use).
 DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
-    "kubectl": frozenset({"apply", "create", "delete", "replace", "patch", "rollout", "scale",
-                          "set", "edit", "drain", "cordon", "uncordon", "taint", "label",
-                          "annotate", "expose", "run", "autoscale"}),
+    "kubectl": frozenset(
+        {
+            "apply",
+            "create",
+            "delete",
+            "replace",
+            "patch",
+            "rollout",
+            "scale",
+            "set",
+            "edit",
+            "drain",
+            "cordon",
+            "uncordon",
+            "taint",
+            "label",
+            "annotate",
+            "expose",
+            "run",
+            "autoscale",
+        }
+    ),
     "helm": frozenset({"install", "upgrade", "uninstall", "delete", "rollback"}),
     "terraform": frozenset({"apply", "destroy", "import", "taint", "untaint"}),
     "tofu": frozenset({"apply", "destroy", "import", "taint", "untaint"}),
@@ -63,8 +83,7 @@ DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
     "railway": frozenset({"up", "redeploy", "down"}),
     "kamal": frozenset({"deploy", "redeploy", "rollback"}),
     "skaffold": frozenset({"run", "deploy", "delete"}),
-    "heroku": frozenset({"container:release", "releases:rollback", "apps:destroy",
-                         "ps:scale"}),
+    "heroku": frozenset({"container:release", "releases:rollback", "apps:destroy", "ps:scale"}),
     "docker": frozenset({"push"}),
     "podman": frozenset({"push"}),
     "npm": frozenset({"publish", "unpublish"}),
@@ -79,11 +98,38 @@ DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
     "flit": frozenset({"publish"}),
     "ansible-playbook": None,
 }
-_KUBE_WITH_ARG = frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-s",
-                            "--server", "--cluster", "--user", "--kube-context"})
-_CLOUD_WRITE_VERBS = frozenset({"deploy", "create", "delete", "update", "apply", "set",
-                                "add-iam-policy-binding", "remove-iam-policy-binding",
-                                "resize", "import", "up", "publish", "start", "stop", "restart"})
+_KUBE_WITH_ARG = frozenset(
+    {
+        "-n",
+        "--namespace",
+        "--context",
+        "--kubeconfig",
+        "-s",
+        "--server",
+        "--cluster",
+        "--user",
+        "--kube-context",
+    }
+)
+_CLOUD_WRITE_VERBS = frozenset(
+    {
+        "deploy",
+        "create",
+        "delete",
+        "update",
+        "apply",
+        "set",
+        "add-iam-policy-binding",
+        "remove-iam-policy-binding",
+        "resize",
+        "import",
+        "up",
+        "publish",
+        "start",
+        "stop",
+        "restart",
+    }
+)
 _AWS_WITH_ARG = frozenset({"--region", "--profile", "--output", "--endpoint-url", "--query"})
 _AWS_READ = ("describe", "list", "get", "head", "wait", "help", "ls", "presign")
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
@@ -115,20 +161,35 @@ def _http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] |
     positionals, opts = scan_options(args, with_arg)
     urls = [w for w in opts.get("--url", []) if w is not None] + positionals
     if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
-        urls = [w for w in positionals if w.text.upper() not in
-                ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")][:1]
+        urls = [
+            w
+            for w in positionals
+            if w.text.upper() not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+        ][:1]
     return _hosts(urls) or [Network(None)]
 
 
 def _ssh(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     del cwd
-    positionals, _ = scan_options(args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet")
-                                  else _SSH_WITH_ARG)
+    positionals, _ = scan_options(
+        args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
+    )
     if name in ("scp", "rsync", "sftp"):
-        remote = [w for w in positionals if w.dynamic or "://" in w.text or
-                  (":" in w.text and not w.text.startswith(("/", "./")))]
-        return [Network(None if w.dynamic else host_of(w.text.split(":", 1)[0]
-                if "://" not in w.text else w.text)) for w in remote] or None
+        remote = [
+            w
+            for w in positionals
+            if w.dynamic
+            or "://" in w.text
+            or (":" in w.text and not w.text.startswith(("/", "./")))
+        ]
+        return [
+            Network(
+                None
+                if w.dynamic
+                else host_of(w.text.split(":", 1)[0] if "://" not in w.text else w.text)
+            )
+            for w in remote
+        ] or None
     return _hosts(positionals[:1]) or [Network(None)]
 
 
@@ -162,8 +223,9 @@ def _cloud(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 
 def _vercel(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     del cwd
-    positionals, opts = scan_options(args, frozenset({"--token", "--scope", "-A",
-                                                      "--local-config", "-e", "--env"}))
+    positionals, opts = scan_options(
+        args, frozenset({"--token", "--scope", "-A", "--local-config", "-e", "--env"})
+    )
     verb = positionals[0].text if positionals else ""
     if verb in ("", "deploy") or (verb and "/" in verb):
         return [Deploy(name, "production" if "--prod" in opts else "preview")]
@@ -175,21 +237,29 @@ def _vercel(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
 def _delete(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     positionals, opts = scan_options(args, frozenset())
     recursive = name == "rm" and any(
-        k in ("--recursive",) or (not k.startswith("--") and ("r" in k or "R" in k))
-        for k in opts)
+        k in ("--recursive",) or (not k.startswith("--") and ("r" in k or "R" in k)) for k in opts
+    )
     return [DeleteFile(resolve_path(cwd, w), recursive) for w in positionals] or None
 
 
 def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    with_arg = {"cp": "-S --suffix -t --target-directory", "mv": "-S --suffix -t "
-                "--target-directory", "install": "-m -o -g -t -S --mode --owner --group "
-                "--target-directory", "ln": "-S -t --suffix --target-directory",
-                "truncate": "-s -r --size --reference", "tee": "", "touch": "-d -t -r "
-                "--date --reference", "mkdir": "-m --mode", "chmod": "--reference",
-                "chown": "--reference", "chgrp": "--reference"}[name]
+    with_arg = {
+        "cp": "-S --suffix -t --target-directory",
+        "mv": "-S --suffix -t --target-directory",
+        "install": "-m -o -g -t -S --mode --owner --group --target-directory",
+        "ln": "-S -t --suffix --target-directory",
+        "truncate": "-s -r --size --reference",
+        "tee": "",
+        "touch": "-d -t -r --date --reference",
+        "mkdir": "-m --mode",
+        "chmod": "--reference",
+        "chown": "--reference",
+        "chgrp": "--reference",
+    }[name]
     positionals, opts = scan_options(args, frozenset(with_arg.split()))
-    targets: list[Word] = [w for k in ("-t", "--target-directory") for w in opts.get(k, [])
-                           if w is not None]
+    targets: list[Word] = [
+        w for k in ("-t", "--target-directory") for w in opts.get(k, []) if w is not None
+    ]
     if name in ("cp", "mv", "install", "ln"):
         if not targets and len(positionals) >= 2:
             targets = [positionals[-1]]
@@ -207,20 +277,27 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
 
 def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     del name
-    positionals, opts = scan_options(args, frozenset({"-e", "-f", "--expression", "--file",
-                                                      "-l", "--line-length"}))
-    if not any(k.startswith(("-i", "--in-place")) or (k[:1] == "-" and k[1:2] != "-" and
-                                                       "i" in k) for k in opts):
+    positionals, opts = scan_options(
+        args, frozenset({"-e", "-f", "--expression", "--file", "-l", "--line-length"})
+    )
+    if not any(
+        k.startswith(("-i", "--in-place")) or (k[:1] == "-" and k[1:2] != "-" and "i" in k)
+        for k in opts
+    ):
         return None
-    files = positionals if ("-e" in opts or "--expression" in opts or "-f" in opts) \
-        else positionals[1:]
+    files = (
+        positionals if ("-e" in opts or "--expression" in opts or "-f" in opts) else positionals[1:]
+    )
     return [WriteFile(resolve_path(cwd, w)) for w in files] or None
 
 
 def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     del name
-    return [WriteFile(None if w.dynamic else resolve_path(cwd, w.text[3:]))
-            for w in args if w.text.startswith("of=")] or None
+    return [
+        WriteFile(None if w.dynamic else resolve_path(cwd, w.text[3:]))
+        for w in args
+        if w.text.startswith("of=")
+    ] or None
 
 
 _HANDLERS: dict[str, Handler] = {
@@ -230,8 +307,22 @@ _HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
     **dict.fromkeys(("vercel", "vc"), _vercel),
     **dict.fromkeys(("rm", "rmdir", "unlink", "shred"), _delete),
-    **dict.fromkeys(("cp", "mv", "install", "ln", "truncate", "tee", "touch", "mkdir",
-                     "chmod", "chown", "chgrp"), _writer),
+    **dict.fromkeys(
+        (
+            "cp",
+            "mv",
+            "install",
+            "ln",
+            "truncate",
+            "tee",
+            "touch",
+            "mkdir",
+            "chmod",
+            "chown",
+            "chgrp",
+        ),
+        _writer,
+    ),
     "sed": _sed,
     "dd": _dd,
 }

@@ -48,16 +48,20 @@ def _s(text: str) -> frozenset[str]:
 
 #: Wrappers seen through, and their options.
 WRAPPERS: dict[str, OptSpec] = {
-    "env": OptSpec("i0v", "uCS", "", _s("ignore-environment null debug help version "
-                                         "list-signal-handling"),
-                   _s("unset chdir split-string"),
-                   _s("block-signal default-signal ignore-signal")),
-    "timeout": OptSpec("v", "sk", "", _s("preserve-status foreground verbose"),
-                       _s("signal kill-after")),
+    "env": OptSpec(
+        "i0v",
+        "uCS",
+        "",
+        _s("ignore-environment null debug help version list-signal-handling"),
+        _s("unset chdir split-string"),
+        _s("block-signal default-signal ignore-signal"),
+    ),
+    "timeout": OptSpec(
+        "v", "sk", "", _s("preserve-status foreground verbose"), _s("signal kill-after")
+    ),
     "nice": OptSpec("", "n", "", frozenset(), _s("adjustment"), legacy_number=True),
     "nohup": OptSpec(),
-    "time": OptSpec("pvqa", "fo", "", _s("portability verbose quiet append"),
-                    _s("format output")),
+    "time": OptSpec("pvqa", "fo", "", _s("portability verbose quiet append"), _s("format output")),
     "stdbuf": OptSpec("", "ioe", "", frozenset(), _s("input output error")),
     "setsid": OptSpec("cfw", "", "", _s("ctty fork wait")),
     "command": OptSpec("pvV"),
@@ -67,37 +71,127 @@ WRAPPERS: dict[str, OptSpec] = {
     "nocorrect": OptSpec(),
     "chronic": OptSpec("ev"),
     "catchsegv": OptSpec(),
-    "xargs": OptSpec("0prtxo", "aEdILnPs", "eil",
-                     _s("null interactive no-run-if-empty verbose exit show-limits open-tty"),
-                     _s("arg-file delimiter max-args max-procs max-chars process-slot-var"),
-                     _s("replace eof max-lines")),
-    "watch": OptSpec("bcegtwxpr", "nq", "d",
-                     _s("beep color no-color errexit chgexit no-title no-wrap no-linewrap "
-                        "exec precise"), _s("interval equexit"), _s("differences")),
-    "flock": OptSpec("sxenuoFV", "wEc", "",
-                     _s("shared exclusive unlock nonblock nb close no-fork verbose"),
-                     _s("timeout wait conflict-exit-code command")),
-    "run": OptSpec("qv", "pw", "",
-                   _s("frozen locked no-sync isolated no-project all-extras no-dev dev "
-                      "quiet verbose offline no-cache active exact no-editable"),
-                   _s("with python project directory package extra group env-file index "
-                      "from only-group no-group")),
+    "xargs": OptSpec(
+        "0prtxo",
+        "aEdILnPs",
+        "eil",
+        _s("null interactive no-run-if-empty verbose exit show-limits open-tty"),
+        _s("arg-file delimiter max-args max-procs max-chars process-slot-var"),
+        _s("replace eof max-lines"),
+    ),
+    "watch": OptSpec(
+        "bcegtwxpr",
+        "nq",
+        "d",
+        _s("beep color no-color errexit chgexit no-title no-wrap no-linewrap exec precise"),
+        _s("interval equexit"),
+        _s("differences"),
+    ),
+    "flock": OptSpec(
+        "sxenuoFV",
+        "wEc",
+        "",
+        _s("shared exclusive unlock nonblock nb close no-fork verbose"),
+        _s("timeout wait conflict-exit-code command"),
+    ),
+    "run": OptSpec(
+        "qv",
+        "pw",
+        "",
+        _s(
+            "frozen locked no-sync isolated no-project all-extras no-dev dev "
+            "quiet verbose offline no-cache active exact no-editable"
+        ),
+        _s(
+            "with python project directory package extra group env-file index "
+            "from only-group no-group"
+        ),
+    ),
 }
 
 #: Programs that run a command we do not read (their arguments or their stdin):
 #: always ``Unknown``.
-OPAQUE_RUNNERS = frozenset({
-    "parallel", "sem", "at", "batch", "strace", "ltrace", "valgrind", "gdb", "perf",
-    "chrt", "taskset", "ionice", "unshare", "nsenter", "runuser", "setpriv", "prlimit",
-    "numactl", "cgexec", "chroot", "fakeroot", "faketime", "firejail", "bwrap", "proot",
-    "xvfb-run", "torsocks", "proxychains", "proxychains4", "tsocks", "systemd-run",
-    "dbus-run-session", "ssh-agent", "sg", "newgrp", "pkexec", "expect", "tmux", "screen",
-    "byobu", "nix-shell", "direnv", "dotenv", "mise", "asdf", "devbox", "conda",
-    "micromamba", "mamba", "tsp", "entr", "inotifywait", "reflex", "nodemon", "ts-node",
-    "busybox", "toybox", "alias", "enable", "coproc",
-    "csh", "tcsh", "pwsh", "powershell", "nu", "xonsh", "elvish", "rc", "es", "ion",
-    "osh", "ysh", "oil", "rbash", "posh", "flatpak-spawn", "distrobox",
-})
+OPAQUE_RUNNERS = frozenset(
+    {
+        "parallel",
+        "sem",
+        "at",
+        "batch",
+        "strace",
+        "ltrace",
+        "valgrind",
+        "gdb",
+        "perf",
+        "chrt",
+        "taskset",
+        "ionice",
+        "unshare",
+        "nsenter",
+        "runuser",
+        "setpriv",
+        "prlimit",
+        "numactl",
+        "cgexec",
+        "chroot",
+        "fakeroot",
+        "faketime",
+        "firejail",
+        "bwrap",
+        "proot",
+        "xvfb-run",
+        "torsocks",
+        "proxychains",
+        "proxychains4",
+        "tsocks",
+        "systemd-run",
+        "dbus-run-session",
+        "ssh-agent",
+        "sg",
+        "newgrp",
+        "pkexec",
+        "expect",
+        "tmux",
+        "screen",
+        "byobu",
+        "nix-shell",
+        "direnv",
+        "dotenv",
+        "mise",
+        "asdf",
+        "devbox",
+        "conda",
+        "micromamba",
+        "mamba",
+        "tsp",
+        "entr",
+        "inotifywait",
+        "reflex",
+        "nodemon",
+        "ts-node",
+        "busybox",
+        "toybox",
+        "alias",
+        "enable",
+        "coproc",
+        "csh",
+        "tcsh",
+        "pwsh",
+        "powershell",
+        "nu",
+        "xonsh",
+        "elvish",
+        "rc",
+        "es",
+        "ion",
+        "osh",
+        "ysh",
+        "oil",
+        "rbash",
+        "posh",
+        "flatpak-spawn",
+        "distrobox",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +218,7 @@ def _long(name: str, spec: OptSpec) -> str | None:
     return hits[0] if len(hits) == 1 and name else None
 
 
-def parse_options(args: list[Word], spec: OptSpec
-                  ) -> tuple[int, dict[str, Word | None]] | None:
+def parse_options(args: list[Word], spec: OptSpec) -> tuple[int, dict[str, Word | None]] | None:
     """Index of the first operand and the options (``-x``/``--long`` keys); None if any
     option is unknown, ambiguous or not a plain word.
 

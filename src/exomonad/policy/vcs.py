@@ -31,15 +31,34 @@ from exomonad.policy.shell_parse import resolve_path
 __all__ = ["SAFE_CONFIG", "gh", "git"]
 
 #: Global options of git before the subcommand (exact spellings: git.c does not abbreviate).
-_GIT_GLOBAL_FLAGS = frozenset({"-p", "--paginate", "-P", "--no-pager", "--no-replace-objects",
-                               "--bare", "--literal-pathspecs", "--glob-pathspecs",
-                               "--noglob-pathspecs", "--icase-pathspecs",
-                               "--no-optional-locks", "--no-advice", "--no-lazy-fetch",
-                               "--version", "--help", "-v", "-h", "--html-path",
-                               "--man-path", "--info-path"})
+_GIT_GLOBAL_FLAGS = frozenset(
+    {
+        "-p",
+        "--paginate",
+        "-P",
+        "--no-pager",
+        "--no-replace-objects",
+        "--bare",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+        "--no-advice",
+        "--no-lazy-fetch",
+        "--version",
+        "--help",
+        "-v",
+        "-h",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+    }
+)
 #: Subcommands after which the checked-out branch is no longer the one we were told.
-_BRANCH_MOVERS = frozenset({"checkout", "switch", "bisect", "clone", "init", "worktree",
-                            "submodule"})
+_BRANCH_MOVERS = frozenset(
+    {"checkout", "switch", "bisect", "clone", "init", "worktree", "submodule"}
+)
 #: git's own subcommands that neither push nor run a command given on their command line.
 #: Anything else (``git p``: possibly an alias or a ``git-p`` program) is ``Unknown``.
 _PLAIN_NAMES = """
@@ -57,33 +76,133 @@ _GIT_PLAIN = frozenset(_PLAIN_NAMES.split())
 _GIT_KNOWN = _GIT_PLAIN | {"push", "config"}
 #: Options that make these subcommands run a program or a command line.
 _RUNS: dict[str, tuple[str, ...]] = {
-    "rebase": ("--exec", "-x"), "grep": ("--open-files-in-pager", "-O"),
-    "fetch": ("--upload-pack",), "pull": ("--upload-pack",), "ls-remote": ("--upload-pack",),
+    "rebase": ("--exec", "-x"),
+    "grep": ("--open-files-in-pager", "-O"),
+    "fetch": ("--upload-pack",),
+    "pull": ("--upload-pack",),
+    "ls-remote": ("--upload-pack",),
     "clone": ("--upload-pack", "-u", "--template", "--config", "-c"),
-    "archive": ("--exec", "--remote"), "submodule": ("foreach",), "bisect": ("run",),
-    "remote": ("--mirror",), "am": ("--exec",),
+    "archive": ("--exec", "--remote"),
+    "submodule": ("foreach",),
+    "bisect": ("run",),
+    "remote": ("--mirror",),
+    "am": ("--exec",),
 }
 #: ``git config`` keys an agent may set (``-c`` or ``git config``): they run nothing.
-SAFE_CONFIG = frozenset({"user.name", "user.email", "user.signingkey", "init.defaultbranch",
-                         "core.autocrlf", "core.filemode", "core.quotepath", "pull.rebase",
-                         "pull.ff", "fetch.prune", "merge.conflictstyle", "rebase.autosquash",
-                         "rebase.autostash", "commit.gpgsign", "tag.gpgsign", "log.date",
-                         "diff.algorithm", "advice.detachedhead", "gc.auto", "color.ui",
-                         "safe.directory", "i18n.commitencoding", "core.longpaths"})
-_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l",
-                           "--list", "--get-color", "--get-colorbool"})
-_CONFIG_OK = frozenset({"--global", "--system", "--local", "--worktree", "--show-origin",
-                              "--show-scope", "--name-only", "-z", "--null", "--bool",
-                              "--int", "--path", "--bool-or-int", "--expiry-date",
-                              "--includes", "--no-includes", "--fixed-value", "--type", "-t",
-                              "--add", "--replace-all"}) | _CONFIG_READS
-_GH_WITH_ARG = frozenset({"-R", "--repo", "-B", "--base", "-H", "--head", "-t", "--title",
-                          "-b", "--body", "-F", "--body-file", "-a", "--assignee", "-l",
-                          "--label", "-m", "--milestone", "-p", "--project", "-r",
-                          "--reviewer", "-T", "--template", "-c", "--comment", "--reason",
-                          "--subject", "-X", "--method", "-f", "--field", "--raw-field",
-                          "--input", "-q", "--jq", "--hostname", "-A", "--author-email",
-                          "--match-head-commit", "--notes", "-n", "--notes-file"})
+SAFE_CONFIG = frozenset(
+    {
+        "user.name",
+        "user.email",
+        "user.signingkey",
+        "init.defaultbranch",
+        "core.autocrlf",
+        "core.filemode",
+        "core.quotepath",
+        "pull.rebase",
+        "pull.ff",
+        "fetch.prune",
+        "merge.conflictstyle",
+        "rebase.autosquash",
+        "rebase.autostash",
+        "commit.gpgsign",
+        "tag.gpgsign",
+        "log.date",
+        "diff.algorithm",
+        "advice.detachedhead",
+        "gc.auto",
+        "color.ui",
+        "safe.directory",
+        "i18n.commitencoding",
+        "core.longpaths",
+    }
+)
+_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "-l",
+        "--list",
+        "--get-color",
+        "--get-colorbool",
+    }
+)
+_CONFIG_OK = (
+    frozenset(
+        {
+            "--global",
+            "--system",
+            "--local",
+            "--worktree",
+            "--show-origin",
+            "--show-scope",
+            "--name-only",
+            "-z",
+            "--null",
+            "--bool",
+            "--int",
+            "--path",
+            "--bool-or-int",
+            "--expiry-date",
+            "--includes",
+            "--no-includes",
+            "--fixed-value",
+            "--type",
+            "-t",
+            "--add",
+            "--replace-all",
+        }
+    )
+    | _CONFIG_READS
+)
+_GH_WITH_ARG = frozenset(
+    {
+        "-R",
+        "--repo",
+        "-B",
+        "--base",
+        "-H",
+        "--head",
+        "-t",
+        "--title",
+        "-b",
+        "--body",
+        "-F",
+        "--body-file",
+        "-a",
+        "--assignee",
+        "-l",
+        "--label",
+        "-m",
+        "--milestone",
+        "-p",
+        "--project",
+        "-r",
+        "--reviewer",
+        "-T",
+        "--template",
+        "-c",
+        "--comment",
+        "--reason",
+        "--subject",
+        "-X",
+        "--method",
+        "-f",
+        "--field",
+        "--raw-field",
+        "--input",
+        "-q",
+        "--jq",
+        "--hostname",
+        "-A",
+        "--author-email",
+        "--match-head-commit",
+        "--notes",
+        "-n",
+        "--notes-file",
+    }
+)
 _NUMBER = re.compile(r"(?:^#?|/(?:pull|issues)/)(\d+)/?$")
 
 
@@ -128,8 +247,7 @@ def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
     positionals = [w for w in rest if not w.text.startswith("-")]
     opts = [w.text.split("=", 1)[0] for w in rest if w.text.startswith("-")]
     shell: list[Action] = [Shell(("git", "config", *_texts(rest)), repo)]
-    if any(w.dynamic or w.glob for w in rest) or any(
-            o not in _CONFIG_OK for o in opts):
+    if any(w.dynamic or w.glob for w in rest) or any(o not in _CONFIG_OK for o in opts):
         return [Unknown(raw)]  # --edit, --file, --unset, --rename-section, a typo...
     if positionals[:1] and positionals[0].text in ("get", "list"):
         return shell
@@ -159,8 +277,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
                 return [Unknown(raw)]  # an alias, a hook path, a pager, remote.*.push...
             i += 2
             continue
-        if opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir",
-                                                                       "--work-tree"):
+        if opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir", "--work-tree"):
             repo = None  # another repository: whose branch it is we cannot tell
             i += 1 if "=" in opt else 2
             continue
@@ -176,8 +293,9 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         return push(rest, repo, env, cwd)
     if sub.text == "config":
         return _config(rest, raw, repo)
-    if _runs_program(sub.text, rest) or (sub.text == "symbolic-ref" and len(
-            [w for w in rest if not w.text.startswith("-")]) > 1):
+    if _runs_program(sub.text, rest) or (
+        sub.text == "symbolic-ref" and len([w for w in rest if not w.text.startswith("-")]) > 1
+    ):
         return [Unknown(raw)]  # rebase -x, submodule foreach, symbolic-ref HEAD <ref>...
     if sub.text == "commit":
         return [GitCommit(repo, amend="--amend" in _texts(rest))]
@@ -185,9 +303,11 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         deleted = _branch_delete(rest)
         if deleted is not None:
             return deleted
-        if any(w.text in ("--move", "--copy") or (w.text[:1] == "-" and w.text[1:2] != "-"
-                                                   and set(w.text[1:]) & set("mMcC"))
-               for w in rest):
+        if any(
+            w.text in ("--move", "--copy")
+            or (w.text[:1] == "-" and w.text[1:2] != "-" and set(w.text[1:]) & set("mMcC"))
+            for w in rest
+        ):
             env.branch_moved = True  # `git branch -M main`: the current branch renamed
     elif sub.text in _BRANCH_MOVERS:
         env.branch_moved = True
@@ -195,8 +315,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
 
 
 def _branch_delete(args: list[Word]) -> list[Action] | None:
-    positionals, opts = scan_options(args, frozenset({"-u", "--set-upstream-to", "-t",
-                                                      "--track"}))
+    positionals, opts = scan_options(args, frozenset({"-u", "--set-upstream-to", "-t", "--track"}))
     flags: set[str] = set()
     for key in opts:
         flags.update([key] if key.startswith("--") else [f"-{c}" for c in key[1:]])
@@ -246,6 +365,7 @@ def gh(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     elif group == "workflow" and verb == "run":
         return [Deploy("gh", "workflow run")]
     elif (group == "repo" and verb in ("delete", "archive", "rename", "edit")) or (
-            group in ("secret", "variable") and verb in ("set", "delete", "remove")):
+        group in ("secret", "variable") and verb in ("set", "delete", "remove")
+    ):
         return [Unknown("gh " + " ".join(_texts(args)))]
     return shell

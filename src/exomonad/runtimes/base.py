@@ -137,7 +137,8 @@ def is_ours(entry: object) -> bool:
         return False
     hooks = entry.get("hooks")
     return isinstance(hooks, list) and any(
-        HOOK_MARK in str(h.get("command", "")) for h in hooks if isinstance(h, dict))
+        HOOK_MARK in str(h.get("command", "")) for h in hooks if isinstance(h, dict)
+    )
 
 
 def set_hooks(hooks: dict[str, Any], event: str, matcher: str | None, command: str,

@@ -133,7 +133,8 @@ def hook_trust_entries(source: Path, *, ours_only: bool = False) -> dict[str, st
                 if ours_only and HOOK_MARK not in str(handler.get("command", "")):
                     continue
                 entries[hook_state_key(source, event, g, i)] = hook_trust_hash(
-                    event, handler, matcher)
+                    event, handler, matcher
+                )
     return entries
 
 
@@ -168,8 +169,11 @@ def untrusted_hooks(home: Path, hooks_file: Path, checkout: Path) -> list[str]:
     if not any(":pre_tool_use:" in key for key in ours):
         return [f"{hooks_file} has no ExoMonad PreToolUse hook (run `exomonad init`)"]
     config = _user_config(home)
-    problems = [] if _trusted_project(config, checkout) else [
-        f"the project {checkout} is not trusted in {home / 'config.toml'}"]
+    problems = (
+        []
+        if _trusted_project(config, checkout)
+        else [f"the project {checkout} is not trusted in {home / 'config.toml'}"]
+    )
     state = (config.get("hooks") or {}).get("state") or {}
     for key, digest in ours.items():
         entry = state.get(key) if isinstance(state, dict) else None
@@ -184,7 +188,8 @@ def require_trusted(home: Path, hooks_file: Path, checkout: Path) -> None:
     if problems:
         raise GateError(
             "Codex would run this worker with no ExoMonad policy (it silently skips hooks "
-            f"it does not trust): {'; '.join(problems)}. To fix it, {TRUST_FIX}")
+            f"it does not trust): {'; '.join(problems)}. To fix it, {TRUST_FIX}"
+        )
 
 
 def record_trust(home: Path, hooks_file: Path, checkout: Path) -> dict[str, str]:

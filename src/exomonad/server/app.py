@@ -119,10 +119,17 @@ def build_app(svc: Services) -> Starlette:
             if not isinstance(body, dict):
                 raise TypeError("not an object")
             parent = body.get("parent", svc.config.lead.name)
-            worker = await anyio.to_thread.run_sync(lambda: provision(
-                svc, body.get("name"), body.get("team"), role=body.get("role", "worker"),
-                parent=parent if isinstance(parent, str) else svc.config.lead.name,
-                pid=body.get("pid"), runtime=body.get("runtime")))
+            worker = await anyio.to_thread.run_sync(
+                lambda: provision(
+                    svc,
+                    body.get("name"),
+                    body.get("team"),
+                    role=body.get("role", "worker"),
+                    parent=parent if isinstance(parent, str) else svc.config.lead.name,
+                    pid=body.get("pid"),
+                    runtime=body.get("runtime"),
+                )
+            )
         except (orjson.JSONDecodeError, TypeError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
         except ExomonadError as exc:
@@ -145,8 +152,9 @@ def build_app(svc: Services) -> Starlette:
             args = orjson.loads(await request.body() or b"{}")
             if not isinstance(args, dict):
                 raise TypeError("arguments are not an object")
-            result = await anyio.to_thread.run_sync(call_tool, svc, who,
-                                                    request.path_params["name"], args)
+            result = await anyio.to_thread.run_sync(
+                call_tool, svc, who, request.path_params["name"], args
+            )
         except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
         except ExomonadError as exc:
@@ -169,8 +177,9 @@ def build_app(svc: Services) -> Starlette:
         mailbox = svc.mailbox(who.team) if who.team else None
         verdict = await anyio.to_thread.run_sync(svc.gatekeeper.check, req, who, mailbox)
         svc.counters["git_pre_push"] += 1
-        return JSONResponse({"decision": label(verdict.decision),
-                             "reason": verdict.decision.reason})
+        return JSONResponse(
+            {"decision": label(verdict.decision), "reason": verdict.decision.reason}
+        )
 
     routes = [
         Route("/health", health_route, methods=["GET"]),

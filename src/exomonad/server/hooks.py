@@ -88,8 +88,14 @@ def _session_start(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
         svc.lead.adopt(info.session_id, session_team)
         return HookAnswer()
     if svc.dialect.team_create:
-        return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                                  "additionalContext": TEAM_CREATE_CONTEXT}})
+        return HookAnswer(
+            {
+                "hookSpecificOutput": {
+                    "hookEventName": "SessionStart",
+                    "additionalContext": TEAM_CREATE_CONTEXT,
+                }
+            }
+        )
     return HookAnswer()
 
 

@@ -90,8 +90,10 @@ def server_request(sock_path: str, method: str, target: str, body: Any = None, *
     """
     conn = _UnixConnection(sock_path, timeout)
     try:
-        headers = {**(headers or {}),
-                   **({"Content-Type": "application/json"} if body is not None else {})}
+        headers = {
+            **(headers or {}),
+            **({"Content-Type": "application/json"} if body is not None else {}),
+        }
         payload = orjson.dumps(body) if body is not None else None
         conn.request(method, target, body=payload, headers=headers)
         response = conn.getresponse()

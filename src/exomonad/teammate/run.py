@@ -100,8 +100,13 @@ def _provision(state: Path, args: TeammateArgs, parent: str,
         answer = ServerClient(state, timeout=60).call(
             "POST",
             "/teammate/token",
-            {"name": args.name, "team": args.team, "parent": parent, "pid": os.getpid(),
-             **({"runtime": runtime} if runtime else {})},
+            {
+                "name": args.name,
+                "team": args.team,
+                "parent": parent,
+                "pid": os.getpid(),
+                **({"runtime": runtime} if runtime else {}),
+            },
         )
     except ServerNotRunningError as exc:
         raise ExomonadError(f"{exc} (a teammate needs it for its MCP tools, hooks and "

@@ -98,7 +98,7 @@ def sanitize_path_name(name: str) -> str:
 
     >>> sanitize_path_name("My Team")
     'My-Team'
-    >>> sanitize_path_name("a\U0001F600b")  # an astral char is two UTF-16 units in JS
+    >>> sanitize_path_name("a\U0001f600b")  # an astral char is two UTF-16 units in JS
     'a--b'
     """
     return _PATH_UNSAFE.sub(_js_dashes, validate_name(name))

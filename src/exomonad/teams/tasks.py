@@ -57,8 +57,17 @@ LIST_LOCK = ".lock"
 TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 
 _PARSE_INT = re.compile(r"\s*([+-]?\d+)")
-_STANDARD = ("id", "subject", "description", "activeForm", "owner", "status", "blocks",
-             "blockedBy", "metadata")
+_STANDARD = (
+    "id",
+    "subject",
+    "description",
+    "activeForm",
+    "owner",
+    "status",
+    "blocks",
+    "blockedBy",
+    "metadata",
+)
 
 
 class _Unset(enum.Enum):
@@ -84,8 +93,11 @@ def _id_key(task: Task) -> tuple[int, int, str]:
 
 def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
     """Standard fields first in Claude Code's order (all of them), unknown keys after."""
-    out: dict[str, Any] = {"id": raw["id"], "subject": raw["subject"],
-                           "description": raw.get("description", "")}
+    out: dict[str, Any] = {
+        "id": raw["id"],
+        "subject": raw["subject"],
+        "description": raw.get("description", ""),
+    }
     for key in ("activeForm", "owner"):
         if raw.get(key) is not None:
             out[key] = raw[key]
@@ -105,8 +117,9 @@ class ClaimRefusedError(TaskError):
     ``blocked_by`` lists the open blockers when blocked.
     """
 
-    def __init__(self, task_id: str, reason: str, message: str,
-                 blocked_by: Iterable[str] = ()) -> None:
+    def __init__(
+        self, task_id: str, reason: str, message: str, blocked_by: Iterable[str] = ()
+    ) -> None:
         super().__init__(f"cannot claim task {task_id}: {message}")
         self.task_id = task_id
         self.reason = reason
@@ -139,8 +152,9 @@ class TaskStore:
     ['2']
     """
 
-    def __init__(self, paths: TeamPaths, *, lock: LockSettings = DEFAULT_LOCK,
-                 durable: bool = True) -> None:
+    def __init__(
+        self, paths: TeamPaths, *, lock: LockSettings = DEFAULT_LOCK, durable: bool = True
+    ) -> None:
         self.paths = paths
         self.dir: Path = paths.tasks_dir
         self.lock = lock
@@ -271,9 +285,16 @@ class TaskStore:
 
     # -- writing -------------------------------------------------------------------------
 
-    def create(self, subject: str, description: str = "", *, active_form: str | None = None,
-               owner: str | None = None, blocked_by: Iterable[str] = (),
-               metadata: Mapping[str, Any] | None = None) -> Task:
+    def create(
+        self,
+        subject: str,
+        description: str = "",
+        *,
+        active_form: str | None = None,
+        owner: str | None = None,
+        blocked_by: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Task:
         """Create a pending task with the next id and return it.
 
         Each of ``blocked_by`` must exist; it gets the new id added to its ``blocks``.
@@ -283,10 +304,16 @@ class TaskStore:
         blockers = list(dict.fromkeys(blocked_by))
         for b in blockers:
             self.get(b)
-        raw: dict[str, Any] = {"subject": subject, "description": description,
-                               "activeForm": active_form, "owner": owner, "status": "pending",
-                               "blocks": [], "blockedBy": blockers,
-                               "metadata": dict(metadata) if metadata is not None else None}
+        raw: dict[str, Any] = {
+            "subject": subject,
+            "description": description,
+            "activeForm": active_form,
+            "owner": owner,
+            "status": "pending",
+            "blocks": [],
+            "blockedBy": blockers,
+            "metadata": dict(metadata) if metadata is not None else None,
+        }
         with self._list_lock() as d:
             new_id = self._next_id(d)
             task = self._write({"id": new_id, **raw}, d)
@@ -295,11 +322,19 @@ class TaskStore:
             self._mutate(b, _adder("blocks", [new_id]))
         return task
 
-    def update(self, task_id: str, *, subject: str | _Unset = _UNSET,
-               description: str | _Unset = _UNSET, active_form: str | _Unset | None = _UNSET,
-               status: TaskStatus | _Unset = _UNSET, owner: str | _Unset | None = _UNSET,
-               metadata: Mapping[str, Any] | _Unset | None = _UNSET,
-               add_blocks: Iterable[str] = (), add_blocked_by: Iterable[str] = ()) -> Task:
+    def update(
+        self,
+        task_id: str,
+        *,
+        subject: str | _Unset = _UNSET,
+        description: str | _Unset = _UNSET,
+        active_form: str | _Unset | None = _UNSET,
+        status: TaskStatus | _Unset = _UNSET,
+        owner: str | _Unset | None = _UNSET,
+        metadata: Mapping[str, Any] | _Unset | None = _UNSET,
+        add_blocks: Iterable[str] = (),
+        add_blocked_by: Iterable[str] = (),
+    ) -> Task:
         """Merge changes into task ``task_id`` under its lock and return the result.
 
         Only the arguments given change. ``owner=None`` / ``active_form=None`` remove the
@@ -317,8 +352,14 @@ class TaskStore:
                 raise TaskError(f"task {task_id} cannot block itself")
             self.get(other)
         fields: dict[str, Any] = {
-            k: v for k, v in (("subject", subject), ("description", description),
-                              ("activeForm", active_form), ("status", status), ("owner", owner))
+            k: v
+            for k, v in (
+                ("subject", subject),
+                ("description", description),
+                ("activeForm", active_form),
+                ("status", status),
+                ("owner", owner),
+            )
             if v is not _UNSET
         }
 
@@ -360,15 +401,17 @@ class TaskStore:
 
         def change(raw: dict[str, Any], task: Task) -> bool:
             if task.owner and task.owner != owner:
-                raise ClaimRefusedError(task_id, "already_claimed",
-                                        f"already owned by {task.owner!r}")
+                raise ClaimRefusedError(
+                    task_id, "already_claimed", f"already owned by {task.owner!r}"
+                )
             if task.status == "completed":
                 raise ClaimRefusedError(task_id, "already_resolved", "it is already completed")
             open_ids = {t.id for t in self._scan()[0] if t.status != "completed"}
             blockers = [b for b in task.blocked_by if b in open_ids]
             if blockers:
-                raise ClaimRefusedError(task_id, "blocked",
-                                        f"blocked by open task(s) {', '.join(blockers)}", blockers)
+                raise ClaimRefusedError(
+                    task_id, "blocked", f"blocked by open task(s) {', '.join(blockers)}", blockers
+                )
             if task.owner == owner and task.status == "in_progress":
                 return False
             raw.update(owner=owner, status="in_progress")
