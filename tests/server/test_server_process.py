@@ -261,6 +261,35 @@ def test_a_worker_that_reads_the_lead_token_is_a_guest(project: Project) -> None
     assert counters["lead_token_refused"] >= 3  # each MCP session asks more than once
 
 
+def test_a_terminal_agent_without_mcp_reports_with_exomonad_notify(
+    project: Project, tmux_server: TmuxServer
+) -> None:
+    """The generic runtime: any program in a worker pane (here a plain shell loop, no
+    hooks, no MCP) gets the lead's messages typed into it and answers with `exomonad
+    notify`, as the worker its token names."""
+    script = (
+        f'echo ready; read -r line; {sys.executable} -m exomonad notify "got: $line"; sleep 600'
+    )
+    worker = {"name": "sh-1", "task": "count the files", "command": f"sh -c '{script}'"}
+    _, res = anyio.run(lambda: _session(project, "tl", None, [
+        ("spawn_workers", {"workers": [worker]})], as_program="claude"))  # fmt: skip
+    assert res[0][0] is False, res
+    box = Mailbox(TeamPaths("proj", project.root))
+
+    def reports() -> list[dict[str, Any]]:
+        return [e for e in box.read_raw("team-lead") if e.get("from") == "sh-1"]
+
+    retry_until(lambda: bool(reports()), timeout=60, message="the shell's report reached the lead")
+    [entry] = reports()
+    assert entry["text"] == "[from: sh-1] success: got: [from team-lead] count the files"
+    # Without a worker's token, the command refuses (a report must say who it is from).
+    env = {k: v for k, v in project.env.items() if k != "EXOMONAD_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "exomonad", "notify", "hi"], env=env,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 1
+    assert "EXOMONAD_TOKEN is not set" in done.stderr
+
+
 def test_bound_worker_receives_messages_from_the_lead(
     project: Project, tmux_server: TmuxServer
 ) -> None:

@@ -10,6 +10,7 @@ from exomonad.cli import (
     inbox,
     init,
     lifecycle,
+    notify,
     policy,
     relay,
     serve,
@@ -38,6 +39,7 @@ doctor.register(app)
 app.add_typer(policy.app, name="policy")
 policy.register(app)
 lifecycle.register(app)
+notify.register(app)
 
 
 @app.command()
