@@ -90,7 +90,7 @@ def project(tmp_path: Path) -> Iterator[Project]:
     )
     (root / "tools").mkdir()
     (root / "tools" / "release.sh").write_text("git push -q --force origin HEAD:main\n")
-    git(root, "add", ".mcp.json", ".claude", ".gemini", ".exomonad/config.toml", "tools")
+    git(root, "add", ".mcp.json", ".claude", ".gemini", ".codex", ".exomonad/config.toml", "tools")
     git(root, "commit", "-q", "-m", "exomonad init")
     git(root, "push", "-q", "origin", "main")
     create_team(TeamPaths(TEAM, claude))

@@ -222,10 +222,11 @@ def test_no_gate_no_start_when_the_hook_settings_are_not_committed(
     svc: Services, lead: Identity
 ) -> None:
     """A worktree is made from HEAD: hook settings `init` wrote but nobody committed are
-    missing there, and a worker started in it would run ungated. It is refused."""
+    missing there, and a worker started in it would run ungated. It is refused (its own
+    runtime's settings are what it checks: a Gemini worker, .gemini/settings.json)."""
     project = svc.state_dir.parent
     init_project(project)  # writes .gemini/settings.json etc., not committed
-    with pytest.raises(ExomonadError, match=r"no ExoMonad hooks in \.claude/settings\.json"):
+    with pytest.raises(ExomonadError, match=r"no ExoMonad hooks in \.gemini/settings\.json"):
         call_tool(svc, lead, "spawn_workers", {"workers": [{"name": "g9", "task": "t"}]})
     assert not (project / ".worktrees" / "g9").exists()  # the fresh worktree went again
     assert svc.tokens.find("g9", "proj") is None  # and no token was issued

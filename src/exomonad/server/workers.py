@@ -110,7 +110,7 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
         try:
-            _check_gate(svc.worktrees.project_root, wt.path)
+            _check_gate(svc.worktrees.project_root, wt.path, runner)
             extra = runner.check_gate(wt.path, consent=consent) if runner else {}
         except (WorktreeError, GateError):
             svc.worktrees.remove(name)  # just made and clean: nothing to lose
@@ -149,11 +149,13 @@ GATE_SETTINGS = tuple(r.settings_file for r in runtimes.RUNTIMES.values()
                       if r.settings_file)  # fmt: skip
 
 
-def _check_gate(project: Path, worktree: Path) -> None:
+def _check_gate(project: Path, worktree: Path, runner: runtimes.Runtime | None) -> None:
     """No gate, no start: a worktree is made from the lead's ``HEAD``, so hook settings
     that ``exomonad init`` wrote but nobody committed are missing there, and an agent
-    started in it would run with no policy at all."""
-    for rel in GATE_SETTINGS:
+    started in it would run with no policy at all. The worker's own runtime's settings
+    are checked; every runtime's when it is not known (a command of the user's)."""
+    own = runner.settings_file if runner is not None else None
+    for rel in (own,) if own else GATE_SETTINGS:
         if has_exomonad_hooks(project / rel) and not has_exomonad_hooks(worktree / rel):
             raise WorktreeError(
                 f"the worker's worktree has no ExoMonad hooks in {rel}: the lead's checkout "
