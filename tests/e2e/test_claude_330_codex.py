@@ -21,6 +21,15 @@ prompt typed once its composer shows. Asserted:
 * a mixed team: a Codex and a Gemini teammate under one lead both report back, and both
   leave nothing behind.
 
+Open (observed, not fixed here): the teammate types the task once Codex's composer shows,
+which can be before Codex has started the `exo` MCP server; a `tool_search` that is the
+model's very first call then finds no ExoMonad tool (`tools: []`) and the
+`notify_parent` call fails ("unsupported call"). The scripts here do some work first
+(a shell call and the blocked force push, whose hook round trip gives the MCP server
+time), as a worker does; the mixed test, where two CLIs start at once, still loses this
+race sometimes (1 of 3 runs here): the real fix is for the teammate to type the task only
+once Codex's MCP servers are up.
+
 Every `exomonad` here is this checkout's (`tests.e2e.claude_team.write_shims`); the test
 checks the teammate's and Codex's environments to prove it. Hop latencies are printed
 (`-s`). These tests never skip: a missing CLI or tmux is a failure.
@@ -60,9 +69,12 @@ from tests.e2e.claude_team import (
     proc_children,
     start_lead,
     write_codex_launcher,
+    write_gemini_launcher,
 )
 from tests.e2e.codex_cli import CodexHome, codex_install_problem, codex_processes, prepare_home
 from tests.e2e.codex_model import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
+from tests.e2e.gemini_cli import gemini_install_problem
+from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.harness import fail_if_missing, pid_alive
 from tests.support.git import git
@@ -297,3 +309,65 @@ def test_codex_teammate_of_a_claude_lead(cproject: CodexProject) -> None:
                back.received_at - agent_at),
               ("shutdown SendMessage reply → member removed", gone),
           ]))  # fmt: skip
+
+
+def test_mixed_team_codex_and_gemini_report_to_one_lead(cproject: CodexProject,
+                                                        tmp_path: Path) -> None:  # fmt: skip
+    fail_if_missing(gemini_install_problem)
+    p, codex, home = cproject.project, cproject.codex, cproject.home
+    tag = os.urandom(4).hex()
+    tasks = {CODEX: f"port the lexer {tag}", GEMINI: f"port the parser {tag}"}
+    reports = {CODEX: f"lexer ported {tag}", GEMINI: f"parser ported {tag}"}
+    # Work first: a tool_search as Codex's very first call can run before its `exo` MCP
+    # server has listed its tools (observed: `tools: []`, then "unsupported call"; see
+    # the module doc).
+    work, search = shell_reply("git status --short"), tool_search_reply("notify parent")
+    notify = mcp_reply("exo", "notify_parent", {"status": "success", "message": reports[CODEX]})
+    for reply in (work, shell_reply(FORCE), search, notify, f"codex reported {tag}"):
+        codex.add_reply(reply)
+    script = LeadScript(tag, {CODEX: ("codex-worker", tasks[CODEX]),
+                              GEMINI: ("gemini-worker", tasks[GEMINI])})  # fmt: skip
+    with (
+        ScriptedClaude(responder=script) as model,
+        ScriptedGemini() as gemini,
+        Probe() as probe,
+        _diagnosed(p, model, codex, gemini),
+    ):
+        gemini.add_function_call("mcp_exo_notify_parent", {"status": "success",
+                                                           "message": reports[GEMINI]})  # fmt: skip
+        gemini.add_text(f"gemini reported {tag}")
+        gem = write_gemini_launcher(prepare_gemini_home(tmp_path / "gem"), gemini.url, p.bin_dir)
+        p.configure(f"[lead]\npoll_grace = 20.0\n\n{POLICY}\n"
+                    + _route("codex*", "codex", write_codex_launcher(home, p.bin_dir))
+                    + _route("gemini*", "gemini", gem))  # fmt: skip
+        p.start_server()
+        lead = start_lead(p, model, probe)
+        mates = [_spawn(p, lead, model, script, name) for name in (CODEX, GEMINI)]
+        assert set(p.members(lead.team)) == {LEAD, CODEX, GEMINI}  # one team, one lead
+        # Each worker's task reached its own model, typed by its own teammate.
+        typed = {name: f"[from {LEAD}] {task}" for name, task in tasks.items()}
+        codex.wait_for_request(lambda r: r.is_agent_turn and r.mentions(typed[CODEX]), READY)
+        gemini.wait_for_request(lambda r: r.is_agent_turn and r.mentions(typed[GEMINI]), READY)
+        # Both report back: each a <teammate-message> in a lead model request.
+        backs = {name: model.wait_for_teammate_message(name, reports[name], STEP)
+                 for name in (CODEX, GEMINI)}  # fmt: skip
+        for name, back in backs.items():
+            [msg] = [m for m in back.teammate_messages()
+                     if m.teammate_id == name and reports[name] in m.text]  # fmt: skip
+            assert msg.text == f"[from: {name}] success: {reports[name]}"
+        gone = {mate.name: _stop(p, lead, model, script, mate)[1] for mate in mates}
+        retry_until(lambda: not codex_processes(home), timeout=STEP,
+                    message="Codex or its MCP server / hooks outlived the teammate")  # fmt: skip
+        assert set(p.members(lead.team)) == {LEAD}
+        assert not (p.workspace / ".worktrees" / CODEX).exists()
+        assert not (p.workspace / ".worktrees" / GEMINI).exists()
+        counters = p.status()["counters"]
+        assert counters["tool:notify_parent"] == 2, counters
+        assert counters.get("lead_pane_fallback", 0) == 0, counters
+
+    print(f"\n[claude-330 mixed team] team {lead.team}: {CODEX} + {GEMINI}\n"
+          + fmt_hops([(f"Agent reply → lead request with {name}'s <teammate-message>",
+                       backs[name].received_at - script.marks[f"agent {name}"])
+                      for name in (CODEX, GEMINI)]
+                     + [(f"shutdown SendMessage reply → {name} removed", t)
+                        for name, t in gone.items()]))  # fmt: skip
