@@ -365,8 +365,9 @@ def test_mixed_team_codex_and_gemini_report_to_one_lead(cproject: CodexProject,
         assert counters["tool:notify_parent"] == 2, counters
         assert counters.get("lead_pane_fallback", 0) == 0, counters
 
+    hops: list[tuple[str, float | None]] = []
     print(f"\n[claude-330 mixed team] team {lead.team}: {CODEX} + {GEMINI}\n"
-          + fmt_hops([(f"Agent reply → lead request with {name}'s <teammate-message>",
+          + fmt_hops(hops + [(f"Agent reply → lead request with {name}'s <teammate-message>",
                        backs[name].received_at - script.marks[f"agent {name}"])
                       for name in (CODEX, GEMINI)]
                      + [(f"shutdown SendMessage reply → {name} removed", t)
