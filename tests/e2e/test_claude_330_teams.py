@@ -38,8 +38,8 @@ kills the pane as soon as it reads the approval).
 
 `init` writes portable files: `exomonad ...` and `exomonad-teammate` found on PATH. So
 every environment here (the `exomonad` commands, Claude Code, Gemini CLI, the tmux
-server whose panes run teammates) has the venv's bin dir first on PATH
-(`tests.e2e.harness.scrubbed_env`).
+server whose panes run teammates) has this checkout's shims of both first on PATH
+(`tests.e2e.claude_team.write_shims`).
 
 Latencies of every hop are printed (`-s`) for docs/performance.md. These tests never
 skip: a missing CLI or tmux is a failure.
@@ -48,60 +48,55 @@ skip: a missing CLI or tmux is a failure.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import os
 import shlex
-import socket
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
-from exomonad.server.pidfile import read_server_info
-from exomonad.teams import Mailbox, TeamPaths
-from exomonad.teams.protocol import ShutdownApproved, decode
+from exomonad.teams.protocol import ShutdownApproved
 from exomonad.util.waiting import WaitTimeout, retry_until
-from tests.e2e.claude_cli import (
-    CLAUDE_330,
-    ClaudeHome,
-    ClaudePane,
-    Tmux,
-    read_json_file,
-    start_claude_in_tmux,
-    tmux_install_problem,
-    wait_for_session_team,
-)
-from tests.e2e.claude_cli import prepare_home as prepare_claude_home
+from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
 from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from tests.e2e.claude_team import (
+    LEAD,
+    READY,
+    STEP,
+    VENV_BIN,
+    Lead,
+    Probe,
+    Project,
+    approvals,
+    delta,
+    find_teammate,
+    fmt_hops,
+    has_text,
+    inbox,
+    last_tool,
+    open_project,
+    proc_children,
+    start_lead,
+    write_gemini_launcher,
+)
 from tests.e2e.gemini_cli import (
     GeminiHome,
     GeminiPane,
-    gemini_command,
-    gemini_env,
     gemini_install_problem,
     start_gemini_in_tmux,
 )
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.gemini_model import RecordedRequest as GeminiRequest
 from tests.e2e.gemini_model import ScriptedGemini
-from tests.e2e.harness import ExomonadServe, fail_if_missing, pid_alive
-from tests.support.git import GIT_ENV, git
+from tests.e2e.harness import fail_if_missing, pid_alive
+from tests.support.git import git
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-STEP = 60.0  # one hop on a loaded 2-core box (idle: 1-5 s)
-READY = 90.0  # a CLI's first prompt
 WORKER = "gemini-1"
-LEAD = "team-lead"
-VENV_BIN = Path(sys.executable).parent
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -112,209 +107,11 @@ def _require_installed() -> None:
     fail_if_missing(CLAUDE_330.install_problem, gemini_install_problem, tmux_install_problem)
 
 
-class Probe:
-    """Polls named conditions every 20 ms in a thread; records when each first held.
-
-    Used for on-disk hops (an inbox entry appearing) that no process reports.
-    """
-
-    def __init__(self) -> None:
-        self.checks: dict[str, Callable[[], bool]] = {}
-        self.seen: dict[str, float] = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="probe", daemon=True)
-        self._thread.start()
-
-    def watch(self, name: str, check: Callable[[], bool]) -> None:
-        with self._lock:
-            self.checks[name] = check
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.02):
-            with self._lock:
-                pending = [(n, c) for n, c in self.checks.items() if n not in self.seen]
-            for name, check in pending:
-                with contextlib.suppress(Exception):
-                    if check():
-                        self.seen[name] = time.monotonic()
-
-    def at(self, name: str, timeout: float = STEP) -> float:
-        """When `name` first held (waits for it)."""
-        retry_until(lambda: name in self.seen, timeout=timeout, interval=0.02,
-                    message=f"probe {name!r} never held")  # fmt: skip
-        return self.seen[name]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Probe:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _inbox(path: Path) -> list[dict[str, Any]]:
-    data = read_json_file(path)
-    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
-
-
-def _has_text(path: Path, needle: str) -> Callable[[], bool]:
-    return lambda: any(needle in str(e.get("text", "")) for e in _inbox(path))
-
-
-def _proc_children(pid: int) -> list[int]:
-    try:
-        raw = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(x) for x in raw.split()]
-
-
-def _find_teammate(agent_id: str) -> int | None:
-    """The pid of the `exomonad-teammate` (or `exomonad teammate`) process Claude Code
-    started for `agent_id`."""
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        args = [a.decode("utf-8", "replace") for a in argv]
-        is_teammate = "teammate" in args or any(a.endswith("/exomonad-teammate") for a in args)
-        if is_teammate and agent_id in args and pid_alive(int(d.name)):
-            return int(d.name)
-    return None
-
-
-def _fmt(hops: list[tuple[str, float | None]]) -> str:
-    return "\n".join(f"    {name:<62} {'n/a' if v is None else f'{v:6.2f}s'}" for name, v in hops)
-
-
-# ---------------------------------------------------------------------------- project
-
-
-@dataclass
-class Project:
-    """A workspace set up by `exomonad init`, its server, and one private tmux server."""
-
-    claude: ClaudeHome  # config dir (teams/) + workspace (the project root)
-    state: Path  # <workspace>/.exomonad
-    tmux: Tmux  # lead, Gemini / teammate panes, and the server's pane backend
-    env: dict[str, str]  # for `exomonad ...` commands and the server
-    init: dict[str, Any] = field(default_factory=dict)  # `exomonad init --json`
-    server: ExomonadServe | None = None
-
-    @property
-    def workspace(self) -> Path:
-        return self.claude.workspace
-
-    def exo(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "exomonad", *args], env=self.env, cwd=self.workspace,
-            capture_output=True, text=True, timeout=timeout, check=False,
-        )  # fmt: skip
-
-    def configure(self, toml: str) -> None:
-        """Append to the commented template `init` wrote (before the server starts)."""
-        path = self.state / "config.toml"
-        path.write_text(path.read_text("utf-8") + "\n" + toml, "utf-8")
-
-    def start_server(self) -> None:
-        self.server = ExomonadServe(
-            state=self.state, env=self.env, tmux_socket=self.tmux.socket,
-            log_path=self.state.parent.parent / "server.log", cwd=self.workspace,
-        )  # fmt: skip
-        self.server.start(timeout=30)
-
-    def stop_server(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-
-    def server_log(self) -> str:
-        return self.server.log() if self.server is not None else ""
-
-    def status(self) -> dict[str, Any]:
-        done = self.exo("status", "--json")
-        assert done.returncode == 0, done.stderr
-        data: dict[str, Any] = orjson.loads(done.stdout)
-        return data
-
-    def post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST to the server over its Unix socket (as `exomonad teammate` does)."""
-        info = read_server_info(self.state)
-        assert info is not None, "no server"
-        assert info.alive, "no server"
-        conn = http.client.HTTPConnection("localhost", timeout=30)
-        sock = socket.socket(socket.AF_UNIX)
-        sock.connect(info.socket)
-        conn.sock = sock
-        conn.request("POST", path, body=orjson.dumps(body),
-                     headers={"Content-Type": "application/json"})  # fmt: skip
-        data: dict[str, Any] = orjson.loads(conn.getresponse().read())
-        conn.close()
-        return data
-
-    def team(self, name: str) -> TeamPaths:
-        return TeamPaths(name, self.claude.config_dir)
-
-    def members(self, team: str) -> dict[str, dict[str, Any]]:
-        cfg = read_json_file(self.team(team).config_file) or {}
-        return {m["name"]: m for m in cfg.get("members", []) if isinstance(m, dict)}
-
-    def wait_adopted(self, team: str) -> float:
-        """Until the server's current team is `team`; returns when (monotonic)."""
-        registry = self.state / "teams.json"
-
-        def adopted() -> bool:
-            data = read_json_file(registry)
-            return isinstance(data, dict) and data.get("current") == team
-
-        retry_until(adopted, timeout=STEP, interval=0.02,
-                    message=f"the server did not adopt {team}:\n{self.server_log()}")  # fmt: skip
-        return time.monotonic()
-
-    def lead_session(self) -> dict[str, Any]:
-        data = read_json_file(self.state / "teams.json") or {}
-        leads = [s for s in data.get("sessions", {}).values() if s.get("role") == "tl"]
-        assert len(leads) == 1, data
-        lead: dict[str, Any] = leads[0]
-        return lead
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
-    """`exomonad init` on the lead's workspace; the server is started by each test (after
-    it adds its own config). Teardown: tmux first (Claude, teammates, Gemini, MCP
-    bridges), then the server."""
-    claude = prepare_claude_home(tmp_path / "claude", teammate_mode="tmux",
-                                 settings={"enableAllProjectMcpServers": True})  # fmt: skip
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("EXOMONAD_", "CLAUDE", "TMUX"))}  # fmt: skip
-    # PATH with the venv first: the hooks, MCP servers and teammate command `init` writes
-    # name `exomonad` / `exomonad-teammate` and rely on PATH.
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
-    state = claude.workspace / ".exomonad"
-    env.update(CLAUDE_CONFIG_DIR=str(claude.config_dir), EXOMONAD_DIR=str(state),
-               EXOMONAD_LOCK_DIR=str(state / "locks"),
-               EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
-    p = Project(claude=claude, state=state, tmux=Tmux(), env=env)
-    done = p.exo("init", str(claude.workspace), "--json")
-    assert done.returncode == 0, done.stderr
-    p.init = orjson.loads(done.stdout)
-    # A team commits what `init` wrote; workers' worktrees are made from that commit.
-    env.update(GIT_ENV)
-    git(claude.workspace, "init", "-q", "-b", "main")
-    git(claude.workspace, "add", "-A")
-    git(claude.workspace, "commit", "-q", "-m", "exomonad init")
-    try:
+    """`exomonad init` on the lead's workspace (`tests.e2e.claude_team.open_project`)."""
+    with open_project(tmp_path) as p:
         yield p
-    finally:
-        p.tmux.kill()  # also unlinks its socket file
-        p.stop_server()
 
 
 def _gemini_home(project: Project, root: Path) -> GeminiHome:
@@ -351,45 +148,6 @@ def _diagnosed(project: Project, lead: ScriptedClaude, gemini: ScriptedGemini) -
         yield
     except (TimeoutError, WaitTimeout, AssertionError) as e:
         pytest.fail(f"{e}\n{_dump(project, lead, gemini)}", pytrace=False)
-
-
-def _current_team(state: Path) -> str | None:
-    data = read_json_file(state / "teams.json")
-    team = data.get("current") if isinstance(data, dict) else None
-    return team if isinstance(team, str) else None
-
-
-@dataclass
-class Lead:
-    """The lead as started: its pane, its session team, when the server adopted it."""
-
-    pane: ClaudePane
-    team: str
-    paths: TeamPaths
-    adopted_after: float  # seconds from launch
-
-
-def _start_lead(project: Project, model: ScriptedClaude, probe: Probe) -> Lead:
-    """Claude Code in the project's workspace; the server adopts its session team."""
-    probe.watch("team adopted", lambda: (_current_team(project.state) or "").startswith("s"))
-    pane = start_claude_in_tmux(project.tmux, project.claude, model.url, ready_timeout=READY)
-    team, config = wait_for_session_team(project.claude, STEP)
-    project.wait_adopted(team)
-    # The SessionStart hook reached the server with the lead's session and pane.
-    session = project.lead_session()
-    assert session["session_id"] == config["leadSessionId"], session
-    assert session["pane"] == pane.pane_id, session
-    assert project.status()["team"] == team
-    adopted = probe.at("team adopted") - pane.started_at
-    return Lead(pane=pane, team=team, paths=project.team(team), adopted_after=adopted)
-
-
-def _last_tool(name: str) -> Callable[[RecordedRequest], bool]:
-    """An agent turn answering exactly one tool call, `name`."""
-    return lambda r: r.is_agent_turn and [n for n, _ in r.newest_tool_results()] == [name]
-
-
-# ---------------------------------------------------------------------------- (A)
 
 
 class ScriptA:
@@ -443,7 +201,7 @@ def _round_trip_a(lead: Lead, gpane: GeminiPane, model: ScriptedClaude, gemini: 
                   script: ScriptA, report: str) -> RunA:  # fmt: skip
     entered = lead.pane.type_message(script.prompt)
     first = model.wait_for_user_text(script.prompt, STEP)
-    sent = model.wait_for_request(_last_tool("SendMessage"), STEP, since=first.index)
+    sent = model.wait_for_request(last_tool("SendMessage"), STEP, since=first.index)
     result = dict(sent.newest_tool_results())["SendMessage"]
     assert f"Message sent to {WORKER}'s inbox" in result, result
     typed = f"[from {LEAD}] {script.task}"
@@ -480,10 +238,10 @@ def test_mode_a_roster_member_gemini_pane(project: Project, tmp_path: Path) -> N
         gemini.add_function_call("mcp_exo_notify_parent", {"status": "success",
                                                            "message": report})  # fmt: skip
         gemini.add_text(f"reported {tag}")
-        lead = _start_lead(project, model, probe)
+        lead = start_lead(project, model, probe)
         gpane = _start_roster_gemini(project, lead, gemini, tmp_path / "gem")
-        probe.watch("task in worker inbox", _has_text(lead.paths.inbox(WORKER), task))
-        probe.watch("report in lead inbox", _has_text(lead.paths.inbox(LEAD), report))
+        probe.watch("task in worker inbox", has_text(lead.paths.inbox(WORKER), task))
+        probe.watch("report in lead inbox", has_text(lead.paths.inbox(LEAD), report))
         run = _round_trip_a(lead, gpane, model, gemini, script, report)
         counters = project.status()["counters"]
 
@@ -495,14 +253,14 @@ def test_mode_a_roster_member_gemini_pane(project: Project, tmp_path: Path) -> N
         else:  # typed into the lead's pane by the poll_grace fallback, then pruned
             assert any(t.strip() == want for t in run.back.last_user_texts())
             assert counters["lead_pane_fallback"] == 1, counters
-            assert not _has_text(lead.paths.inbox(LEAD), report)()  # no second showing
+            assert not has_text(lead.paths.inbox(LEAD), report)()  # no second showing
         [answer] = [r for r in run.g2.function_responses()
                     if r.get("name") == "mcp_exo_notify_parent"]  # fmt: skip
         assert f"delivered to {LEAD}'s inbox" in json.dumps(answer.get("response")), answer
         assert (counters["delivered"], counters["notify_inbox"]) == (1, 1), counters
         assert counters["tool:notify_parent"] == 1, counters
         assert sum(f"[from {LEAD}] {task}" in t for t in run.g2.user_texts()) == 1  # typed once
-        assert not _inbox(lead.paths.inbox(WORKER))  # delivered and pruned
+        assert not inbox(lead.paths.inbox(WORKER))  # delivered and pruned
         member = project.members(lead.team)[WORKER]
         assert (member["backendType"], member["exomonadPane"]) == ("exomonad", gpane.pane_id)
 
@@ -515,49 +273,22 @@ def test_mode_a_roster_member_gemini_pane(project: Project, tmp_path: Path) -> N
         ("claude launch → server adopted the session team", lead.adopted_after),
         ("gemini launch → prompt ready", gpane.ready_after),
         ("lead Enter → lead model request", run.first.received_at - run.entered),
-        ("SendMessage reply → worker inbox entry seen", _delta(sent_at, t_task)),
+        ("SendMessage reply → worker inbox entry seen", delta(sent_at, t_task)),
         ("worker inbox entry → Gemini model request (watcher)",
-         _delta(t_task, run.g1.received_at)),
+         delta(t_task, run.g1.received_at)),
         ("SendMessage reply → Gemini model request", run.g1.received_at - sent_at),
         ("notify_parent functionCall reply → lead inbox entry",
-         _delta(run.g1.received_at, t_report)),
+         delta(run.g1.received_at, t_report)),
         (f"lead inbox entry → lead model request ({path})",
-         _delta(t_report, run.back.received_at)),
+         delta(t_report, run.back.received_at)),
         ("SendMessage reply → lead request with the report", run.back.received_at - sent_at),
     ]  # fmt: skip
     how = "the lead's poller" if via_poller else "[lead] poll_grace typing into the lead's pane"
     print(f"\n[claude-330 mode A] team {lead.team}; the report reached the lead via {how}\n"
-          f"{_fmt(hops)}")  # fmt: skip
-
-
-def _delta(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else b - a
+          f"{fmt_hops(hops)}")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- (B)
-
-
-LAUNCHER = """#!/bin/sh
-# Gemini CLI for `exomonad teammate`: the offline env, plus what the teammate passes on.
-exec env -i TERM="${{TERM:-xterm-256color}}" \\
-  EXOMONAD_TOKEN="${{EXOMONAD_TOKEN}}" EXOMONAD_DIR="${{EXOMONAD_DIR}}" \\
-  EXOMONAD_NAME="${{EXOMONAD_NAME}}" EXOMONAD_TEAM="${{EXOMONAD_TEAM}}" \\
-  CLAUDE_CONFIG_DIR="${{CLAUDE_CONFIG_DIR}}" TMUX_PANE="${{TMUX_PANE}}" \\
-  {assigns} {argv}
-"""
-
-
-def _write_gemini_launcher(home: GeminiHome, base_url: str) -> Path:
-    """The `[[teammate.routes]] command`: Gemini's offline env (HOME with its settings,
-    GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_CLI_TRUST_WORKSPACE, ...), nothing
-    else from the pane but TERM and what `exomonad teammate` sets."""
-    env = gemini_env(home, base_url)
-    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()))
-    argv = " ".join(shlex.quote(a) for a in gemini_command(yolo=True))
-    path = home.root / "gemini-teammate.sh"
-    path.write_text(LAUNCHER.format(assigns=assigns, argv=argv), "utf-8")
-    path.chmod(0o755)
-    return path
 
 
 class ScriptB:
@@ -594,15 +325,6 @@ class ScriptB:
         return None
 
 
-def _approvals(paths: TeamPaths) -> list[ShutdownApproved]:
-    out = []
-    for e in Mailbox(paths).read_raw(LEAD):
-        msg = decode(str(e.get("text", "")))
-        if isinstance(msg, ShutdownApproved):
-            out.append(msg)
-    return out
-
-
 @dataclass
 class Spawned:
     entered: float
@@ -618,7 +340,7 @@ def _spawn_b(project: Project, lead: Lead, model: ScriptedClaude, gemini: Script
     """Agent → a split pane running `exomonad teammate` → Gemini ← the spawn prompt."""
     agent_id = f"{WORKER}@{lead.team}"
     entered = lead.pane.type_message(script.spawn)
-    spawned = model.wait_for_request(_last_tool("Agent"), STEP)
+    spawned = model.wait_for_request(last_tool("Agent"), STEP)
     result = dict(spawned.newest_tool_results())["Agent"]
     assert "Spawned successfully" in result, result
     member = project.members(lead.team)[WORKER]  # Claude Code registers it itself
@@ -626,13 +348,13 @@ def _spawn_b(project: Project, lead: Lead, model: ScriptedClaude, gemini: Script
     typed = f"[from {LEAD}] {script.task}"
     g1 = gemini.wait_for_request(lambda r: r.is_agent_turn and r.mentions(typed), READY)
     assert "mcp_exo_notify_parent" in g1.tool_names(), sorted(g1.tool_names())
-    pid = _find_teammate(agent_id)
+    pid = find_teammate(agent_id)
     assert pid is not None, f"no `exomonad teammate ... {agent_id}` process"
     argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
     assert argv[1] == str(VENV_BIN / "exomonad-teammate"), argv  # the console script, on PATH
     assert argv[argv.index("--agent-type") + 1] == "gemini-worker", argv
     assert argv[argv.index("--team-name") + 1] == lead.team, argv
-    children = _proc_children(pid)
+    children = proc_children(pid)
     assert children, "exomonad teammate runs no child (Gemini)"
     lead.pane.wait_for_text(f"Agent done {script.tag}", STEP)
     return Spawned(entered, member["tmuxPaneId"], pid, argv, children, g1)
@@ -651,7 +373,7 @@ def _talk_b(lead: Lead, model: ScriptedClaude, gemini: ScriptedGemini, script: S
     """SendMessage → the teammate types it → notify_parent → the lead's poller."""
     since = model.next_index
     entered = lead.pane.type_message(script.nudge)
-    model.wait_for_request(_last_tool("SendMessage"), STEP, since=since)
+    model.wait_for_request(last_tool("SendMessage"), STEP, since=since)
     typed = f"[from {LEAD}] {script.followup}"
     g2 = gemini.wait_for_request(lambda r: r.is_agent_turn and r.mentions(typed), STEP,
                                  since=spawned.g1.index + 1)  # fmt: skip
@@ -661,7 +383,7 @@ def _talk_b(lead: Lead, model: ScriptedClaude, gemini: ScriptedGemini, script: S
     assert msg.attrs.get("summary") == f"Agent update: {WORKER}"
     g3 = gemini.wait_for_request(lambda r: r.is_agent_turn and bool(r.function_responses()),
                                  STEP, since=g2.index + 1)  # fmt: skip
-    retry_until(lambda: not _has_text(lead.paths.inbox(LEAD), report)(), timeout=STEP,
+    retry_until(lambda: not has_text(lead.paths.inbox(LEAD), report)(), timeout=STEP,
                 message="the lead did not prune its inbox")  # fmt: skip
     lead.pane.wait_for_text("scripted default reply", STEP)
     return Talked(entered, g2, back, g3)
@@ -683,7 +405,7 @@ def _stop_b(project: Project, lead: Lead, model: ScriptedClaude, script: ScriptB
     seen: list[ShutdownApproved] = []
 
     def approved() -> bool:
-        seen.extend(_approvals(lead.paths))
+        seen.extend(approvals(lead.paths))
         return bool(seen)
 
     probe.watch("shutdown_approved", approved)
@@ -693,7 +415,7 @@ def _stop_b(project: Project, lead: Lead, model: ScriptedClaude, script: ScriptB
     )
     since = model.next_index
     lead.pane.type_message(script.stop)
-    stopped = model.wait_for_request(_last_tool("SendMessage"), STEP, since=since)
+    stopped = model.wait_for_request(last_tool("SendMessage"), STEP, since=since)
     result = dict(stopped.newest_tool_results())["SendMessage"]
     assert f"Shutdown request sent to {WORKER}" in result, result
     approved_at = probe.at("shutdown_approved")
@@ -724,7 +446,9 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         Probe() as probe,
         _diagnosed(project, model, gemini),
     ):
-        launcher = _write_gemini_launcher(prepare_gemini_home(tmp_path / "gem"), gemini.url)
+        launcher = write_gemini_launcher(
+            prepare_gemini_home(tmp_path / "gem"), gemini.url, project.bin_dir
+        )
         # poll_grace far beyond the poller's 1 s: a fallback here would mean no poller.
         project.configure(
             '[lead]\npoll_grace = 20.0\n\n[[teammate.routes]]\nagent_type = "gemini*"\n'
@@ -735,10 +459,10 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         gemini.add_function_call("mcp_exo_notify_parent", {"status": "success",
                                                            "message": report})  # fmt: skip
         gemini.add_text(f"reported {tag}")
-        lead = _start_lead(project, model, probe)
-        probe.watch("teammate process", lambda: _find_teammate(f"{WORKER}@{lead.team}") is not None)
-        probe.watch("report in lead inbox", _has_text(lead.paths.inbox(LEAD), report))
-        probe.watch("followup in worker inbox", _has_text(lead.paths.inbox(WORKER), followup))
+        lead = start_lead(project, model, probe)
+        probe.watch("teammate process", lambda: find_teammate(f"{WORKER}@{lead.team}") is not None)
+        probe.watch("report in lead inbox", has_text(lead.paths.inbox(LEAD), report))
+        probe.watch("followup in worker inbox", has_text(lead.paths.inbox(WORKER), followup))
         spawned = _spawn_b(project, lead, model, gemini, script)
         # The teammate runs Gemini in the worker's own worktree, on its own branch.
         worktree = project.workspace / ".worktrees" / WORKER
@@ -759,7 +483,7 @@ def test_mode_b_teammate_command_runs_gemini(project: Project, tmp_path: Path) -
         assert counters["tool:notify_parent"] == 1, counters
         for text in (task, followup):  # each typed exactly once
             assert sum(f"[from {LEAD}] {text}" in t for t in talked.g3.user_texts()) == 1
-        assert not [e for e in _inbox(lead.paths.inbox(WORKER)) if not e.get("read")]
+        assert not [e for e in inbox(lead.paths.inbox(WORKER)) if not e.get("read")]
         seen_by_lead = sorted({m.text[:60] for r in model.agent_requests()
                                for m in r.teammate_messages()})  # fmt: skip
 
@@ -776,28 +500,29 @@ def _report_b(lead: Lead, script: ScriptB, spawned: Spawned, talked: Talked, sto
         ("claude launch → prompt ready", lead.pane.ready_after),
         ("claude launch → server adopted the session team", lead.adopted_after),
         ("lead Enter → Agent tool_use reply", marks["agent"] - spawned.entered),
-        ("Agent reply → exomonad teammate process seen", _delta(marks["agent"], t_proc)),
+        ("Agent reply → exomonad teammate process seen", delta(marks["agent"], t_proc)),
         ("Agent reply → Gemini request with the spawn prompt",
          spawned.g1.received_at - marks["agent"]),
         ("lead Enter → SendMessage tool_use reply", marks["send_message"] - talked.entered),
-        ("SendMessage reply → worker inbox entry seen", _delta(marks["send_message"], t_follow)),
+        ("SendMessage reply → worker inbox entry seen", delta(marks["send_message"], t_follow)),
         ("worker inbox entry → Gemini request (exomonad teammate)",
-         _delta(t_follow, talked.g2.received_at)),
+         delta(t_follow, talked.g2.received_at)),
         ("notify_parent functionCall reply → lead inbox entry",
-         _delta(talked.g2.received_at, t_report)),
+         delta(talked.g2.received_at, t_report)),
         ("lead inbox entry → lead request with <teammate-message>",
-         _delta(t_report, talked.back.received_at)),
+         delta(t_report, talked.back.received_at)),
         ("shutdown SendMessage reply → shutdown_approved in lead inbox",
          stopped.approved_at - marks["shutdown"]),
         ("shutdown SendMessage reply → teammate exited", stopped.exited_at - marks["shutdown"]),
         ("shutdown_approved → member removed from config.json",
          stopped.removed_at - stopped.approved_at),
         ("shutdown_approved → teammate pane closed",
-         _delta(stopped.approved_at, stopped.pane_closed_at)),
+         delta(stopped.approved_at, stopped.pane_closed_at)),
     ]  # fmt: skip
     pane = "closed" if stopped.pane_closed_at is not None else "left open"
     print(f"\n[claude-330 mode B] team {lead.team}; teammate argv "
           f"{shlex.join(spawned.teammate_argv[1:])}\n"
           f"  shutdown result: {stopped.result[:140]!r}; member removed, worker pane "
           f"{spawned.worker_pane} {pane} by Claude Code\n"
-          f"  teammate messages the lead's model saw: {seen_by_lead}\n{_fmt(hops)}")  # fmt: skip
+          f"  teammate messages the lead's model saw: {seen_by_lead}\n"
+          f"{fmt_hops(hops)}")  # fmt: skip
