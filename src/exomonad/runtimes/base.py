@@ -70,6 +70,10 @@ class Runtime:
     worker_command: str | None = None
     #: Text its TUI shows once it takes input (None: no wait).
     ready_marker: str | None = None
+    #: Whether it must have listed ExoMonad's MCP tools before it reads its task: a
+    #: runtime that builds its tool list once, as its MCP servers come up, would
+    #: otherwise start a task without ``notify_parent``.
+    waits_for_mcp = False
     #: Its project settings file holding ExoMonad's hooks (relative to the project).
     settings_file: str | None = None
     #: Whether an empty hook answer is printed as nothing at all (not ``{}``).

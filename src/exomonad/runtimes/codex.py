@@ -82,6 +82,9 @@ class CodexCli(Runtime):
     # policy, through the hooks, is the gate.
     worker_command = "codex --no-daemon --dangerously-bypass-approvals-and-sandbox"
     ready_marker = "Ask Codex to do anything"
+    #: Its prompt shows before its MCP servers are up, and a ``tool_search`` made before
+    #: then finds no ``notify_parent`` (seen with 0.169 in a mixed team's e2e test).
+    waits_for_mcp = True
     settings_file = CONFIG_FILE
     silent_empty = True
     events: ClassVar[Mapping[str, str]] = {"permission-request": "pre-tool-use"}

@@ -35,13 +35,13 @@ from exomonad.panes import TmuxBackend
 from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
 from exomonad.server.hooks import hook_request
-from exomonad.server.identity import TOKEN_HEADER, Identity
+from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.peer import PeerH11Protocol, peer_pid
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
+from exomonad.server.teammates import caller, teammate_routes
 from exomonad.server.tools import call_tool
-from exomonad.server.workers import provision, release
 
 __all__ = ["build_app", "health", "run_server"]
 
@@ -83,11 +83,6 @@ def health(svc: Services) -> dict[str, Any]:
     }
 
 
-def _caller(svc: Services, request: Request) -> Identity:
-    """Who sent ``request``: its token, checked against the connecting process."""
-    return svc.identify(request.headers.get(TOKEN_HEADER), peer_pid(request.scope))
-
-
 def build_app(svc: Services) -> Starlette:
     """The ASGI app: MCP at ``/mcp`` plus the health and hook routes."""
 
@@ -108,46 +103,10 @@ def build_app(svc: Services) -> Starlette:
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}
         )
 
-    async def teammate_token(request: Request) -> Response:
-        """A worker token (and worktree) for a teammate Claude Code spawned.
-
-        The socket is 0600: whoever can connect is the project's user. Only names and
-        roles below the lead are issued (see :func:`exomonad.server.workers.provision`).
-        """
-        try:
-            body = orjson.loads(await request.body())
-            if not isinstance(body, dict):
-                raise TypeError("not an object")
-            parent = body.get("parent", svc.config.lead.name)
-            worker = await anyio.to_thread.run_sync(
-                lambda: provision(
-                    svc,
-                    body.get("name"),
-                    body.get("team"),
-                    role=body.get("role", "worker"),
-                    parent=parent if isinstance(parent, str) else svc.config.lead.name,
-                    pid=body.get("pid"),
-                    runtime=body.get("runtime"),
-                )
-            )
-        except (orjson.JSONDecodeError, TypeError) as exc:
-            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
-        except ExomonadError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=403)
-        return JSONResponse(worker.to_json())
-
-    async def teammate_release(request: Request) -> Response:
-        """A teammate that is shutting down gives back its token and worktree."""
-        who = _caller(svc, request)
-        if not who.authenticated or who.team is None:
-            return JSONResponse({"error": "a worker token is required"}, status_code=403)
-        removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
-        return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
-
     async def tool_route(request: Request) -> Response:
         """One ExoMonad tool as plain JSON (for the CLI): the same role and policy checks
         as over MCP; the caller is whoever its token says."""
-        who = _caller(svc, request)
+        who = caller(svc, request)
         try:
             args = orjson.loads(await request.body() or b"{}")
             if not isinstance(args, dict):
@@ -163,7 +122,7 @@ def build_app(svc: Services) -> Starlette:
 
     async def gate_route(request: Request) -> Response:
         """``exomonad git-gate``: a push from a worker's worktree, judged as its tool call."""
-        who = _caller(svc, request)
+        who = caller(svc, request)
         try:
             body = orjson.loads(await request.body())
             command, cwd = body["command"], body.get("cwd")
@@ -183,8 +142,7 @@ def build_app(svc: Services) -> Starlette:
 
     routes = [
         Route("/health", health_route, methods=["GET"]),
-        Route("/teammate/token", teammate_token, methods=["POST"]),
-        Route("/teammate/release", teammate_release, methods=["POST"]),
+        *teammate_routes(svc),
         Route("/tool/{name}", tool_route, methods=["POST"]),
         Route("/gate/pre-push", gate_route, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),

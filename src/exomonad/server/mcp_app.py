@@ -46,7 +46,10 @@ def build_mcp_server(svc: Services, *, fixed_identity: Identity | None = None) -
     """
 
     def caller(ctx: ServerRequestContext[Any]) -> Identity:
-        return fixed_identity or identity_of(svc, ctx)
+        who = fixed_identity or identity_of(svc, ctx)
+        if who.authenticated:
+            svc.mcp_seen.add((who.team, who.name))  # its MCP client is up (mcp_ready)
+        return who
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

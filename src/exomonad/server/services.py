@@ -77,6 +77,8 @@ class Services:
             intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
         )  # fmt: skip
         self.counters: Counter[str] = Counter()
+        #: (team, name) of each worker whose MCP client has reached this server.
+        self.mcp_seen: set[tuple[str | None, str]] = set()
         self._mailboxes: dict[str, Mailbox] = {}
         self.started_at = time.time()
         self.version = __version__

@@ -15,12 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from exomonad import runtimes
 from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, LockError, PaneError
 from exomonad.policy import Allow, ToolRequest
 from exomonad.sandbox import worker_argv
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
-from exomonad.server.workers import Provisioned, provision, release
+from exomonad.server.workers import Provisioned, await_mcp, provision, release
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
 from exomonad.teams.protocol import decode
 from exomonad.teams.tasks import TaskStore
@@ -244,6 +245,8 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     for w, worker, pane, runtime in started:  # started together, awaited in turn
         marker = cfg.marker_for(runtime)
         ready = _await_ready(svc, pane, marker) if marker else True
+        if ready and runtime in runtimes.RUNTIMES and runtimes.get(runtime).waits_for_mcp:
+            ready = await_mcp(svc, team, w.name, cfg.ready_timeout)
         register_synthetic(paths, w.name, agent_type=runtime, pane=pane, cwd=worker.cwd)
         mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task) if w.task else None
         spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid,

@@ -24,9 +24,10 @@ from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
 from exomonad.teams import load_config
 from exomonad.teams.paths import RESERVED_NAMES, validate_name
+from exomonad.util.waiting import WaitTimeout, retry_until
 from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
-__all__ = ["WORKER_ROLES", "Provisioned", "provision", "release"]
+__all__ = ["WORKER_ROLES", "Provisioned", "await_mcp", "provision", "release"]
 
 log = logging.getLogger("exomonad.server")
 
@@ -98,6 +99,7 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
         ``runtime`` is not a runtime ExoMonad knows.
     """
     name, role, team = _check(svc, name, role, team)
+    svc.mcp_seen.discard((team, name))  # a new worker of that name: wait for its own MCP
     runner = runtimes.get(runtime) if isinstance(runtime, str) else None
     held = svc.tokens.find(name, team)
     if held is not None and _alive(svc, held):
@@ -120,6 +122,18 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
     root = svc.state_dir.parent
     extra = runner.check_gate(root, consent=consent) if runner else {}
     return Provisioned(who, svc.tokens.issue(who), runtime_env=extra)
+
+
+def await_mcp(svc: Services, team: str | None, name: str, timeout: float) -> bool:
+    """Wait until worker ``name``'s MCP client has reached the server (it listed its
+    tools); False after ``timeout`` seconds. A runtime that ``waits_for_mcp`` gets its
+    task only then."""
+    try:
+        retry_until(lambda: (team, name) in svc.mcp_seen, timeout=timeout, interval=0.1,
+                    message=f"{name}'s MCP client did not reach the server")  # fmt: skip
+    except WaitTimeout:
+        return False
+    return True
 
 
 def _alive(svc: Services, who: Identity) -> bool:

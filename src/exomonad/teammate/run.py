@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,22 @@ def _provision(state: Path, args: TeammateArgs, parent: str,
     if not isinstance(answer, dict) or not isinstance(answer.get("token"), str):
         raise ExomonadError(f"the server's token answer is malformed: {answer!r}")
     return answer
+
+
+def _await_mcp(state: Path, token: str, timeout: float) -> None:
+    """Hold the task until the agent's MCP client has reached the server (its tools are
+    listed); after ``timeout``, go on and say so (the task still arrives)."""
+    try:
+        answer = ServerClient(state, token=token, timeout=timeout + 30).call(
+            "POST", "/teammate/mcp-ready", {"timeout": timeout}
+        )
+    except ExomonadError as exc:
+        answer = {"ready": False, "error": str(exc)}
+    if not (isinstance(answer, dict) and answer.get("ready") is True):
+        sys.stderr.write(
+            f"exomonad teammate: the agent's MCP tools did not come up within "
+            f"{timeout:g}s ({answer}); its task is sent anyway\n"
+        )
 
 
 def _release(state: Path, token: str) -> str:
@@ -214,6 +231,8 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     marker = route.marker()
     if marker:
         agent.wait_for_text(marker, config.teammate.ready_timeout)
+    if route.runtime != "command" and runtimes.get(route.runtime).waits_for_mcp:
+        _await_mcp(state, token, config.teammate.ready_timeout)
     mailbox = Mailbox(paths)
     adopt_lock_journal(state)
     ledger = SqliteLedger(state / "ledger.db")

@@ -1,0 +1,83 @@
+"""The routes a teammate process uses: its token and worktree in, its MCP readiness, and
+everything back out (see :mod:`exomonad.server.workers`)."""
+
+from __future__ import annotations
+
+import anyio.to_thread
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from exomonad.errors import ExomonadError
+from exomonad.server.identity import TOKEN_HEADER, Identity
+from exomonad.server.peer import peer_pid
+from exomonad.server.services import Services
+from exomonad.server.workers import await_mcp, provision, release
+
+__all__ = ["caller", "teammate_routes"]
+
+
+def caller(svc: Services, request: Request) -> Identity:
+    """Who sent ``request``: its token, checked against the connecting process."""
+    return svc.identify(request.headers.get(TOKEN_HEADER), peer_pid(request.scope))
+
+
+def teammate_routes(svc: Services) -> list[Route]:
+    """``/teammate/token``, ``/teammate/release`` and ``/teammate/mcp-ready``."""
+
+    async def teammate_token(request: Request) -> Response:
+        """A worker token (and worktree) for a teammate Claude Code spawned.
+
+        The socket is 0600: whoever can connect is the project's user. Only names and
+        roles below the lead are issued (see :func:`exomonad.server.workers.provision`).
+        """
+        try:
+            body = orjson.loads(await request.body())
+            if not isinstance(body, dict):
+                raise TypeError("not an object")
+            parent = body.get("parent", svc.config.lead.name)
+            worker = await anyio.to_thread.run_sync(
+                lambda: provision(
+                    svc,
+                    body.get("name"),
+                    body.get("team"),
+                    role=body.get("role", "worker"),
+                    parent=parent if isinstance(parent, str) else svc.config.lead.name,
+                    pid=body.get("pid"),
+                    runtime=body.get("runtime"),
+                )
+            )
+        except (orjson.JSONDecodeError, TypeError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        except ExomonadError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=403)
+        return JSONResponse(worker.to_json())
+
+    async def teammate_release(request: Request) -> Response:
+        """A teammate that is shutting down gives back its token and worktree."""
+        who = caller(svc, request)
+        if not who.authenticated or who.team is None:
+            return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
+        return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
+
+    async def teammate_mcp_ready(request: Request) -> Response:
+        """A teammate waits (``timeout`` seconds, at most 600) until its agent's MCP
+        client has reached this server, before the agent reads its task."""
+        who = caller(svc, request)
+        if not who.authenticated or who.team is None:
+            return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        try:
+            body = orjson.loads(await request.body() or b"{}")
+            timeout = min(float(body.get("timeout", 60)), 600.0)
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        ready = await anyio.to_thread.run_sync(await_mcp, svc, who.team, who.name, timeout)
+        return JSONResponse({"ready": ready})
+
+    return [
+        Route("/teammate/token", teammate_token, methods=["POST"]),
+        Route("/teammate/release", teammate_release, methods=["POST"]),
+        Route("/teammate/mcp-ready", teammate_mcp_ready, methods=["POST"]),
+    ]
