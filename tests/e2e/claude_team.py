@@ -222,8 +222,17 @@ class Project:
         return TeamPaths(name, self.claude.config_dir)
 
     def members(self, team: str) -> dict[str, dict[str, Any]]:
-        cfg = read_json_file(self.team(team).config_file) or {}
-        return {m["name"]: m for m in cfg.get("members", []) if isinstance(m, dict)}
+        """The team's members; a read in the middle of Claude Code's rewrite of
+        config.json (not atomic: it can be empty for an instant) is read again."""
+        path = self.team(team).config_file
+        read: list[Any] = [{}]
+
+        def readable() -> bool:
+            read[0] = read_json_file(path) if path.exists() else {}
+            return isinstance(read[0], dict)
+
+        retry_until(readable, timeout=10, interval=0.05, message=f"{path} stays unreadable")
+        return {m["name"]: m for m in read[0].get("members", []) if isinstance(m, dict)}
 
     def wait_adopted(self, team: str) -> float:
         """Until the server's current team is `team`; returns when (monotonic)."""
