@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 import exomonad
+from exomonad.runtimes import CODEX
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths
 from exomonad.teams.protocol import ShutdownApproved, decode
@@ -379,6 +380,6 @@ def write_codex_launcher(home: CodexHome, bin_dir: Path) -> Path:
     the server checked the hooks' trust in are taken from what `exomonad teammate` sets."""
     env = {**codex_env(home), **GIT_ENV}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    argv = [str(require_codex()), "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+    argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:]]
     return write_launcher(home.root / "codex-teammate.sh", None, env, argv,
                           from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip

@@ -44,6 +44,7 @@ from pathlib import Path
 
 import pytest
 
+from exomonad.runtimes.codex import WORKER_INSTRUCTIONS
 from exomonad.teams.protocol import ShutdownApproved
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
@@ -272,6 +273,9 @@ def test_codex_teammate_of_a_claude_lead(cproject: CodexProject) -> None:
         # The spawn prompt reaches Codex's model, typed by the teammate.
         typed = f"[from {LEAD}] {task}"
         c1 = codex.wait_for_request(lambda r: r.is_agent_turn and r.mentions(typed), READY)
+        # ...and the worker instructions (its worker command's developer_instructions)
+        # tell its model how to report: notify_parent, found through tool_search.
+        assert WORKER_INSTRUCTIONS in c1.developer_text(), c1.developer_text()[-800:]
         # Codex runs in the worker's worktree, with this checkout's `exomonad` on PATH.
         retry_until(lambda: len(_live_children(mate)) == 1, timeout=STEP,
                     message="one live child of the teammate (the Codex launcher)")  # fmt: skip

@@ -41,6 +41,7 @@ import pytest
 import exomonad
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
+from exomonad.runtimes import CODEX
 from exomonad.server.identity import TokenStore
 from exomonad.teams import Mailbox, TeamPaths, create_team
 from exomonad.util.waiting import WaitTimeout, retry_until
@@ -111,7 +112,7 @@ class Project:
         the CODEX_HOME it checked taken from the pane ExoMonad opens."""
         env = {**codex_env(self.home), **GIT_ENV, "PYTHONPATH": self.env["PYTHONPATH"]}
         env["PATH"] = f"{self.shim()}{os.pathsep}{env['PATH']}"
-        argv = [str(require_codex()), "--no-daemon", "--dangerously-bypass-approvals-and-sandbox"]
+        argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:]]
         return write_launcher(self.home.root / "codex-worker.sh", None, env, argv,
                               from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from exomonad.setup import ProjectFiles
 
-__all__ = ["CODEX", "CODEX_AGENT", "CONFIG_FILE", "HOOKS", "CodexCli"]
+__all__ = ["CODEX", "CODEX_AGENT", "CONFIG_FILE", "HOOKS", "WORKER_INSTRUCTIONS", "CodexCli"]
 
 #: The project config ``init`` writes (MCP server and hooks), relative to the project.
 CONFIG_FILE = ".codex/config.toml"
@@ -54,6 +54,15 @@ You are a Codex CLI worker in a Claude Code agent team, run by ExoMonad.
 To report to the lead, find ExoMonad's tools first: search your tools for
 "notify_parent" (tool_search), then call notify_parent with your message.
 """
+
+#: What a Codex worker is told (its ``developer_instructions``): its task arrives as a
+#: teammate message, and ExoMonad's tools are deferred behind ``tool_search``.
+WORKER_INSTRUCTIONS = (
+    "You are a worker in a Claude Code agent team, run by ExoMonad. Messages from your lead "
+    "arrive as your prompts. When you are done, or need something, report to the lead with "
+    "the notify_parent tool of the exo MCP server: it is deferred, so search your tools for "
+    "notify_parent (tool_search) first, then call it."
+)
 
 #: Codex event, the hook client's event name: the hooks ``init`` writes (no matcher).
 HOOKS = (
@@ -80,7 +89,10 @@ class CodexCli(Runtime):
     # included); bypass: Codex's sandbox would stop git in a worktree (its git dir is the
     # main repository's), and its approvals would stop an unattended worker. ExoMonad's
     # policy, through the hooks, is the gate.
-    worker_command = "codex --no-daemon --dangerously-bypass-approvals-and-sandbox"
+    worker_command = (
+        "codex --no-daemon --dangerously-bypass-approvals-and-sandbox "
+        f"-c 'developer_instructions=\"{WORKER_INSTRUCTIONS}\"'"
+    )
     ready_marker = "Ask Codex to do anything"
     #: Its prompt shows before its MCP servers are up, and a ``tool_search`` made before
     #: then finds no ``notify_parent`` (seen with 0.169 in a mixed team's e2e test).
