@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -156,6 +157,16 @@ class ExomonadServe:
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def lead_creates_team(self, team: str) -> None:
+        """What the lead's Claude Code reports after `TeamCreate` (its PostToolUse hook,
+        tokenless as the lead's): the server adopts `team`."""
+        hook = {"session_id": "lead-1", "tool_name": "TeamCreate",
+                "tool_input": {"team_name": team}}  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "exomonad", "hook", "post-tool-use"],
+                              input=json.dumps(hook), env=self.env, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
 
     def log(self, tail: int = 4000) -> str:
         """The last `tail` characters of the server's output."""

@@ -150,12 +150,7 @@ def _project(tmp_path: Path, *, consent: bool) -> Iterator[Project]:
                     model, tmux, server)  # fmt: skip
         try:
             server.start(30)
-            hook = {"session_id": "lead-1", "tool_name": "TeamCreate",
-                    "tool_input": {"team_name": TEAM}}  # fmt: skip
-            done = subprocess.run([sys.executable, "-m", "exomonad", "hook", "post-tool-use"],
-                                  input=json.dumps(hook), env=env, capture_output=True,
-                                  text=True, check=False)  # fmt: skip
-            assert done.returncode == 0, done.stderr
+            server.lead_creates_team(TEAM)
             yield p
         finally:
             tmux.kill()

@@ -101,12 +101,7 @@ def project(tmp_path: Path) -> Iterator[Project]:
     p = Project(root, tmp_path / "remote.git", root / ".exomonad", claude, env, tmux, server)
     try:
         server.start(30)
-        hook = {"session_id": "lead-1", "tool_name": "TeamCreate",
-                "tool_input": {"team_name": TEAM}}  # fmt: skip
-        done = subprocess.run([sys.executable, "-m", "exomonad", "hook", "post-tool-use"],
-                              input=json.dumps(hook), env=env, capture_output=True,
-                              text=True, check=False)  # fmt: skip
-        assert done.returncode == 0, done.stderr
+        server.lead_creates_team(TEAM)
         yield p
     finally:
         tmux.kill()
