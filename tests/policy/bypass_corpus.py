@@ -356,6 +356,10 @@ BYPASSES: list[tuple[str, str]] = [
             "declare +x GIT_CONFIG_PARAMETERS; echo 'git push -f origin main' > p.sh && . ./p.sh",
             "v=GIT_CONFIG_PARAMETERS; unset $v; echo 'git push -f origin main' > p.sh; sh p.sh",
             "env -uGIT_CONFIG_PARAMETERS -uGIT_CONFIG_COUNT sh -c 'git push -f origin main'",
+            "echo 'git push -f origin main' > p.sh; exec env -u GIT_CONFIG_PARAMETERS sh p.sh",
+            "builtin unset GIT_CONFIG_PARAMETERS; echo 'git push -f origin main' > p.sh; sh p.sh",
+            "command unset GIT_CONFIG_PARAMETERS; echo 'git push -f origin main' > p.sh; sh p.sh",
+            "echo 'git push -f origin main' > p.sh; timeout 9 env -u GIT_CONFIG_PARAMETERS sh p.sh",
         )
     ),
 ]

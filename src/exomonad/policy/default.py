@@ -199,6 +199,15 @@ examples: list[ExampleSpec] = [
     Example("tar -xf x.tar -C /repo", "tl", "deny"),
     Example("perl -pi -e s/exomonad/true/ .claude/settings.json", "worker", "deny"),
     Example("git checkout HEAD~1 -- .mcp.json", "tl", "deny"),
+    Example("sed -i s/exomonad/true/ .codex/config.toml", "worker", "deny"),
+    Example(
+        Call(
+            "Write",
+            {"file_path": "/repo/.worktrees/worker1/.codex/config.toml", "content": "[hooks]\n"},
+        ),
+        "worker",
+        "deny",
+    ),
     Example("cat .mcp.json", "worker", "allow"),
     Example("git add .mcp.json .claude .gemini", "tl", "allow"),
     Example(Call("Read", {"file_path": "/repo/.exomonad/tokens.json"}), "tl", "deny"),

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from fnmatch import fnmatchcase
 from typing import Protocol, TypeVar
 
+from exomonad import runtimes
 from exomonad.policy.actions import Action, DeleteBranch, DeleteFile, GitPush, Network, Shell
 from exomonad.policy.request import Context
 
@@ -94,10 +95,11 @@ _SECRET_HOME = (
     ".config/gcloud",
     ".azure",
 )
+#: Files that carry ExoMonad's gate into an agent: every runtime's settings (its hooks,
+#: its MCP server), Claude Code's local settings and the project's MCP config.
 _CONTROL_FILES = (
-    ".claude/settings.json",
+    *(r.settings_file for r in runtimes.RUNTIMES.values() if r.settings_file),
     ".claude/settings.local.json",
-    ".gemini/settings.json",
     ".mcp.json",
 )
 

@@ -109,9 +109,6 @@ def classify_shell(
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
-        dropped = _unsets(words)
-        if dropped:
-            out.append(Unknown("unsets " + dropped))
         if (
             words
             and words[0].text == "exec"
@@ -128,22 +125,21 @@ def classify_shell(
     return out
 
 
-def _unsets(words: list[Word]) -> str | None:
+def _unsets(name: str, args: list[Word]) -> str | None:
     """The code variable ``unset``, ``export -n``, ``declare +x``... (or ``env -u``)
     takes away, or None. Taking ``GIT_CONFIG_PARAMETERS`` away turns off ExoMonad's git
     gate for the commands that follow, so it is never seen through.
 
-    >>> _unsets([Word("unset"), Word("GIT_CONFIG_PARAMETERS")])
+    >>> _unsets("unset", [Word("GIT_CONFIG_PARAMETERS")])
     'GIT_CONFIG_PARAMETERS'
-    >>> _unsets([Word("env"), Word("-uGIT_CONFIG_PARAMETERS"), Word("git")])
+    >>> _unsets("env", [Word("-uGIT_CONFIG_PARAMETERS"), Word("git")])
     '-uGIT_CONFIG_PARAMETERS'
-    >>> _unsets([Word("unset"), Word("TMPDIR")]) is None
+    >>> _unsets("unset", [Word("TMPDIR")]) is None
     True
     """
-    if not words or words[0].text not in ("unset", "env", *_DECLARERS):
+    if name not in ("unset", "env", *_DECLARERS):
         return None
-    args = words[1:]
-    if words[0].text == "env":  # its options and their values, up to the command
+    if name == "env":  # its options and their values, up to the command
         head = 0
         while head < len(args) and (args[head].text.startswith("-") or
                                     is_assignment(args[head])):  # fmt: skip
@@ -155,11 +151,11 @@ def _unsets(words: list[Word]) -> str | None:
             )
         args = args[:head]
     for word in args:
-        if word.dynamic and words[0].text == "unset":
+        if word.dynamic and name == "unset":
             return word.text  # `unset "${!GIT_@}"`: which names is not known
         text = word.text.lstrip("-+")
-        for name in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
-            if code_var(name):
+        for var in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
+            if code_var(var):
                 return word.text
     return None
 
@@ -201,6 +197,9 @@ def _argv(
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
+    dropped = _unsets(name, args)
+    if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
+        return [Unknown("unsets " + dropped)]
     if name in ("env", "sudo", "doas") and any(
         is_assignment(w) and risky_assignment(w) for w in args
     ):
