@@ -136,6 +136,18 @@ def _activity(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> 
     return HookAnswer()
 
 
+def _prompt(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
+    """A prompt: the agent is active, unless it is its own gate probe, which proves its
+    gate live and is discarded before the model reads it (:mod:`.gateprobe`)."""
+    prompt, runner = p.get("prompt"), runtimes.get(runtime)
+    if runner.gate_probe and who.authenticated and isinstance(prompt, str) and \
+            svc.gate_probes.seen(who.team, who.name, prompt):  # fmt: skip
+        _session(svc, who, runtime, p)
+        svc.counters["gate_probes"] += 1
+        return HookAnswer(runner.discard_prompt("ExoMonad: gate check passed"))
+    return _activity(svc, who, runtime, p)
+
+
 def _stop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     """Tell the parent once per idle transition (Gemini's AfterAgent fires every turn)."""
     info = _session(svc, who, runtime, p)
@@ -156,7 +168,7 @@ def _noop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> Hook
 
 _HANDLERS = {
     "session-start": _session_start,
-    "user-prompt-submit": _activity,
+    "user-prompt-submit": _prompt,
     "pre-tool-use": _pre_tool_use,
     "post-tool-use": _post_tool_use,
     "stop": _stop,
