@@ -80,6 +80,7 @@ def health(svc: Services) -> dict[str, Any]:
             **dict(svc.counters),
         },
         "ledger": svc.ledger.counts(),
+        "github": svc.github.health(),
     }
 
 
@@ -201,9 +202,11 @@ async def _serve(svc: Services, sock: socket.socket) -> None:
     watcher = asyncio.create_task(svc.watcher.run(watcher_ready))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     await watcher_ready.wait()
+    svc.github.start()
     try:
         await serving
     finally:
+        await asyncio.to_thread(svc.github.stop)
         svc.watcher.request_stop()
         await watcher
 

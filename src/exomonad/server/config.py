@@ -46,6 +46,11 @@ Example::
     codex_trust = false         # consent: ExoMonad trusts its own hooks for Codex workers
                                 # (set by `exomonad init --trust-codex-hooks`)
     allow_ungated = false       # consent: terminal agents (no hooks) may run unsandboxed
+
+    [github]                    # pull-request events (exomonad.github.config; docs/github.md)
+    interval = 60.0             # seconds between polls; off without $GITHUB_TOKEN
+    review_timeout = 14400.0    # a head unreviewed this long → [REVIEW TIMEOUT]
+    suppress_after_ready = true # parent told "ready"/"timed out": no more noise for it
 """
 
 from __future__ import annotations
@@ -59,9 +64,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from exomonad import runtimes
 from exomonad.errors import ExomonadError
+from exomonad.github.config import GitHubConfig
 from exomonad.runtimes import GEMINI
 
 __all__ = [
+    "GitHubConfig",
     "LeadConfig",
     "PolicyConfig",
     "ProjectConfig",
@@ -249,6 +256,7 @@ class ProjectConfig(_Section):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:
