@@ -7,8 +7,13 @@ import socket
 import pytest
 
 from exomonad.errors import ExomonadError
-from exomonad.github import GitHubClient, GitHubError, GitHubUnavailableError, RateLimitedError
-from exomonad.github.model import ShapeError
+from exomonad.github import (
+    GitHubClient,
+    GitHubError,
+    GitHubUnavailableError,
+    RateLimitedError,
+    ShapeError,
+)
 from tests.github.conftest import Clock
 from tests.github.scenario import NUMBER, REPO, opened
 from tests.support.github_api import Fault, GitHubStandIn, review

@@ -9,6 +9,7 @@ types it into its pane) and as a summary to its parent's inbox.
 * :mod:`~exomonad.github.config`: the ``[github]`` section, the token from
   ``$GITHUB_TOKEN`` only;
 * :mod:`~exomonad.github.client`: REST with ETags, rate limits and pages;
+* :mod:`~exomonad.github.errors`: what can go wrong (under ``ExomonadError``);
 * :mod:`~exomonad.github.model`: the response fields used, typed;
 * :mod:`~exomonad.github.events`: events derived from a snapshot (pure);
 * :mod:`~exomonad.github.messages`: the text each event becomes;
@@ -21,13 +22,14 @@ See ``docs/github.md``.
 
 from __future__ import annotations
 
-from exomonad.github.client import (
-    GitHubClient,
+from exomonad.github.client import GitHubClient
+from exomonad.github.config import EVENT_KINDS, EventKind, GitHubConfig
+from exomonad.github.errors import (
     GitHubError,
     GitHubUnavailableError,
     RateLimitedError,
+    ShapeError,
 )
-from exomonad.github.config import EVENT_KINDS, EventKind, GitHubConfig
 from exomonad.github.events import Owner, PrEvent, Snapshot, derive
 from exomonad.github.messages import Messages
 from exomonad.github.poller import GitHubPoller
@@ -49,6 +51,7 @@ __all__ = [
     "Owner",
     "PrEvent",
     "RateLimitedError",
+    "ShapeError",
     "Snapshot",
     "derive",
 ]

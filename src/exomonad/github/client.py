@@ -9,9 +9,9 @@
   ``x-ratelimit-reset`` time when ``x-ratelimit-remaining`` is 0, else one minute (a
   secondary limit). Until then the client sends nothing and raises at once; an answer
   with ``x-ratelimit-remaining: 0`` blocks it the same way until the reset.
-* **Errors.** A ``5xx`` or a network failure is :class:`GitHubUnavailableError` (retry
-  later); anything else unexpected is :class:`GitHubError`. All are
-  :class:`~exomonad.errors.ExomonadError`\\ s.
+* **Errors** (:mod:`exomonad.github.errors`): a ``5xx``, a network failure or an answer
+  that is not JSON is :class:`GitHubUnavailableError` (retry later); anything else
+  unexpected is :class:`GitHubError`.
 * **The token** is sent as ``Authorization: Bearer`` to the API root only (pages are
   followed only on the same root; redirects are not followed) and appears in no
   message, ``repr`` or health document.
@@ -28,7 +28,12 @@ import httpx2
 import orjson
 
 from exomonad import __version__
-from exomonad.errors import ExomonadError
+from exomonad.github.errors import (
+    GitHubError,
+    GitHubUnavailableError,
+    RateLimitedError,
+    ShapeError,
+)
 from exomonad.github.model import (
     CheckRun,
     Commit,
@@ -36,16 +41,9 @@ from exomonad.github.model import (
     PullRequest,
     Review,
     ReviewComment,
-    ShapeError,
 )
 
-__all__ = [
-    "GitHubClient",
-    "GitHubError",
-    "GitHubUnavailableError",
-    "RateLimit",
-    "RateLimitedError",
-]
+__all__ = ["GitHubClient", "RateLimit"]
 
 T = TypeVar("T")
 
@@ -55,22 +53,6 @@ _CACHE_SIZE = 512
 _MAX_PAGES = 10
 #: Wait after a secondary rate limit that names no time (GitHub: "at least one minute").
 _SECONDARY_WAIT = 60.0
-
-
-class GitHubError(ExomonadError):
-    """GitHub answered something the poller cannot use (bad token, no such repo...)."""
-
-
-class GitHubUnavailableError(GitHubError):
-    """GitHub could not be reached or failed (``5xx``): try again later."""
-
-
-class RateLimitedError(GitHubError):
-    """A rate limit: nothing is sent before ``until`` (epoch seconds)."""
-
-    def __init__(self, message: str, until: float) -> None:
-        super().__init__(message)
-        self.until = until
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from exomonad.errors import ExomonadError
+from exomonad.github.errors import ShapeError
 
 __all__ = [
     "CheckRun",
@@ -24,12 +24,7 @@ __all__ = [
     "PullRequest",
     "Review",
     "ReviewComment",
-    "ShapeError",
 ]
-
-
-class ShapeError(ExomonadError):
-    """A GitHub response without a field the poller needs (or of another type)."""
 
 
 def _get(obj: Any, *path: str) -> Any:

@@ -28,8 +28,9 @@ from datetime import datetime
 from typing import Any
 
 from exomonad.errors import ExomonadError, UnknownRecipientError
-from exomonad.github.client import GitHubClient, RateLimitedError
+from exomonad.github.client import GitHubClient
 from exomonad.github.config import EventKind, GitHubConfig
+from exomonad.github.errors import RateLimitedError
 from exomonad.github.events import Owner, PrEvent, PrMemory, Snapshot, derive, review_state
 from exomonad.github.messages import Messages
 from exomonad.github.model import PullRequest
@@ -104,7 +105,7 @@ class GitHubPoller:
         self.targets, self.deliver, self.messages = targets, deliver, messages
         self.on_event = on_event
         self.clock = clock
-        self.polls = self.events = self.failures = self.rate_limits = 0
+        self.polls = self.events = self.failures = self.errors = self.rate_limits = 0
         self.last_poll: float | None = None
         self.last_error: str | None = None
         self.limited_until: float | None = None
@@ -133,6 +134,7 @@ class GitHubPoller:
 
     def _failed(self, error: str) -> None:
         self.failures += 1
+        self.errors += 1
         self.last_error = error
         self.next_delay = min(self.config.interval * 2**self.failures, self.config.max_backoff)
         log.warning("GitHub poll failed (%s); next in %.1fs", error, self.next_delay)
@@ -285,6 +287,7 @@ class GitHubPoller:
             "events": self.events,
             "last_poll": self.last_poll,
             "failures": self.failures,
+            "errors": self.errors,
             "last_error": self.last_error,
             "next_poll_in": round(self.next_delay, 3),
             "requests": self.client.requests,
