@@ -108,3 +108,20 @@ def test_polls_on_its_thread_until_stopped(
     polls = len(api.seen)
     service.stop()  # twice is harmless
     assert len(api.seen) == polls
+
+
+def test_a_poller_that_cannot_start_leaves_the_server_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secret")
+
+    def broken(repo: str, token: str, emit: object) -> GitHubPoller:
+        raise OSError("ledger.db: read-only file system")
+
+    service = GitHubService(GitHubConfig(repo="octo/demo"), tmp_path, broken)
+    service.start()
+    assert service.health() == {
+        "enabled": False,
+        "token": "set",
+        "reason": "off: could not start: OSError: ledger.db: read-only file system",
+    }

@@ -62,7 +62,7 @@ class GitHubService:
         if self._thread is not None:
             return
         token = self.config.token()
-        repo = self.config.repo or origin_repo(self.project)
+        repo = self.config.repo or origin_repo(self.project) if token else None
         if not self.config.enabled:
             self.reason = "off: [github] enabled = false in .exomonad/config.toml"
         elif token is None:
@@ -73,14 +73,22 @@ class GitHubService:
                 "or an origin remote on GitHub)"
             )
         else:
-            self.poller = self._build(repo, token, self._emit)
-            self.reason = None
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="exomonad-github", daemon=True)
-            self._thread.start()
-            log.info("GitHub poller on for %s every %.1fs", repo, self.config.interval)
+            self._launch(repo, token)
             return
         log.info("GitHub poller %s", self.reason)
+
+    def _launch(self, repo: str, token: str) -> None:
+        try:
+            self.poller = self._build(repo, token, self._emit)
+        except Exception as exc:  # the server runs on without it, and says why
+            log.exception("GitHub poller not started")
+            self.reason = f"off: could not start: {type(exc).__name__}: {exc}"
+            return
+        self.reason = None
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="exomonad-github", daemon=True)
+        self._thread.start()
+        log.info("GitHub poller on for %s every %.1fs", repo, self.config.interval)
 
     def _emit(self, event: PrEvent) -> None:
         if self.on_event is not None:

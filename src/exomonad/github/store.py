@@ -224,9 +224,9 @@ class GitHubStore:
                 ),
             )
 
-    def statuses(self) -> list[dict[str, Any]]:
-        """Each pull request's status (most recently updated first)."""
-        rows = self._rows("SELECT status FROM github_prs ORDER BY updated_at DESC")
+    def statuses(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The status of the ``limit`` most recently polled pull requests, newest first."""
+        rows = self._rows("SELECT status FROM github_prs ORDER BY updated_at DESC LIMIT ?", limit)
         return [orjson.loads(r[0]) for r in rows]
 
     # -- the outbox ------------------------------------------------------------------
