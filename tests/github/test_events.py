@@ -146,5 +146,12 @@ def test_to_json_carries_what_a_bus_needs() -> None:
         "team": "proj",
         "worker": "w1",
         "branch": "exo/w1",
-        "check": {"name": "test", "conclusion": "failure", "url": "c4"},
+        "check": {
+            "id": 4,
+            "name": "test",
+            "status": "completed",
+            "conclusion": "failure",
+            "completed_at": "t",
+            "url": "c4",
+        },
     }

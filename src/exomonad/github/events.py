@@ -33,7 +33,7 @@ events (the agent's answers to its reviewers would come back to it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from exomonad.github.config import EventKind
@@ -133,33 +133,12 @@ class PrEvent:
             "worker": self.owner.worker,
             "branch": self.owner.branch,
         }
-        if self.review is not None:
-            out["review"] = {
-                "id": self.review.id,
-                "user": self.review.user,
-                "state": self.review.state,
-                "body": self.review.body,
-                "url": self.review.url,
-            }
+        parts = {"review": self.review, "comment": self.comment, "check": self.check}
+        out.update({name: asdict(part) for name, part in parts.items() if part is not None})
         if self.comments:
-            out["comments"] = [
-                {"path": c.path, "line": c.line, "body": c.body, "url": c.url}
-                for c in self.comments
-            ]
-        if self.comment is not None:
-            out["comment"] = {
-                "user": self.comment.user,
-                "body": self.comment.body,
-                "url": self.comment.url,
-            }
-        if self.check is not None:
-            out["check"] = {
-                "name": self.check.name,
-                "conclusion": self.check.conclusion,
-                "url": self.check.url,
-            }
+            out["comments"] = [asdict(c) for c in self.comments]
         if self.commits:
-            out["commits"] = [{"sha": c.sha, "subject": c.subject} for c in self.commits]
+            out["commits"] = [asdict(c) for c in self.commits]
         if self.kind == "commits_pushed":
             out["forced"] = self.forced
         if self.approvers:

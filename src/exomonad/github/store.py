@@ -30,7 +30,7 @@ from typing import Any, Literal
 import orjson
 
 from exomonad.github.events import Owner, PrEvent, PrMemory
-from exomonad.state import create_private
+from exomonad.state import open_private_db
 
 __all__ = ["GitHubStore", "Outbound"]
 
@@ -82,14 +82,8 @@ class GitHubStore:
     """The tables above in the SQLite file ``path`` (thread-safe)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        create_private(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self._db = open_private_db(path, _SCHEMA)
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
