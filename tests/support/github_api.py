@@ -380,6 +380,7 @@ def _json(status: int, payload: Any) -> tuple[int, dict[str, str], bytes]:
 def _handler(api: GitHubStandIn) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out as two writes
 
         def do_GET(self) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
