@@ -72,12 +72,14 @@ class LeadLink:
         if sid and self.svc.registry.lead_session(sid, self.svc.config.lead.role) is not None:
             self.adopt(sid, config.name)
 
-    def tell(self, team: str, parent: str, *, sender: str, text: str, summary: str,
-             **extra: Any) -> str:  # fmt: skip
+    def tell(
+        self, team: str, parent: str, *, sender: str, text: str, summary: str, **extra: Any
+    ) -> str:
         """Append a message to ``parent``'s inbox (locked, verified) and watch it with
         :meth:`watch_unread`; its message id."""
-        mid = self.svc.mailbox(team).send(parent, sender=sender, text=text, summary=summary,
-                                          **extra)  # fmt: skip
+        mid = self.svc.mailbox(team).send(
+            parent, sender=sender, text=text, summary=summary, **extra
+        )
         self.watch_unread(team, parent, mid, text)
         return mid
 

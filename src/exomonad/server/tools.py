@@ -123,8 +123,9 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
     pr = f" (PR #{a.pr_number})" if a.pr_number is not None else ""
     text = f"[from: {who.name}] {a.status}{pr}: {a.message}"
     try:
-        mid = svc.lead.tell(team, who.parent, sender=who.name, text=text,
-                            summary=f"Agent update: {who.name}")  # fmt: skip
+        mid = svc.lead.tell(
+            team, who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
+        )
         svc.counters["notify_inbox"] += 1
         return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
     except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
