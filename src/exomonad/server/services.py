@@ -18,6 +18,8 @@ from exomonad.policy import ApprovalStore, PolicyEngine
 from exomonad.server.bus import EventBus
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.feeds import Feeds
+from exomonad.server.gateprobe import GateProbes
+from exomonad.server.github import github_service
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
@@ -88,8 +90,12 @@ class Services:
             on_pass=self.feeds.on_pass,
         ))  # fmt: skip
         self.counters: Counter[str] = Counter()
+        self.github = self.services.register_blocking(github_service(self))
+        self.github.on_event = self.feeds.on_pull_request
         #: (team, name) of each worker whose MCP client has reached this server.
         self.mcp_seen: set[tuple[str | None, str]] = set()
+        #: Gate probes in flight (:mod:`exomonad.server.gateprobe`).
+        self.gate_probes = GateProbes()
         self._mailboxes: dict[str, Mailbox] = {}
         self.started_at = time.time()
         self.version = __version__
