@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -110,6 +111,35 @@ async def test_a_service_that_ignores_stop_is_cancelled() -> None:
     await host.stop()
     assert host.state("stubborn") == "stopped"
     assert "did not stop in time" in str(host.health()["stubborn"]["error"])
+
+
+class Poller:
+    """Blocking start and stop, a thread of its own (like the GitHub poller)."""
+
+    name = "poller"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bool]] = []
+
+    def start(self) -> None:
+        self.calls.append(("start", threading.current_thread() is threading.main_thread()))
+
+    def stop(self) -> None:
+        self.calls.append(("stop", threading.current_thread() is threading.main_thread()))
+
+    def health(self) -> dict[str, Any]:
+        return {"polls": 3}
+
+
+async def test_a_blocking_service_runs_off_the_event_loop() -> None:
+    host = ServiceHost()
+    poller = host.register_blocking(Poller())
+    await host.start()
+    shown = host.health()["poller"]
+    assert (shown["state"], shown["error"], shown["polls"]) == ("running", None, 3)
+    await host.stop()
+    assert poller.calls == [("start", False), ("stop", False)]  # worker threads, not the loop
+    assert host.state("poller") == "stopped"
 
 
 def test_registering_is_checked() -> None:
