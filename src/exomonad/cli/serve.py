@@ -70,12 +70,25 @@ def mcp_stdio(
 
 
 @handle_errors
-def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
+def status(
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+    tui: Annotated[
+        bool, typer.Option("--tui", help="The live status view (Textual; t: team, q: quit).")
+    ] = False,
+    team: Annotated[str | None, typer.Option(help="The team to show first (--tui).")] = None,
+) -> None:
     """Show whether the project's server runs, its /health, and the workers' worktrees
-    (a worktree kept because it holds work says so)."""
+    (a worktree kept because it holds work says so); --tui: the team, live."""
     from exomonad.lifecycle import worktrees_of
 
     state = _state(state_dir)
+    if tui:
+        from exomonad.tui.app import StatusApp
+        from exomonad.tui.feed import Feed
+
+        StatusApp(Feed(state), team=team).run()
+        return
     worktrees = [w.to_json() for w in worktrees_of(state).list()]
     info = read_server_info(state)
     if info is None or not info.alive:

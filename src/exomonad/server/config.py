@@ -46,6 +46,10 @@ Example::
     codex_trust = false         # consent: ExoMonad trusts its own hooks for Codex workers
                                 # (set by `exomonad init --trust-codex-hooks`)
     allow_ungated = false       # consent: terminal agents (no hooks) may run unsandboxed
+
+    [up]                        # the session `exomonad up` makes
+    status_pane = true          # a status pane (`exomonad status --tui`) below the lead
+    status_size = "30%"         # its height: lines ("12") or a percentage ("30%")
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ __all__ = [
     "RolesConfig",
     "TeammateConfig",
     "TeammateRoute",
+    "UpConfig",
     "WorkersConfig",
     "load_project_config",
 ]
@@ -241,6 +246,17 @@ class TeammateConfig(_Section):
         return TeammateRoute(runtime=self.default)
 
 
+class UpConfig(_Section):
+    """What ``exomonad up`` puts in the project's tmux session besides the server and
+    the lead."""
+
+    #: Split a status pane running ``exomonad status --tui`` below the lead (its own
+    #: ``status`` window when there is no lead window); ``up --no-status`` overrides.
+    status_pane: bool = True
+    #: The status pane's height, as tmux's ``split-window -l`` takes it.
+    status_size: str = Field(default="30%", pattern=r"^[1-9][0-9]*%?$")
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
@@ -249,6 +265,7 @@ class ProjectConfig(_Section):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
+    up: UpConfig = Field(default_factory=UpConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:
