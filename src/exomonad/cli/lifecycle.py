@@ -74,7 +74,8 @@ def up_cmd(
 @handle_errors
 def down_cmd(tmux_socket: TmuxOpt = None, as_json: JsonOpt = False) -> None:
     """Shut workers down (through the protocol), remove our members, stop the server,
-    revoke tokens, close the status pane and the windows `up` opened. Worktrees with work in them are kept."""
+    revoke tokens, close the status pane and the windows `up` opened. Worktrees with work
+    in them are kept."""
     _print(down(_root(), tmux_socket=tmux_socket), as_json)
 
 

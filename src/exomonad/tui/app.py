@@ -79,7 +79,7 @@ class StatusApp(App[None]):
         async for item in self.feed.items():
             self.model.feed(item)
             if isinstance(item, BaseEvent | Gap) and self.model.belongs(item):
-                self.query_one("#timeline", RichLog).write(render.line(item))
+                self.query_one("#timeline", RichLog).write(render.line(item), expand=True)
             self._draw()
 
     async def _tick(self) -> None:
@@ -99,7 +99,7 @@ class StatusApp(App[None]):
         log = self.query_one("#timeline", RichLog)
         log.clear()
         for item in self.model.entries():
-            log.write(render.line(item))
+            log.write(render.line(item), expand=True)
         self._draw()
 
     def _draw(self) -> None:

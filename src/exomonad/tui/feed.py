@@ -113,10 +113,12 @@ class Feed:
             self.last_seq = max(0, int(snap.doc.get("seq", 0)) - self.backlog)
         timeout = httpx2.Timeout(10.0, read=self.idle)
         async with (
-            httpx2.AsyncClient(transport=httpx2.AsyncHTTPTransport(uds=socket),
-                               timeout=timeout) as http,  # fmt: skip
-            http.stream("GET", "http://exomonad/events", params={"since": self.last_seq},
-                        headers=headers) as response,  # fmt: skip
+            httpx2.AsyncClient(
+                transport=httpx2.AsyncHTTPTransport(uds=socket), timeout=timeout
+            ) as http,  # fmt: skip
+            http.stream(
+                "GET", "http://exomonad/events", params={"since": self.last_seq}, headers=headers
+            ) as response,  # fmt: skip
         ):
             if response.status_code != 200:
                 body = (await response.aread()).decode(errors="replace")

@@ -7,8 +7,11 @@ it came from), events and gaps (the bus's own classes,
 
 An event updates the members (presence, last event) only when it is newer than the
 snapshot (``seq`` above the snapshot's ``seq``): an older one is already in it, and is
-history for the timeline only. Counts the events do not carry (unread, pending) come
-from the next snapshot; :meth:`StatusModel.wants_snapshot` says when one is due.
+history for the timeline only. What the events do not carry (unread and pending counts,
+a new team or member) comes from the next snapshot; :meth:`StatusModel.wants_snapshot`
+says when one is due: after such an event, and every ``refresh`` seconds regardless
+(files other programs write, such as a Claude teammate's message to the lead, make no
+event).
 
 >>> from exomonad.server.events import PresenceChanged
 >>> m = StatusModel()
@@ -30,18 +33,33 @@ from typing import Any
 from exomonad.policy.approvals import Approval
 from exomonad.server.events import (
     BaseEvent,
+    Delivery,
+    DeliveryFailed,
     EscalationAnswered,
     EscalationOpened,
     Gap,
+    MessageIn,
     MessageOut,
     PolicyDecision,
     PresenceChanged,
 )
 
-__all__ = ["HISTORY", "Down", "Entry", "Member", "Pending", "Snapshot", "StatusModel", "Team"]
+__all__ = [
+    "HISTORY",
+    "REFRESH",
+    "Down",
+    "Entry",
+    "Member",
+    "Pending",
+    "Snapshot",
+    "StatusModel",
+    "Team",
+]
 
 #: Timeline entries kept (all teams together).
 HISTORY = 1000
+#: Seconds between snapshots when no event asks for one sooner.
+REFRESH = 5.0
 
 
 @dataclass(frozen=True)
@@ -136,13 +154,18 @@ class StatusModel:
     ----------
     team:
         The team to show first (None: the server's current team).
+    refresh:
+        Seconds after which a snapshot is due even without an event asking for one.
     clock:
         Unix seconds now (for the members' last-event ages).
     """
 
-    def __init__(self, team: str | None = None, *,
+    def __init__(self, team: str | None = None, *, refresh: float = REFRESH,
                  clock: Callable[[], float] = time.time) -> None:  # fmt: skip
         self.team = team
+        self.refresh = refresh
+        #: When the last snapshot was taken in (``clock`` time).
+        self.loaded_at = 0.0
         self.teams: dict[str, Team] = {}
         self.approvals: dict[str, Pending] = {}
         self.policy: dict[str, Any] = {}
@@ -174,6 +197,7 @@ class StatusModel:
 
     def _load(self, snap: Snapshot) -> None:
         doc, now = snap.doc, self._clock()
+        self.loaded_at = now
         self.connected, self.problem = True, None
         if snap.run != self.run:  # a new server: sequence ids start again
             self.run, self.seq = snap.run, 0
@@ -191,27 +215,32 @@ class StatusModel:
         self.server = dict(doc.get("server") or {})
         self.stale = 0
         for entry in self.timeline:  # newer than the snapshot: not in it yet
-            if entry.run == self.run and isinstance(entry.item, BaseEvent):
-                if entry.item.seq > self.snapshot_seq:
-                    self._update(entry.item)
+            item = entry.item
+            if (
+                entry.run == self.run
+                and isinstance(item, BaseEvent)
+                and item.seq > self.snapshot_seq
+            ):
+                self._update(item)
 
     def _event(self, event: BaseEvent) -> None:
         if event.seq <= self.seq:
             return  # replayed twice across a reconnect
         self.seq = event.seq
         self.timeline.append(Entry(self.run, event))
-        if event.seq > self.snapshot_seq:
-            self._update(event)
-            if not isinstance(event, PolicyDecision):
-                self.stale += 1
+        if event.seq > self.snapshot_seq and self._update(event):
+            self.stale += 1
 
-    def _update(self, event: BaseEvent) -> None:
-        """Apply what ``event`` says about members and approvals."""
+    def _update(self, event: BaseEvent) -> bool:
+        """Apply what ``event`` says about members and approvals; whether it changed
+        what only a snapshot tells (unread and pending counts, a new team or member)."""
         team = self.teams.get(event.team or "")
         if isinstance(event, PresenceChanged) and team is not None:
+            known = event.member in team.members
             member = team.members.setdefault(event.member, Member(event.member))
             member.presence, member.last_event = event.state, event.ts
-        elif isinstance(event, MessageOut | PolicyDecision) and team is not None:
+            return not known
+        if isinstance(event, MessageOut | PolicyDecision) and team is not None:
             who = event.sender if isinstance(event, MessageOut) else event.agent
             if who in team.members:
                 team.members[who].last_event = event.ts
@@ -221,11 +250,14 @@ class StatusModel:
                                                         event.reason, event.deadline)  # fmt: skip
         elif isinstance(event, EscalationAnswered):
             self.approvals.pop(event.approval_id, None)
+        counted = MessageIn | MessageOut | Delivery | DeliveryFailed
+        return team is None or isinstance(event, counted)
 
     # -- what the view asks --------------------------------------------------------
     def wants_snapshot(self) -> bool:
-        """Whether events since the last snapshot changed counts it would show."""
-        return self.connected and self.stale > 0
+        """Whether a snapshot is due (see the module doc)."""
+        due = self.stale > 0 or self._clock() - self.loaded_at >= self.refresh
+        return self.connected and due
 
     def shown(self) -> Team | None:
         """The team on screen."""

@@ -115,7 +115,11 @@ def _describe(e: BaseEvent) -> tuple[str, str, str]:
         why = f": {e.reason}" if e.reason else ""
         return "policy", _DECISION[e.decision], f"{e.agent} {e.tool} → {e.decision}{why}"
     if isinstance(e, EscalationOpened):
-        return "ask", "magenta", f"{e.approval_id}: {e.agent} {e.tool} asks {e.addressee}: {e.reason}"
+        return (
+            "ask",
+            "magenta",
+            f"{e.approval_id}: {e.agent} {e.tool} asks {e.addressee}: {e.reason}",
+        )
     if isinstance(e, EscalationAnswered):
         by = f" by {e.by}" if e.by else ""
         return "answered", _DECISION[e.decision], f"{e.approval_id}: {e.state}{by} ({e.agent})"
