@@ -143,13 +143,15 @@ def test_down_then_a_new_server_run_starts_the_sequence_again(svc: Services) -> 
     model.feed(Down("no ExoMonad server runs for /p"))
     assert not model.connected
     assert not model.wants_snapshot()
-    assert render.health(model).plain == "○ disconnected: no ExoMonad server runs for /p (retrying)"
+    assert render.health(model).plain.startswith(
+        "○ disconnected: no ExoMonad server runs for /p (retrying"
+    )
     fresh = {**doc, "seq": 0}
     model.feed(Snapshot(fresh, run=2))  # ids restart at 1 in a new server process
     assert model.connected
     model.feed(_presence(1, "gemini-1", "terminated"))
     assert _shown(model).members["gemini-1"].presence == "terminated"
-    assert render.health(model).plain.startswith("● connected  server pid ")
+    assert render.health(model).plain.startswith("● connected · server pid ")
 
 
 def test_message_text_is_shown_literally_never_as_markup_or_escapes() -> None:

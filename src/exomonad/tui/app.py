@@ -44,6 +44,7 @@ class StatusApp(App[None]):
     CSS = """
     #title { height: 1; background: $boost; }
     #members { height: auto; max-height: 45%; }
+    #members.stale { text-opacity: 50%; }
     #approvals { height: auto; max-height: 7; }
     #approvals.empty { display: none; }
     #timeline { height: 1fr; border-top: solid $primary-darken-2; }
@@ -116,6 +117,7 @@ class StatusApp(App[None]):
                 title.append(f"  {render.plain(team.error, 200)}", style="bold red")
         self.query_one("#title", Static).update(title)
         members = self.query_one("#members", DataTable)
+        members.set_class(not self.model.connected, "stale")
         members.clear()
         for m in team.members.values() if team is not None else ():
             members.add_row(*render.member_cells(m, now), key=m.name)

@@ -6,27 +6,29 @@ every failure.
 on every (re)connection, then the events and gaps of ``GET /events``; a
 :class:`~exomonad.tui.model.Down` when the server is gone, unreachable or refuses, after
 which it tries again every ``retry`` seconds. Reconnecting to the same server process
-resumes where it stopped (``Last-Event-ID``: nothing missed, nothing twice); a new server
-process (sequence ids start again) is read from ``backlog`` events before its snapshot.
+resumes after the last event read (``since``: nothing missed, nothing twice); a new
+server process (sequence ids start again) is read from ``backlog`` events before its
+snapshot.
 
-The requests go through :class:`~exomonad.client.ServerClient` (the pid file, the lead's
-token, its errors); the stream, which that client does not do, through ``httpx2`` on the
-same socket, its frames parsed by :func:`~exomonad.server.events.parse_sse`.
+Both go through :class:`~exomonad.client.ServerClient` as the lead
+(:meth:`~exomonad.client.ServerClient.as_lead`); its blocking event stream
+(:meth:`~exomonad.client.ServerClient.events`) is read in a daemon thread that hands
+each event to the event loop, so quitting never waits for a read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
+from pydantic import ValidationError
 
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
-from exomonad.server.events import BaseEvent, Gap, parse_event, parse_sse
-from exomonad.server.identity import TOKEN_HEADER, TokenStore
+from exomonad.server.events import BaseEvent, Gap, parse_event
 from exomonad.tui.model import Down, Snapshot
 
 __all__ = ["BACKLOG", "Feed"]
@@ -35,6 +37,10 @@ __all__ = ["BACKLOG", "Feed"]
 BACKLOG = 200
 
 Item = Snapshot | Down | BaseEvent | Gap
+
+
+class _Lost(ExomonadError):
+    """The event stream ended or broke (its reason in the message)."""
 
 
 class Feed:
@@ -49,6 +55,8 @@ class Feed:
     idle:
         Seconds a stream may be silent before it counts as lost (the server sends a
         keep-alive comment far more often).
+    backlog:
+        Events before the snapshot shown as history when a server is first read.
     """
 
     def __init__(self, state: Path, *, retry: float = 1.0, idle: float = 60.0,
@@ -58,29 +66,21 @@ class Feed:
         self.idle = idle
         self.backlog = backlog
         self._runs: dict[tuple[int, float], int] = {}
-        #: The server run (numbered from 1) and the last sequence id read from it.
+        #: The server run (numbered from 1) being read, and the last sequence id read.
         self.run = 0
         self.last_seq = 0
 
-    def _client(self) -> ServerClient:
-        """A client as the lead (the only role that may read status and events)."""
-        path = TokenStore(self.state).lead_path
-        if not path.exists():
-            raise ExomonadError(f"no lead token in {self.state}: is the server running? "
-                                "(`exomonad up`)")  # fmt: skip
-        return ServerClient(self.state, token=path.read_text().strip(), timeout=10)
-
-    def _run(self, client: ServerClient) -> tuple[int, str]:
-        """The number of the server run ``client`` reaches, and its socket."""
+    def _connect(self) -> tuple[ServerClient, int]:
+        """A client as the lead, and the number of the server run it reaches."""
+        client = ServerClient.as_lead(self.state, timeout=self.idle)
         info = client.info()
-        return self._runs.setdefault((info.pid, info.started_at), len(self._runs) + 1), info.socket
+        return client, self._runs.setdefault((info.pid, info.started_at), len(self._runs) + 1)
 
     async def snapshot(self) -> Snapshot | None:
         """A fresh ``/status`` of the server being read (None: that one is gone; the
         stream notices too, and says why)."""
         try:
-            client = self._client()
-            run, _ = self._run(client)
+            client, run = self._connect()
             return await _status(client, run) if run == self.run else None
         except ExomonadError:
             return None
@@ -91,42 +91,22 @@ class Feed:
             try:
                 async for item in self._session():
                     yield item
-                reason = "the server ended the event stream"
             except ExomonadError as exc:
-                reason = str(exc)
-            except (httpx2.HTTPError, OSError) as exc:
-                reason = f"lost the server: {exc or type(exc).__name__}"
-            yield Down(reason)
+                yield Down(str(exc))
             await asyncio.sleep(self.retry)
 
     async def _session(self) -> AsyncIterator[Item]:
-        """One connection: a snapshot, then the stream until it ends."""
-        client = self._client()
-        run, socket = self._run(client)
+        """One connection: a snapshot, then the stream until it ends (:class:`_Lost`)."""
+        client, run = self._connect()
         resume, self.run = run == self.run, run
         snap = await _status(client, run)
         yield snap
-        headers = {TOKEN_HEADER: client.token or ""}
-        if resume:
-            headers["Last-Event-ID"] = str(self.last_seq)
-        else:
+        if not resume:
             self.last_seq = max(0, int(snap.doc.get("seq", 0)) - self.backlog)
-        timeout = httpx2.Timeout(10.0, read=self.idle)
-        async with (
-            httpx2.AsyncClient(
-                transport=httpx2.AsyncHTTPTransport(uds=socket), timeout=timeout
-            ) as http,  # fmt: skip
-            http.stream(
-                "GET", "http://exomonad/events", params={"since": self.last_seq}, headers=headers
-            ) as response,  # fmt: skip
-        ):
-            if response.status_code != 200:
-                body = (await response.aread()).decode(errors="replace")
-                raise ExomonadError(f"/events: {response.status_code} {body[:300]}")
-            async for item in _frames(response.aiter_lines()):
-                if isinstance(item, BaseEvent):
-                    self.last_seq = item.seq
-                yield item
+        async for item in _stream(client, self.last_seq):
+            if isinstance(item, BaseEvent):
+                self.last_seq = item.seq
+            yield item
 
 
 async def _status(client: ServerClient, run: int) -> Snapshot:
@@ -134,14 +114,37 @@ async def _status(client: ServerClient, run: int) -> Snapshot:
     return Snapshot(doc, run)
 
 
-async def _frames(lines: AsyncIterator[str]) -> AsyncIterator[BaseEvent | Gap]:
-    """The events and gaps of a server-sent event stream (``hello`` is skipped)."""
-    block: list[str] = []
-    async for line in lines:
-        if line:
-            block.append(line)
-            continue
-        for msg in parse_sse(iter([*block, ""])):
-            if msg.event != "hello":
-                yield parse_event(msg.data)
-        block = []
+async def _stream(client: ServerClient, since: int) -> AsyncIterator[BaseEvent | Gap]:
+    """The events and gaps after ``since`` (``hello`` skipped), read in a daemon thread;
+    :class:`_Lost` when the stream ends."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[BaseEvent | Gap | _Lost] = asyncio.Queue()
+    stop = threading.Event()
+
+    def put(item: BaseEvent | Gap | _Lost) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody reads any more
+            stop.set()
+
+    def read() -> None:
+        try:
+            with client.events(since=since) as stream:
+                for msg in stream:
+                    if stop.is_set():
+                        return
+                    if msg.event != "hello":
+                        put(parse_event(msg.data))
+            put(_Lost("the server ended the event stream"))
+        except (ExomonadError, ValidationError) as exc:
+            put(_Lost(str(exc)))
+
+    threading.Thread(target=read, name="exomonad-events", daemon=True).start()
+    try:
+        while True:
+            item = await queue.get()
+            if isinstance(item, _Lost):
+                raise item
+            yield item
+    finally:
+        stop.set()

@@ -132,20 +132,21 @@ def _describe(e: BaseEvent) -> tuple[str, str, str]:
 def health(model: StatusModel) -> Text:
     """The one-line server / policy / connection summary."""
     if not model.connected:
-        return Text(f"○ disconnected: {plain(model.problem or '?')} (retrying)",
-                    style="bold red")  # fmt: skip
+        return Text(f"○ disconnected: {plain(model.problem or '?')} (retrying; the rest "
+                    "is as last seen)", style="bold red")  # fmt: skip
     out = Text("● connected", style="bold green")
     srv = model.server
-    out.append(f"  server pid {srv.get('pid', '?')}, up {age(srv.get('uptime'))}")
+    out.append(f" · server pid {srv.get('pid', '?')}, up {age(srv.get('uptime'))}")
     counters = srv.get("counters") or {}
-    for key in ("pending", "failed"):
-        if counters.get(key):
-            out.append(f", {counters[key]} {key}", style="yellow")
+    trouble = [f"{counters[k]} {what}" for k, what in (("pending", "waiting"),
+               ("failed", "failed passes")) if counters.get(k)]  # fmt: skip
+    if trouble:
+        out.append(f" ({', '.join(trouble)})", style="yellow")
     pol = model.policy
-    out.append(f"  policy {plain(pol.get('policy_id') or 'default', 40)}")
+    out.append(f" · policy {plain(pol.get('policy_id') or 'default', 12)}")
     if pol.get("error"):
-        out.append(f" (error: {plain(pol['error'], 120)})", style="bold red")
+        out.append(f" (reload failed: {plain(pol['error'], 120)})", style="bold red")
     n = len(model.approvals)
-    out.append(f"  {n} approval(s) pending", style="magenta" if n else "dim")
-    out.append(f"  event #{model.seq}", style="dim")
+    out.append(f" · approvals {n}", style="bold magenta" if n else "")
+    out.append(f" · event #{model.seq}", style="dim")
     return out
