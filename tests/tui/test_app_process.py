@@ -14,14 +14,14 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, Static
 
-from exomonad.teams import Mailbox, TeamPaths, register_synthetic
+from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import IdleNotification, ShutdownApproved, encode
 from exomonad.tui.app import StatusApp
 from exomonad.tui.feed import Feed
 from exomonad.util.waiting import WaitTimeout
 from tests.interop.peers import node_writer
-from tests.server.test_server_process import Project, _start, project
+from tests.server.test_server_process import Project, _hook, _start, project
 from tests.support.tmux import TmuxServer
 
 __all__ = ["project"]
@@ -43,6 +43,11 @@ async def until(pilot: Pilot[None], ok: Callable[[], bool], what: Callable[[], A
 
 def _timeline(app: StatusApp) -> str:
     return "\n".join(strip.text for strip in app.query_one("#timeline", RichLog).lines)
+
+
+def _title(app: StatusApp) -> str:
+    """The team shown (its name, from the title line)."""
+    return str(app.query_one("#title", Static).content).split()[1]
 
 
 def _health(app: StatusApp) -> str:
@@ -109,5 +114,20 @@ async def test_members_messages_markup_and_a_server_restart(
         await until(pilot, lambda: "team-lead → w1: after#0" in _timeline(app),
                     lambda: _timeline(app))  # fmt: skip
         assert _timeline(app).count(f"{MARKUP}#0") == 1  # the first run's history once
+
+        # A second team (another lead session's): `t` shows it, and then the first again.
+        create_team(TeamPaths("other", project.root))
+        adopt = {"session_id": "lead-2", "tool_name": "TeamCreate",
+                 "tool_input": {"team_name": "other"}}  # fmt: skip
+        assert _hook(project, "post-tool-use", adopt, token=None).returncode == 0
+        await until(pilot, lambda: sorted(app.model.teams) == ["other", "proj"],
+                    lambda: sorted(app.model.teams))  # fmt: skip
+        first = _title(app)
+        await pilot.press("t")
+        second = _title(app)
+        assert {first, second} == {"other", "proj"}
+        assert ("w1: after#0" in _timeline(app)) == (second == "proj")  # its own timeline
+        await pilot.press("t")
+        assert _title(app) == first
         await pilot.press("q")
     assert app.return_code == 0
