@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ class Feed:
         except ExomonadError:
             return None
 
-    async def items(self) -> AsyncIterator[Item]:
+    async def items(self) -> AsyncGenerator[Item, None]:
         """Everything the server says, forever (see the module doc)."""
         while True:
             try:
