@@ -55,7 +55,7 @@ def up_cmd(
         typer.Option(
             "--status/--no-status",
             help="A status pane (`exomonad status --tui`) below the lead "
-            "(default: [up] status_pane, on).",
+            "(default: on; config.toml up.status_pane).",
         ),
     ] = None,
     as_json: JsonOpt = False,

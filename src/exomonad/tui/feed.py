@@ -138,6 +138,8 @@ async def _stream(client: ServerClient, since: int) -> AsyncIterator[BaseEvent |
             put(_Lost("the server ended the event stream"))
         except (ExomonadError, ValidationError) as exc:
             put(_Lost(str(exc)))
+        except Exception as exc:  # anything else, too, is said: never a silent stall
+            put(_Lost(f"reading the events failed: {type(exc).__name__}: {exc}"))
 
     threading.Thread(target=read, name="exomonad-events", daemon=True).start()
     try:
