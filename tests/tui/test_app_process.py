@@ -81,6 +81,16 @@ async def test_members_messages_markup_and_a_server_restart(
     project: Project, tmux_server: TmuxServer
 ) -> None:
     inbox = _script_team(project, tmux_server)
+    first = project.proc
+    try:
+        await _drive(project, tmux_server, inbox)
+    finally:  # the fixture stops the server it started; this one is ours to stop
+        if project.proc is not first and project.proc.poll() is None:
+            project.proc.send_signal(signal.SIGTERM)
+            project.proc.communicate(timeout=30)
+
+
+async def _drive(project: Project, tmux_server: TmuxServer, inbox: Path) -> None:
     app = StatusApp(Feed(project.state, retry=0.2), tick=0.2)
     async with app.run_test(size=(160, 50)) as pilot:
         want = {"w1": ("active", "green"), "idler": ("idle", "yellow"),
