@@ -19,6 +19,7 @@ from typing import Any
 from rich.text import Text
 
 from exomonad.panes.sanitize import sanitize
+from exomonad.policy.decisions import DecisionLabel
 from exomonad.server.events import (
     BaseEvent,
     Delivery,
@@ -43,7 +44,8 @@ MEMBER_COLUMNS = ("member", "kind", "runtime", "presence", "pane", "branch", "un
                   "pending", "last event")  # fmt: skip
 #: Longest message text shown in one timeline line.
 SHOWN = 400
-_DECISION = {"allow": "green", "deny": "red", "tl": "yellow", "human": "magenta"}
+_DECISION: dict[DecisionLabel, str] = {"allow": "green", "deny": "red", "tl": "yellow",
+                                        "human": "magenta"}  # fmt: skip
 
 
 def plain(value: Any, limit: int = SHOWN) -> str:
@@ -126,7 +128,7 @@ def _describe(e: BaseEvent) -> tuple[str, str, str]:
     if isinstance(e, TaskChanged):
         subject = e.task.get("subject", "")
         return "task", "white", f"#{e.task.get('id', '?')} {e.action} by {e.by}: {subject}"
-    return str(getattr(e, "kind", "event")), "white", e.model_dump_json()
+    return e.kind, "white", e.model_dump_json()
 
 
 def health(model: StatusModel) -> Text:
