@@ -61,8 +61,13 @@ class Project:
                               text=True, check=False)  # fmt: skip
         return sorted(done.stdout.split())
 
-    def up(self) -> Any:
-        return self.json("up", "--tmux-socket", self.tmux.socket, "--lead", LEAD_STANDIN)
+    def up(self, *args: str) -> Any:
+        return self.json("up", "--tmux-socket", self.tmux.socket, "--lead", LEAD_STANDIN, *args)
+
+    def panes(self, tag: str = "@exomonad-status") -> list[str]:
+        """The panes of every session carrying ``tag``."""
+        out = self.tmux.tmux("list-panes", "-a", "-F", f"#{{pane_id}} #{{{tag}}}")
+        return [line.split()[0] for line in out.splitlines() if line.endswith(" 1")]
 
     def down(self) -> Any:
         return self.json("down", "--tmux-socket", self.tmux.socket)
@@ -107,6 +112,7 @@ def test_up_workers_down_twice_leaves_nothing_behind(project: Project) -> None:
         again = p.up()  # idempotent: nothing new
         assert again["done"] == ["already up"]
         assert again["server_pid"] == first["server_pid"]
+        assert again["status_pane"] == first["status_pane"] is not None
         assert p.windows() == ["exomonad:lead", "exomonad:server", "main:sleep"]
         _adopt_team(p)
         w1 = p.json("worker", "start", "--name", "w1", "--task", "do A")
@@ -210,3 +216,32 @@ def test_a_sandboxed_worker_cannot_read_tokens_or_write_outside_its_worktree(
     assert not (p.root / "escape.txt").exists()
     assert p.down()["warnings"] == [f"kept worktree {w['worktree']} (exo/s1): "
                                     "1 uncommitted file(s): probe.txt"]  # fmt: skip
+
+
+def test_up_splits_a_live_status_view_below_the_lead(project: Project) -> None:
+    """The status pane runs the real `exomonad status --tui`, which shows the team the
+    lead adopts; a status pane someone closed comes back with `up`, `--no-status` opens
+    none, and `down` closes it with the rest."""
+    p = project
+    first = p.up()
+    assert "started the status view in exomonad:lead" in first["done"]
+    pane = first["status_pane"]
+    assert p.panes() == [pane]
+    assert p.tmux.fmt(pane, "#{window_name}") == "lead"
+    assert p.windows() == ["exomonad:lead", "exomonad:server", "main:sleep"]
+    _adopt_team(p)
+
+    def shown() -> str:
+        return p.tmux.tmux("capture-pane", "-p", "-t", pane)
+
+    retry_until(lambda: "team proj" in shown() and "● connected" in shown(), timeout=60,
+                message=f"the status pane shows: {shown()}")  # fmt: skip
+    p.tmux.tmux("kill-pane", "-t", pane)
+    assert p.up("--no-status")["status_pane"] is None  # off: not made again
+    back = p.up()
+    assert back["done"] == ["started the status view in exomonad:lead"]
+    assert p.panes() == [back["status_pane"]]
+    report = p.down()
+    assert "closed the status pane" in report["done"]
+    assert p.panes() == []
+    assert p.windows() == ["main:sleep"]

@@ -2,15 +2,18 @@
 
 ``up`` makes (or completes) a tmux session, ``[workers] tmux_session``, with a
 ``server`` window running ``exomonad serve`` and a ``lead`` window running Claude Code
-with teams on, and waits for the server's ``/health``. Running it again changes nothing.
-Every window it makes is tagged with the tmux user option ``@exomonad-window`` (a
-session it makes with ``@exomonad-session``).
+with teams on, and waits for the server's ``/health``; then a status pane running
+``exomonad status --tui`` split below the lead (its own ``status`` window without a
+lead; ``[up] status_pane``, ``up --no-status``). Running it again changes nothing (a
+status pane someone closed comes back). Every window it makes is tagged with the tmux
+user option ``@exomonad-window`` (a session it makes with ``@exomonad-session``, the
+status pane with ``@exomonad-status``).
 
 ``down`` shuts the workers down through the protocol (ExoMonad's own workers with
 ``remove_worker``; teammates Claude Code spawned through ``exomonad teammate`` with a
 ``shutdown_request``), removes ExoMonad's synthetic members, stops the server, revokes
-every token, and closes only the windows tagged ``@exomonad-window`` (never a pane it did not
-make). A worktree with work in it is kept, and ``down`` says where.
+every token, and closes only the status pane and the windows tagged ``@exomonad-window``
+(never a pane it did not make). A worktree with work in it is kept, and ``down`` says where.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ _TAG = "@exomonad-window"
 PASSED_ENV = ("CLAUDE_", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENAI_", "CODEX_",
               "EXOMONAD_", "GIT_", "XDG_", "LANG", "LC_", "HOME")  # fmt: skip
 _SESSION_TAG = "@exomonad-session"
+_STATUS_TAG = "@exomonad-status"
 
 
 def worktrees_of(state: Path) -> WorktreeManager:
@@ -107,11 +111,18 @@ def _windows(tmux: TmuxBackend, session: str) -> dict[str, tuple[str, bool]]:
     return {r[1]: (r[0], r[2] == "1") for r in rows if len(r) == 3}
 
 
-def _open(tmux: TmuxBackend, session: str, name: str, command: str, root: Path,
-          env: dict[str, str], *, new_session: bool) -> str:  # fmt: skip
-    opts = ["-d", "-P", "-F", "#{window_id}", "-c", str(root)]
+def _launch(root: Path, env: dict[str, str], printed: str) -> list[str]:
+    """Options of a tmux command that starts a process (detached, in ``root``, with
+    ``env``) and prints the new window's or pane's id (format ``printed``)."""
+    opts = ["-d", "-P", "-F", printed, "-c", str(root)]
     for key, value in env.items():
         opts += ["-e", f"{key}={value}"]
+    return opts
+
+
+def _open(tmux: TmuxBackend, session: str, name: str, command: str, root: Path,
+          env: dict[str, str], *, new_session: bool) -> str:  # fmt: skip
+    opts = _launch(root, env, "#{window_id}")
     if new_session:
         window = tmux.run("new-session", *opts, "-s", session, "-n", name, command).strip()
         tmux.run("set-option", "-t", window, _SESSION_TAG, "1")  # the window's session
@@ -122,10 +133,12 @@ def _open(tmux: TmuxBackend, session: str, name: str, command: str, root: Path,
 
 
 def up(root: Path, *, tmux_socket: str | None = None, lead: str | None = "claude",
-       wait: float = 30.0) -> Report:  # fmt: skip
-    """Start the server and the lead in the project's tmux session (idempotent).
+       status: bool | None = None, wait: float = 30.0) -> Report:  # fmt: skip
+    """Start the server, the lead and the status pane in the project's tmux session
+    (idempotent).
 
-    ``lead=None`` starts no lead window (e.g. a headless lead run elsewhere).
+    ``lead=None`` starts no lead window (e.g. a headless lead run elsewhere);
+    ``status`` (None: ``[up] status_pane``) whether to add the status pane.
     """
     report = Report()
     require_tool("tmux")
@@ -167,15 +180,47 @@ def up(root: Path, *, tmux_socket: str | None = None, lead: str | None = "claude
     if lead is not None and "lead" not in windows:
         _open(tmux, session, "lead", lead, root, env, new_session=False)
         report.done.append(f"started the lead ({lead}) in {session}:lead")
+    if (config.up.status_pane if status is None else status) and not _status_panes(tmux, session):
+        where = _open_status(tmux, session, config.up.status_size, root, env)
+        report.done.append(f"started the status view in {session}:{where}")
     report.data.update(
         session=session,
         tmux_socket=tmux_socket,
         server_pid=client.info().pid,
         windows=sorted(_windows(tmux, session)),
+        status_pane=next(iter(_status_panes(tmux, session)), None),
     )
     if not report.done:
         report.done.append("already up")
     return report
+
+
+def _status_panes(tmux: TmuxBackend, session: str) -> list[str]:
+    """The status panes ``up`` made in ``session`` (none: no such session)."""
+    try:
+        out = tmux.run("list-panes", "-s", "-t", f"={session}", "-F",
+                       f"#{{pane_id}}\t#{{{_STATUS_TAG}}}")  # fmt: skip
+    except PaneError:
+        return []
+    rows = (line.split("\t") for line in out.splitlines())
+    return [r[0] for r in rows if len(r) == 2 and r[1] == "1"]
+
+
+def _open_status(tmux: TmuxBackend, session: str, size: str, root: Path,
+                 env: dict[str, str]) -> str:  # fmt: skip
+    """Split the status view below the lead (or open a ``status`` window); its name."""
+    command = shlex.join([sys.executable, "-I", "-m", "exomonad", "status", "--tui"])
+    windows = _windows(tmux, session)
+    if "lead" not in windows:
+        window = _open(tmux, session, "status", command, root, env, new_session=not windows)
+        pane = tmux.run("display-message", "-p", "-t", window, "#{pane_id}").strip()
+        where = "status"
+    else:
+        opts = ["-v", "-l", size, *_launch(root, env, "#{pane_id}")]
+        pane = tmux.run("split-window", *opts, "-t", windows["lead"][0], command).strip()
+        where = "lead"
+    tmux.run("set-option", "-p", "-t", pane, _STATUS_TAG, "1")
+    return where
 
 
 def _died(tmux: TmuxBackend, window: str | None) -> bool:
@@ -257,6 +302,10 @@ def down(root: Path, *, tmux_socket: str | None = None, wait: float = 30.0) -> R
     TokenStore(state).clear()
     report.done.append("revoked every token")
     tmux = TmuxBackend(tmux_socket)
+    for pane in _status_panes(tmux, config.workers.tmux_session):
+        with contextlib.suppress(PaneError):  # its window may hold a pane we did not make
+            tmux.run("kill-pane", "-t", pane)
+        report.done.append("closed the status pane")
     for name, (window, ours) in _windows(tmux, config.workers.tmux_session).items():
         if ours:
             with contextlib.suppress(PaneError):  # e.g. the server's window closed with it

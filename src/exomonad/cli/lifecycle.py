@@ -50,11 +50,20 @@ def up_cmd(
     tmux_socket: TmuxOpt = None,
     lead: Annotated[str, typer.Option(help="The lead's command.")] = "claude",
     no_lead: Annotated[bool, typer.Option("--no-lead", help="Start no lead window.")] = False,
+    status: Annotated[
+        bool | None,
+        typer.Option(
+            "--status/--no-status",
+            help="A status pane (`exomonad status --tui`) below the lead "
+            "(default: on; config.toml up.status_pane).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Start the server and the lead (Claude Code, teams on) in the project's tmux session;
-    wait for /health. Idempotent."""
-    report = up(_root(), tmux_socket=tmux_socket, lead=None if no_lead else lead)
+    """Start the server, the lead (Claude Code, teams on) and a status pane in the
+    project's tmux session; wait for /health. Idempotent."""
+    report = up(_root(), tmux_socket=tmux_socket, lead=None if no_lead else lead,
+                status=status)  # fmt: skip
     _print(report, as_json)
     if not as_json:
         session = report.data["session"]
@@ -65,7 +74,8 @@ def up_cmd(
 @handle_errors
 def down_cmd(tmux_socket: TmuxOpt = None, as_json: JsonOpt = False) -> None:
     """Shut workers down (through the protocol), remove our members, stop the server,
-    revoke tokens, close the windows `up` opened. Worktrees with work in them are kept."""
+    revoke tokens, close the status pane and the windows `up` opened. Worktrees with work
+    in them are kept."""
     _print(down(_root(), tmux_socket=tmux_socket), as_json)
 
 

@@ -5,7 +5,9 @@ processes), it shows ``GET /status``: per team its members (kind and runtime, pr
 pane, worktree and branch, unread and pending messages, last event), tasks and the
 ``user`` inbox; pending approvals; the services and the policy (its error if the last
 reload failed). Anyone else (a worker's shell) gets what ``/health`` says. ``--watch``
-redraws on every event of ``GET /events`` (and every few seconds, for the ages).
+redraws on every event of ``GET /events`` (and every few seconds, for the ages);
+``--tui`` is the full-screen live view (:mod:`exomonad.tui`), which also rides out a
+server restart.
 The workers' worktrees are listed either way. No server: a message and exit 1.
 """
 
@@ -179,12 +181,23 @@ def status(
     state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
     follow: Annotated[bool, typer.Option("--watch", help="Redraw on every event.")] = False,
+    tui: Annotated[
+        bool, typer.Option("--tui", help="The live status view (t: next team, q: quit).")
+    ] = False,
+    team: Annotated[str | None, typer.Option(help="--tui: the team shown first.")] = None,
 ) -> None:
     """The server and the team: members and their presence, tasks, pending approvals,
-    services and policy; the workers' worktrees. Exit 1 when no server runs."""
+    services and policy; the workers' worktrees. Exit 1 when no server runs (except
+    --tui, which waits for one)."""
     from exomonad.lifecycle import worktrees_of
 
     state = state_of(state_dir)
+    if tui:
+        from exomonad.tui.app import StatusApp
+        from exomonad.tui.feed import Feed
+
+        StatusApp(Feed(state), team=team).run()
+        return
     worktrees = [w.to_json() for w in worktrees_of(state).list()]
     client = ServerClient.as_lead(state, timeout=60)
     try:

@@ -51,6 +51,10 @@ Example::
     interval = 60.0             # seconds between polls; off without $GITHUB_TOKEN
     review_timeout = 14400.0    # a head unreviewed this long → [REVIEW TIMEOUT]
     suppress_after_ready = true # parent told "ready"/"timed out": no more noise for it
+
+    [up]                        # the session `exomonad up` makes
+    status_pane = true          # a status pane (`exomonad status --tui`) below the lead
+    status_size = "30%"         # its height: lines ("12") or a percentage ("30%")
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ __all__ = [
     "RolesConfig",
     "TeammateConfig",
     "TeammateRoute",
+    "UpConfig",
     "WorkersConfig",
     "load_project_config",
 ]
@@ -248,6 +253,17 @@ class TeammateConfig(_Section):
         return TeammateRoute(runtime=self.default)
 
 
+class UpConfig(_Section):
+    """What ``exomonad up`` puts in the project's tmux session besides the server and
+    the lead."""
+
+    #: Split a status pane running ``exomonad status --tui`` below the lead (its own
+    #: ``status`` window when there is no lead window); ``up --no-status`` overrides.
+    status_pane: bool = True
+    #: The status pane's height, as tmux's ``split-window -l`` takes it.
+    status_size: str = Field(default="30%", pattern=r"^[1-9][0-9]*%?$")
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
@@ -257,6 +273,7 @@ class ProjectConfig(_Section):
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
+    up: UpConfig = Field(default_factory=UpConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:
