@@ -37,6 +37,7 @@ from exomonad.cli.common import (
 )
 from exomonad.client import ServerClient, ServerNotRunningError
 from exomonad.errors import ExomonadError
+from exomonad.util.display import PRESENCE_COLOURS, age
 
 __all__ = ["register", "render", "snapshot", "status", "watch"]
 
@@ -45,7 +46,6 @@ AGE_REFRESH = 5.0
 #: Least seconds between two redraws (a burst of events is one redraw).
 MIN_REDRAW = 0.25
 
-_PRESENCE = {"active": "green", "idle": "yellow", "terminated": "red"}
 _STATE = {"running": "green", "failed": "bold red", "stopped": "red"}
 
 
@@ -61,17 +61,9 @@ def snapshot(client: ServerClient, worktrees: list[dict[str, Any]]) -> dict[str,
             "worktrees": worktrees}  # fmt: skip
 
 
-def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    return f"{seconds / 60:.0f}m" if seconds < 3600 else f"{seconds / 3600:.1f}h"
-
-
 def _header(doc: dict[str, Any]) -> RenderableType:
     policy = doc.get("policy") or {}
-    lines = [f"server pid {doc['pid']} v{doc['version']}, up {_age(doc['uptime'])}; "
+    lines = [f"server pid {doc['pid']} v{doc['version']}, up {age(doc['uptime'])}; "
              f"team {doc.get('team') or '-'}; policy {policy.get('version') or '-'} "
              f"({str(policy.get('policy_id') or '')[:12]})"]  # fmt: skip
     if policy.get("error"):
@@ -92,11 +84,11 @@ def _members(team: dict[str, Any]) -> Table:
     for col in ("member", "agent", "presence", "pane", "branch", "unread", "pending", "last"):
         table.add_column(col, justify="right" if col in ("unread", "pending") else "left")
     for m in team.get("members", []):
-        colour = _PRESENCE.get(m["presence"], "white")
+        colour = PRESENCE_COLOURS.get(m["presence"], "white")
         table.add_row(escape(m["name"]), f"{m['runtime']} ({m['kind']})",
                       f"[{colour}]{m['presence'].upper()}[/]", m.get("pane") or "-",
                       escape(m.get("branch") or "-"), str(m["unread"]), str(m["pending"]),
-                      _age(m.get("lastEventAge")))  # fmt: skip
+                      age(m.get("lastEventAge")))  # fmt: skip
     return table
 
 
@@ -107,7 +99,7 @@ def _approvals(approvals: list[dict[str, Any]]) -> Table:
     now = time.time()
     for a in approvals:
         table.add_row(a["id"], escape(a["agent"]), a.get("addressee") or "human",
-                      escape(a["reason"]), _age(now - a["created_at"]))  # fmt: skip
+                      escape(a["reason"]), age(now - a["created_at"]))  # fmt: skip
     return table
 
 

@@ -34,12 +34,13 @@ from exomonad.server.events import (
     TaskChanged,
 )
 from exomonad.tui.model import Member, Pending, StatusModel
+from exomonad.util.display import PRESENCE_COLOURS, age
 
 __all__ = ["MEMBER_COLUMNS", "PRESENCE", "age", "approval_cells", "health", "line",
            "member_cells", "plain"]  # fmt: skip
 
 #: Presence → its colour.
-PRESENCE = {"active": "green", "idle": "yellow", "terminated": "red"}
+PRESENCE = PRESENCE_COLOURS
 MEMBER_COLUMNS = ("member", "kind", "runtime", "presence", "pane", "branch", "unread",
                   "pending", "last event")  # fmt: skip
 #: Longest message text shown in one timeline line.
@@ -52,17 +53,6 @@ def plain(value: Any, limit: int = SHOWN) -> str:
     """``value`` as one line of printable text, cut at ``limit`` characters."""
     text = sanitize(str(value), keep_newlines=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def age(seconds: float | None) -> str:
-    """A short age: ``12s``, ``4m``, ``3h``, ``2d`` (``-``: none)."""
-    if seconds is None:
-        return "-"
-    s = max(0.0, seconds)
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if s >= size:
-            return f"{s // size:.0f}{unit}"
-    return f"{s:.0f}s"
 
 
 def member_cells(m: Member, now: float) -> tuple[Text, ...]:
