@@ -131,7 +131,8 @@ def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneB
     token = spawned.env["EXOMONAD_TOKEN"]
     wt = svc.state_dir.resolve().parent / ".worktrees" / "g1"
     assert svc.identify(token) == Identity("g1", "worker", "proj", "team-lead",
-                                           worktree=str(wt), branch="exo/g1")  # fmt: skip
+                                           worktree=str(wt), branch="exo/g1",
+                                           runtime="gemini")  # fmt: skip
     assert spawned.cwd == str(wt)  # the worker runs in its own worktree...
     assert git(wt, "branch", "--show-current").strip() == "exo/g1"  # ...on its own branch
     # Its git gate holds even where the agent turns hooks off as Gemini CLI does

@@ -34,12 +34,15 @@ log = logging.getLogger("exomonad.bridge")
 
 @dataclass
 class PassResult:
-    """What one pass did."""
+    """What one pass did: the ids delivered (typed or consumed), the entries typed, how
+    many were consumed (``intercept``), how many wait, and why the pass stopped."""
 
     delivered: list[str] = field(default_factory=list)
     pending: int = 0
     possible_duplicates: int = 0
     error: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    consumed: int = 0
 
 
 def _well_formed(entry: dict[str, Any]) -> bool:
@@ -120,6 +123,7 @@ class Deliverer:
             if self.intercept is not None and self.intercept(entry):  # consumed, not typed
                 self.ledger.mark_delivered(self.team, member, message_id)
                 result.delivered.append(message_id)
+                result.consumed += 1
                 continue
             try:
                 self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]))
@@ -129,6 +133,7 @@ class Deliverer:
                 break
             self.ledger.mark_delivered(self.team, member, message_id)
             result.delivered.append(message_id)
+            result.messages.append(entry)
         if self.mark_read:
             self._unmarked.setdefault(member, []).extend(result.delivered)
             self._mark(member, seen=done.union(result.delivered))  # never the pending ones

@@ -104,6 +104,11 @@ class TeamRegistry:
             self._save()
             return True
 
+    def sessions(self) -> list[SessionInfo]:
+        """Every known session."""
+        with self._lock:
+            return list(self._state.sessions.values())
+
     def lead_session(self, session_id: str, lead_role: str) -> SessionInfo | None:
         """The session ``session_id`` if it is a lead's."""
         s = self.session(session_id)

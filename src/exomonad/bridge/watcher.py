@@ -44,10 +44,12 @@ from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths, config_root, sanitize_path_name
 
-__all__ = ["InboxWatcher", "MemberSelector", "WatcherStats", "synthetic_members"]
+__all__ = ["InboxWatcher", "MemberSelector", "PassObserver", "WatcherStats", "synthetic_members"]
 
 #: Which members a watcher serves, and where: member name → pane (None: not bound yet).
 MemberSelector = Callable[[TeamConfig], dict[str, str | None]]
+#: Told of every delivery pass: team, member, pane (None: unbound) and what it did.
+PassObserver = Callable[[str, str, str | None, PassResult], None]
 
 
 def synthetic_members(config: TeamConfig) -> dict[str, str | None]:
@@ -112,7 +114,14 @@ class InboxWatcher:
     on_config:
         Called with every team config read (new team, members changed): the server
         finds the lead's session team this way.
+    on_pass:
+        Called (on the event loop) after every delivery pass: the server's events.
+
+    A watcher is one of the server's services (:mod:`exomonad.server.service`):
+    ``name``, :meth:`run`, :meth:`request_stop`, :meth:`health`.
     """
+
+    name = "watcher"
 
     def __init__(
         self,
@@ -130,6 +139,7 @@ class InboxWatcher:
         renderer: Callable[[dict[str, Any]], str] = render,
         intercept: Callable[[dict[str, Any]], bool] | None = None,
         on_config: Callable[[TeamConfig], None] | None = None,
+        on_pass: PassObserver | None = None,
     ) -> None:
         self.ledger = ledger
         self.sink = sink
@@ -144,6 +154,7 @@ class InboxWatcher:
         self.renderer = renderer
         self.intercept = intercept
         self.on_config = on_config
+        self.on_pass = on_pass
         self.stats = WatcherStats()
         self._teams: dict[str, _Team] = {}  # by inbox dir name
         self._dirty: dict[_Key, asyncio.Event] = {}
@@ -166,6 +177,14 @@ class InboxWatcher:
     def request_stop(self) -> None:
         """Ask :meth:`run` to return (safe to call from a signal handler)."""
         self._stop.set()
+
+    def health(self) -> dict[str, Any]:
+        """Passes, deliveries, what waits, and what is watched or refused."""
+        s = self.stats
+        return {"teams": len(self._teams), "passes": s.passes, "delivered": s.delivered,
+                "failed_passes": s.failed_passes, "pending": dict(s.pending),
+                "possible_duplicates": s.possible_duplicates,
+                "refused": len(s.refused)}  # fmt: skip
 
     async def run(self, ready: asyncio.Event | None = None) -> None:
         """Watch until :meth:`request_stop`; sets ``ready`` once the initial scan is queued.
@@ -337,6 +356,11 @@ class InboxWatcher:
                 log.exception("delivery pass for %s/%s failed", team_name, member)
                 result = PassResult(error=str(exc), pending=1)
             self._account(key, result)
+            if self.on_pass is not None:
+                try:
+                    self.on_pass(team_name, member, binding[1], result)
+                except Exception:  # an observer bug must never stop deliveries
+                    log.exception("on_pass callback failed for %s/%s", team_name, member)
 
     def _account(self, key: _Key, result: PassResult) -> None:
         s = self.stats

@@ -1,8 +1,11 @@
-"""The server process: Starlette app (MCP, ``/health``, ``/hook/{event}``) on a Unix socket.
+"""The server process: Starlette app (MCP, ``/health``, ``/hook/{event}``, ``/events``,
+``/status``) on a Unix socket.
 
-``run_server`` claims the pid file, binds ``.exomonad/server.sock`` with mode 0600, runs
-uvicorn and the inbox watcher side by side, and on SIGTERM/SIGINT stops both, closes the
-ledger, and removes the socket and pid file.
+``run_server`` claims the pid file, binds ``.exomonad/server.sock`` with mode 0600,
+starts the background services (:attr:`Services.services`: event bus, lead link,
+watcher), runs uvicorn, and on SIGTERM/SIGINT stops the services first (so event
+streams end and uvicorn's graceful shutdown has no stream to wait for), then uvicorn;
+then it closes the ledger and removes the socket and pid file.
 """
 
 from __future__ import annotations
@@ -13,11 +16,9 @@ import os
 import signal
 import socket
 import threading
-import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio.to_thread
 import orjson
@@ -31,15 +32,16 @@ from starlette.routing import Route
 
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY
-from exomonad.panes import TmuxBackend
 from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
+from exomonad.server.observe import observe_routes
 from exomonad.server.peer import PeerH11Protocol, peer_pid
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
+from exomonad.server.snapshot import health
 from exomonad.server.teammates import caller, teammate_routes
 from exomonad.server.tools import call_tool
 
@@ -54,37 +56,9 @@ _SECURITY = TransportSecuritySettings(
 )
 
 
-def health(svc: Services) -> dict[str, Any]:
-    """The ``/health`` document."""
-    stats = svc.watcher.stats
-    return {
-        "status": "ok",
-        "version": svc.version,
-        "pid": os.getpid(),
-        "uptime": round(time.time() - svc.started_at, 3),
-        "policy": svc.gatekeeper.engine.health(),
-        "approvals_pending": len(svc.approvals.list_pending()),
-        "team": svc.registry.current,
-        "tmux_socket": svc.backend.socket_name if isinstance(svc.backend, TmuxBackend) else None,
-        "watched": svc.watcher.watched(),
-        "refused": dict(stats.refused),  # symlinked team directories, not watched
-        "counters": {
-            "delivered": stats.delivered,
-            "failed": stats.failed_passes,
-            "pending": sum(stats.pending.values()),
-            "possible_duplicates": stats.possible_duplicates,
-            # Found at start, left by a killed ExoMonad: messages it was typing (typed
-            # again: possible duplicates) and inbox locks it held (removed).
-            "recovered_in_flight": svc.ledger.recovered_in_flight,
-            "recovered_locks": len(svc.recovered_locks),
-            **dict(svc.counters),
-        },
-        "ledger": svc.ledger.counts(),
-    }
-
-
 def build_app(svc: Services) -> Starlette:
-    """The ASGI app: MCP at ``/mcp`` plus the health and hook routes."""
+    """The ASGI app: MCP at ``/mcp`` plus the health, hook, tool, event and status
+    routes."""
 
     async def health_route(_: Request) -> Response:
         return JSONResponse(health(svc))
@@ -142,6 +116,7 @@ def build_app(svc: Services) -> Starlette:
 
     routes = [
         Route("/health", health_route, methods=["GET"]),
+        *observe_routes(svc),
         *teammate_routes(svc),
         Route("/tool/{name}", tool_route, methods=["POST"]),
         Route("/gate/pre-push", gate_route, methods=["POST"]),
@@ -178,7 +153,17 @@ def _bind(path: Path) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    """uvicorn, minus re-raising SIGTERM/SIGINT after shutdown (it would skip our cleanup)."""
+    """uvicorn, minus re-raising SIGTERM/SIGINT after shutdown (it would skip our cleanup),
+    and calling ``before_shutdown`` first when it shuts down."""
+
+    def __init__(self, config: uvicorn.Config,
+                 before_shutdown: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
+        super().__init__(config)
+        self.before_shutdown = before_shutdown
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await self.before_shutdown()
+        await super().shutdown(sockets)
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -196,16 +181,12 @@ class _Server(uvicorn.Server):
 async def _serve(svc: Services, sock: socket.socket) -> None:
     config = uvicorn.Config(build_app(svc), log_level="warning", lifespan="on",
                             http=PeerH11Protocol)  # fmt: skip
-    server = _Server(config)
-    watcher_ready = asyncio.Event()
-    watcher = asyncio.create_task(svc.watcher.run(watcher_ready))
-    serving = asyncio.create_task(server.serve(sockets=[sock]))
-    await watcher_ready.wait()
+    server = _Server(config, svc.services.stop)
+    await svc.services.start()
     try:
-        await serving
+        await server.serve(sockets=[sock])
     finally:
-        svc.watcher.request_stop()
-        await watcher
+        await svc.services.stop()  # done already unless uvicorn failed before its shutdown
 
 
 def _report_recovery(svc: Services) -> None:

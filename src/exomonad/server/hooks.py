@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from exomonad import runtimes
-from exomonad.bridge.registry import SessionInfo
+from exomonad.bridge.registry import Activity, SessionInfo
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
 from exomonad.policy import Deny, Escalate, ToolRequest
@@ -76,6 +76,14 @@ def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> S
     return info
 
 
+def _transition(svc: Services, who: Identity, info: SessionInfo, activity: Activity) -> bool:
+    """``who``'s session is active or idle now: noted as its presence, and recorded in
+    the registry; True if the session's activity changed."""
+    if who.authenticated:
+        svc.presence.note(who.team or info.team, who.name, activity, "hook")
+    return svc.registry.transition(info.session_id, activity)
+
+
 def _session_start(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     info = _session(svc, who, runtime, p)
     if who.team is not None or not runtimes.get(runtime).can_lead or \
@@ -101,7 +109,7 @@ def _session_start(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
 
 def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     info = _session(svc, who, runtime, p)
-    svc.registry.transition(info.session_id, "active")
+    _transition(svc, who, info, "active")
     tool = p.get("tool_name")
     if tool == "TeamDelete" and svc.registry.current:
         # Claude Code refuses to delete a team with active members: clear ours first.
@@ -131,8 +139,7 @@ def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
 
 
 def _activity(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
-    info = _session(svc, who, runtime, p)
-    svc.registry.transition(info.session_id, "active")
+    _transition(svc, who, _session(svc, who, runtime, p), "active")
     return HookAnswer()
 
 
@@ -151,7 +158,7 @@ def _prompt(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> Ho
 def _stop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     """Tell the parent once per idle transition (Gemini's AfterAgent fires every turn)."""
     info = _session(svc, who, runtime, p)
-    if not svc.registry.transition(info.session_id, "idle") or who.team is None:
+    if not _transition(svc, who, info, "idle") or who.team is None:
         return HookAnswer()
     note = IdleNotification(from_=who.name, timestamp=now_iso(), idle_reason="available")
     try:

@@ -47,6 +47,8 @@ class Identity:
     #: The process holding the token, when it said so (a teammate): while it lives, the
     #: name is taken.
     pid: int | None = None
+    #: The agent runtime it runs (``gemini``, ``codex``...), when known at spawn.
+    runtime: str | None = None
 
 
 class TokenStore:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from exomonad.errors import ExomonadError
+from exomonad.server.events import Delivery
+from exomonad.server.service import Passive
 from exomonad.teams import load_config, register_synthetic, remove_synthetic
 from exomonad.teams.models import TeamConfig, message_identity
 
@@ -30,12 +32,34 @@ __all__ = ["LeadLink"]
 log = logging.getLogger("exomonad.server")
 
 
-class LeadLink:
-    """The server's view of the lead (see the module doc)."""
+class LeadLink(Passive):
+    """The server's view of the lead (see the module doc); a service whose stop cancels
+    the pane fallbacks still waiting."""
+
+    name = "lead"
 
     def __init__(self, svc: Services) -> None:
+        super().__init__()
         self.svc = svc
         self._lock = threading.Lock()
+        self._timers: set[threading.Timer] = set()
+        self.fallbacks = 0
+
+    def health(self) -> dict[str, Any]:
+        """The lead's session and pane, and the pane fallbacks waiting and done."""
+        lead = self.svc.registry.current_lead(self.svc.config.lead.role)
+        with self._lock:
+            waiting = len(self._timers)
+        return {"team": self.svc.registry.current, "session": lead.session_id if lead else None,
+                "pane": lead.pane if lead else None, "fallbacks_waiting": waiting,
+                "fallbacks": self.fallbacks}  # fmt: skip
+
+    def on_stop(self) -> None:
+        """Cancel the fallbacks still waiting (nothing is typed once the server stops)."""
+        with self._lock:
+            timers, self._timers = self._timers, set()
+        for timer in timers:
+            timer.cancel()
 
     def adopt(self, session_id: str, team: str) -> None:
         """Make ``team`` the lead's (and the project's current) team."""
@@ -80,9 +104,16 @@ class LeadLink:
         session = self.svc.registry.current_lead(self.svc.config.lead.role)
         if session is None or not session.pane:
             return  # no pane to fall back to: no timer
-        timer = threading.Timer(grace, self._fallback, args=(team, lead, message_id, text))
+        timer = threading.Timer(grace, self._due, args=(team, lead, message_id, text))
         timer.daemon = True
+        with self._lock:
+            self._timers.add(timer)
         timer.start()
+
+    def _due(self, team: str, lead: str, message_id: str, text: str) -> None:
+        with self._lock:
+            self._timers.discard(threading.current_thread())
+        self._fallback(team, lead, message_id, text)
 
     def _fallback(self, team: str, lead: str, message_id: str, text: str) -> None:
         svc = self.svc
@@ -98,5 +129,8 @@ class LeadLink:
             svc.backend.deliver(session.pane, text)
             mailbox.mark_read(lead, [message_id])  # prune: no second showing later
             svc.counters["lead_pane_fallback"] += 1
+            self.fallbacks += 1
+            svc.bus.publish(Delivery(team=team, member=lead, pane=session.pane,
+                                     message_ids=[message_id]))  # fmt: skip
         except ExomonadError as exc:
             log.warning("lead pane fallback to %s failed: %s", session.pane, exc)

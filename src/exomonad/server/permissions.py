@@ -21,6 +21,7 @@ import logging
 import shlex
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,8 +37,15 @@ from exomonad.policy import (
     ToolRequest,
     action_to_dict,
 )
+from exomonad.policy.decisions import label
 from exomonad.policy.errors import PolicyError
 from exomonad.policy.hook_output import hook_output
+from exomonad.server.events import (
+    BaseEvent,
+    EscalationAnswered,
+    EscalationOpened,
+    PolicyDecision,
+)
 from exomonad.server.identity import Identity
 from exomonad.teams import Mailbox
 from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
@@ -59,7 +67,12 @@ class Verdict:
 
 
 class Gatekeeper:
-    """The policy engine, the approvals store, and the waiting in between."""
+    """The policy engine, the approvals store, and the waiting in between.
+
+    ``publish`` receives a ``policy_decision`` event for every decision, and an
+    ``escalation`` and an ``escalation_answered`` for every approval it waits for
+    (however it was answered: the lead's tool or inbox, a person's CLI or popup, time).
+    """
 
     def __init__(
         self,
@@ -70,7 +83,9 @@ class Gatekeeper:
         on_timeout: str,
         backend: Any = None,
         popup: bool = True,
+        publish: Callable[[BaseEvent], object] | None = None,
     ) -> None:
+        self.publish = publish or (lambda _: None)
         self.engine = engine
         self.approvals = approvals
         self.timeout = timeout
@@ -82,6 +97,10 @@ class Gatekeeper:
         """Decide ``req`` for ``who``; escalations wait for an answer (see module doc)."""
         ev = self.engine.evaluate(req)
         decision = ev.decision
+        self.publish(PolicyDecision(team=who.team, agent=who.name, role=who.role,
+                                    runtime=req.runtime, tool=req.tool_name,
+                                    decision=label(decision), reason=decision.reason,
+                                    policy_id=ev.policy_id))  # fmt: skip
         if not isinstance(decision, Escalate):
             return Verdict(decision, policy_id=ev.policy_id)
         to_lead = decision.to == "tl" and mailbox is not None and who.team is not None
@@ -90,16 +109,29 @@ class Gatekeeper:
             timeout=self.timeout, policy_id=ev.policy_id,
             addressee=who.parent if to_lead else "human",
         )  # fmt: skip
+        self.publish(EscalationOpened(team=who.team, approval_id=approval.id, agent=who.name,
+                                      tool=req.tool_name, addressee=approval.addressee or "human",
+                                      reason=decision.reason,
+                                      deadline=approval.deadline))  # fmt: skip
         if to_lead and mailbox is not None:
             self._ask_lead(req, who, approval.id, decision.reason, ev.actions, mailbox)
         else:
             self._ask_human(approval.id)
         answered = self.approvals.wait(approval.id, timeout=self.timeout)
         if answered.state in ("approved", "denied"):
-            return Verdict(answered.decision, approval.id, ev.policy_id)
-        waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
-        final: Decision = Deny(waited) if self.on_timeout == "deny" else Escalate("human", waited)
-        return Verdict(final, approval.id, ev.policy_id)
+            verdict = Verdict(answered.decision, approval.id, ev.policy_id)
+        else:
+            waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
+            final: Decision = (Deny(waited) if self.on_timeout == "deny"
+                               else Escalate("human", waited))  # fmt: skip
+            verdict = Verdict(final, approval.id, ev.policy_id)
+        self.publish(EscalationAnswered(
+            team=who.team, approval_id=approval.id, agent=who.name,
+            state="timeout" if answered.state == "pending" else answered.state,
+            by=answered.answered_by, reason=answered.answer_reason or "",
+            decision=label(verdict.decision),
+        ))  # fmt: skip
+        return verdict
 
     def _ask_lead(
         self, req: ToolRequest, who: Identity, approval_id: str, reason: str,

@@ -15,11 +15,15 @@ from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import ExomonadError
 from exomonad.panes import PaneBackend, TmuxBackend
 from exomonad.policy import ApprovalStore, PolicyEngine
+from exomonad.server.bus import EventBus
 from exomonad.server.config import ProjectConfig, load_project_config
+from exomonad.server.feeds import Feeds
 from exomonad.server.gateprobe import GateProbes
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
+from exomonad.server.presence import PresenceBook
+from exomonad.server.service import ServiceHost
 from exomonad.state import adopt_lock_journal, secure_state_dir
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
@@ -31,7 +35,8 @@ log = logging.getLogger("exomonad.server")
 
 
 class Services:
-    """The server's state: config, tokens, ledger, panes, watcher, registry, counters.
+    """The server's state: config, tokens, ledger, panes, registry, counters, and its
+    background services (:attr:`services`: the event bus, the lead link, the watcher).
 
     Parameters
     ----------
@@ -67,16 +72,22 @@ class Services:
         self.backend: PaneBackend = backend or TmuxBackend()
         self.registry = TeamRegistry(state_dir)
         self.approvals = ApprovalStore(state_dir / "approvals.db")
+        #: Background services, started in this order by ``exomonad serve``.
+        self.services = ServiceHost()
+        self.bus = self.services.register(EventBus(default_team=lambda: self.registry.current))
+        self.presence = PresenceBook(self.bus)
+        self.feeds = Feeds(self.bus, self.presence)
         self.gatekeeper = Gatekeeper(
             PolicyEngine.for_project(state_dir), self.approvals,
             timeout=self.config.policy.approval_timeout, on_timeout=self.config.policy.on_timeout,
-            backend=self.backend, popup=self.config.policy.popup,
+            backend=self.backend, popup=self.config.policy.popup, publish=self.bus.publish,
         )  # fmt: skip
-        self.lead = LeadLink(self)
-        self.watcher = InboxWatcher(
+        self.lead = self.services.register(LeadLink(self))
+        self.watcher = self.services.register(InboxWatcher(
             self.ledger, self.backend, root=self.root, dialect=self.dialect,
             intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
-        )  # fmt: skip
+            on_pass=self.feeds.on_pass,
+        ))  # fmt: skip
         self.counters: Counter[str] = Counter()
         #: (team, name) of each worker whose MCP client has reached this server.
         self.mcp_seen: set[tuple[str | None, str]] = set()
@@ -123,8 +134,16 @@ class Services:
         cache and bookkeeping persist across calls)."""
         box = self._mailboxes.get(team)
         if box is None or box.dialect is not self.dialect:
-            box = self._mailboxes[team] = Mailbox(self.paths(team), dialect=self.dialect)
+            box = self._mailboxes[team] = Mailbox(
+                self.paths(team), dialect=self.dialect,
+                on_append=lambda to, entry: self.feeds.on_append(team, to, entry),
+            )  # fmt: skip
         return box
+
+    def teams(self) -> set[str]:
+        """This project's teams: the lead's (current), those its sessions are in, and
+        those its workers hold tokens for."""
+        return self.registry.teams() | {i.team for i in self.tokens.identities() if i.team}
 
     def close(self) -> None:
         """Flush and close what holds files open."""

@@ -28,10 +28,13 @@ from exomonad.errors import (
 )
 from exomonad.policy import Allow, ToolRequest
 from exomonad.sandbox import worker_argv
+from exomonad.server.events import TaskAction, TaskChanged
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
+from exomonad.server.snapshot import member_pane, member_rows
 from exomonad.server.workers import Provisioned, await_mcp, prove_gate, provision, release
-from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
+from exomonad.teams import load_config, register_synthetic, remove_synthetic
+from exomonad.teams.models import Task, now_iso
 from exomonad.teams.protocol import decode
 from exomonad.teams.tasks import TaskStore
 from exomonad.util.waiting import WaitTimeout, retry_until
@@ -140,20 +143,14 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
         except PaneError as pexc:
             raise ToolError(f"inbox failed ({exc}) and pane {pane} failed ({pexc})") from pexc
         svc.counters["notify_pane"] += 1
+        svc.feeds.typed_instead(team, who.parent, {"from": who.name, "text": text,
+                                                   "timestamp": now_iso()})  # fmt: skip
         return _done(f"inbox failed ({exc}); typed into {who.parent}'s pane {pane}", via="pane")
 
 
 def _pane_of(svc: Services, team: str, member: str) -> str | None:
     m = load_config(svc.paths(team)).member(member)
-    return None if m is None else _member_pane(m.pane, m.tmux_pane_id)
-
-
-def _member_pane(ours: str | None, theirs: str | None) -> str | None:
-    """Our pane binding (any backend's id form), else Claude Code's own tmux pane id
-    (which may also be "" / "synthetic" / "in-process": no pane)."""
-    if ours:
-        return ours
-    return theirs if theirs and theirs.startswith("%") else None
+    return None if m is None else member_pane(m.pane, m.tmux_pane_id)
 
 
 def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, Any]:
@@ -173,31 +170,8 @@ def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, 
 def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
     """Members, their presence and how many messages wait for each."""
     team = svc.team_of(who)
-    paths = svc.paths(team)
-    config = load_config(paths)
-    presence = team_presence(paths)
-    pending = svc.watcher.stats.pending
-    members = [
-        {
-            "name": m.name,
-            "agentType": m.agent_type,
-            "backend": m.backend_type,
-            "presence": presence[m.name].state.value if m.name in presence else None,
-            "pending": pending.get(f"{team}/{m.name}", 0),
-            "pane": _member_pane(m.pane, m.tmux_pane_id),
-            **_checkout(svc, m.name, team),
-        }
-        for m in config.members
-    ]
-    return {"team": team, "lead": config.lead_name, "you": who.name, "members": members}
-
-
-def _checkout(svc: Services, name: str, team: str) -> dict[str, Any]:
-    """A worker's token-holding state, worktree and branch (for ``team_status``)."""
-    found = svc.tokens.find(name, team)
-    if found is None:
-        return {"worker": False}
-    return {"worker": True, "worktree": found.worktree, "branch": found.branch}
+    lead, members = member_rows(svc, team)
+    return {"team": team, "lead": lead, "you": who.name, "members": members}
 
 
 def _tasks(svc: Services, who: Identity) -> TaskStore:
@@ -215,20 +189,27 @@ def task_get(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
     return _tasks(svc, who).get(a.task_id).to_json()
 
 
+def _changed(svc: Services, who: Identity, action: TaskAction, task: Task) -> dict[str, Any]:
+    data = task.to_json()
+    svc.bus.publish(TaskChanged(team=svc.team_of(who), action=action, by=who.name, task=data))
+    return data
+
+
 def task_create(svc: Services, who: Identity, a: TaskCreateArgs) -> dict[str, Any]:
     """Create a task (Claude Code's .lock / .highwatermark protocol)."""
-    return _tasks(svc, who).create(a.subject, a.description, blocked_by=a.blocked_by).to_json()
+    task = _tasks(svc, who).create(a.subject, a.description, blocked_by=a.blocked_by)
+    return _changed(svc, who, "created", task)
 
 
 def task_update(svc: Services, who: Identity, a: TaskUpdateArgs) -> dict[str, Any]:
     """Update a task's status, subject or description."""
     changes = a.model_dump(exclude={"task_id"}, exclude_none=True)
-    return _tasks(svc, who).update(a.task_id, **changes).to_json()
+    return _changed(svc, who, "updated", _tasks(svc, who).update(a.task_id, **changes))
 
 
 def task_claim(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:
     """Claim a task for the caller (refused if owned, completed or blocked)."""
-    return _tasks(svc, who).claim(a.task_id, who.name).to_json()
+    return _changed(svc, who, "claimed", _tasks(svc, who).claim(a.task_id, who.name))
 
 
 def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str, Any]:

@@ -117,7 +117,8 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
                                f"would silently cut it off; stop it first "
                                f"(exomonad worker stop {name}, or a shutdown_request)")  # fmt: skip
     who = Identity(name=name, role=role, team=team, parent=parent,
-                   pid=pid if isinstance(pid, int) and pid > 1 else None)  # fmt: skip
+                   pid=pid if isinstance(pid, int) and pid > 1 else None,
+                   runtime=runner.name if runner else None)  # fmt: skip
     consent = svc.config.workers.codex_trust
     if runner is not None:
         _check_ungated(svc, runner)
@@ -130,10 +131,17 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
             svc.worktrees.remove(name)  # just made and clean: nothing to lose
             raise
         who = replace(who, worktree=str(wt.path), branch=wt.branch)
-        return Provisioned(who, svc.tokens.issue(who), str(wt.hooks), extra)
+        return Provisioned(who, _issue(svc, who), str(wt.hooks), extra)
     root = svc.state_dir.parent
     extra = runner.check_gate(root, consent=consent) if runner else {}
-    return Provisioned(who, svc.tokens.issue(who), runtime_env=extra)
+    return Provisioned(who, _issue(svc, who), runtime_env=extra)
+
+
+def _issue(svc: Services, who: Identity) -> str:
+    """``who``'s token; it joins its team (a ``presence`` event)."""
+    token = svc.tokens.issue(who)
+    svc.presence.note(who.team, who.name, "active", "provisioned")
+    return token
 
 
 def _check_ungated(svc: Services, runner: runtimes.Runtime) -> None:
@@ -245,6 +253,7 @@ def release(svc: Services, name: str, team: str, *, force: bool = False) -> Remo
     """
     who = svc.tokens.find(name, team)
     svc.tokens.revoke(name, team)
+    svc.presence.note(team, name, "terminated", "released")
     if who is None or who.worktree is None:
         return None
     try:

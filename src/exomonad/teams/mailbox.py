@@ -99,6 +99,9 @@ class Mailbox:
         Lock retry settings for our side (we never drop a message on lock exhaustion).
     attempts:
         How many times :meth:`append` tries before raising :class:`DeliveryError`.
+    on_append:
+        Called with the recipient and the entry after each verified :meth:`append`
+        (the server publishes its events this way).
     """
 
     def __init__(
@@ -109,8 +112,10 @@ class Mailbox:
         durable: bool = True,
         lock: LockSettings = DEFAULT_LOCK,
         attempts: int = 5,
+        on_append: Callable[[str, dict[str, Any]], None] | None = None,
     ) -> None:
         self.paths = paths
+        self.on_append = on_append
         self.dialect = dialect or get_dialect()
         self.durable = durable
         self.lock = lock
@@ -276,6 +281,8 @@ class Mailbox:
         for _ in range(self.attempts):
             try:
                 if self._mutate(to, change, verify_id=message_id):
+                    if self.on_append is not None:
+                        self.on_append(to, raw)
                     return message_id
                 last = DeliveryError(f"message {message_id} not found after writing")
             except CorruptFileError:

@@ -18,10 +18,19 @@ from enum import StrEnum
 from exomonad.errors import CorruptFileError
 from exomonad.teams.atomic import read_json_array
 from exomonad.teams.config import load_config
+from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths
 from exomonad.teams.protocol import decode
 
-__all__ = ["IDLE_AFTER", "MemberPresence", "Presence", "team_presence"]
+__all__ = [
+    "IDLE_AFTER",
+    "InboxDigest",
+    "MemberPresence",
+    "Presence",
+    "inbox_digest",
+    "presence_from",
+    "team_presence",
+]
 
 #: Seconds without events after which an active member counts as idle.
 IDLE_AFTER = 300.0
@@ -54,13 +63,23 @@ def _parse_ts(value: object) -> datetime | None:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
-def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
-    """Sender → (time, type) of the newest entry it wrote into any inbox of the team."""
-    latest: dict[str, tuple[datetime, str]] = {}
+@dataclass
+class InboxDigest:
+    """What one pass over a team's inboxes tells: each sender's newest entry (time and
+    type) and each inbox's unread entries."""
+
+    latest: dict[str, tuple[datetime, str]]
+    unread: dict[str, int]
+
+
+def inbox_digest(paths: TeamPaths) -> InboxDigest:
+    """Read every inbox of the team once (corrupt ones are skipped)."""
+    digest = InboxDigest({}, {})
+    latest = digest.latest
     try:
         d = paths.open_dir(paths.inboxes_dir)
     except (FileNotFoundError, NotADirectoryError):
-        return latest
+        return digest
     with d:
         for name in d.listdir():
             if not name.endswith(".json") or name.startswith("."):
@@ -69,6 +88,7 @@ def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
                 entries = read_json_array(paths.inboxes_dir / name, at=d)
             except (CorruptFileError, OSError):
                 continue
+            digest.unread[name[: -len(".json")]] = sum(1 for e in entries if not e.get("read"))
             for e in entries:
                 sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
                 if not isinstance(sender, str) or when is None:
@@ -78,7 +98,7 @@ def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
                 kind: str = msg.type if msg is not None else "message"
                 if sender not in latest or when >= latest[sender][0]:
                     latest[sender] = (when, kind)
-    return latest
+    return digest
 
 
 def team_presence(
@@ -87,15 +107,21 @@ def team_presence(
     """Presence of every member of the team (corrupt inboxes are skipped, not fatal; a
     symlinked team or ``inboxes/`` directory raises
     :class:`~exomonad.errors.SymlinkedDirectoryError`)."""
+    return presence_from(load_config(paths), inbox_digest(paths), now=now, idle_after=idle_after)
+
+
+def presence_from(
+    config: TeamConfig, digest: InboxDigest, *, now: datetime | None = None,
+    idle_after: float = IDLE_AFTER,
+) -> dict[str, MemberPresence]:  # fmt: skip
+    """Presence of every member of ``config`` from an :func:`inbox_digest`."""
     now = now or datetime.now(UTC)
-    config = load_config(paths)
-    latest = _latest_events(paths)
     out: dict[str, MemberPresence] = {}
     for m in config.members:
         joined = (
             datetime.fromtimestamp(m.joined_at / 1000, UTC) if m.joined_at is not None else None
         )
-        event = latest.get(m.name)
+        event = digest.latest.get(m.name)
         ts, kind = event if event is not None else (joined, "joined")
         if kind == "shutdown_approved":
             state = Presence.TERMINATED

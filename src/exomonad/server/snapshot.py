@@ -1,0 +1,143 @@
+"""What the server can say about itself and its teams, as JSON: ``/health``, ``/status``,
+and the member rows ``team_status`` and ``exomonad status`` show.
+
+``/status`` is everything ``exomonad status`` (and a dashboard) needs in one call:
+per team its members (kind, runtime, presence, pane, worktree and branch, unread and
+pending messages, last event), tasks and the ``user`` inbox; pending approvals; the
+policy's health; the server's ``/health``; and ``seq``, the last event sequence id
+*before* the snapshot was taken: subscribing to ``/events?since=<seq>`` then misses
+nothing that changed after it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from exomonad.errors import ExomonadError
+from exomonad.panes import TmuxBackend
+from exomonad.server.presence import iso, merge
+from exomonad.server.services import Services
+from exomonad.teams import load_config
+from exomonad.teams.presence import inbox_digest, presence_from
+from exomonad.teams.tasks import TaskStore
+
+__all__ = [
+    "USER_INBOX_LIMIT",
+    "health",
+    "member_pane",
+    "member_rows",
+    "status",
+    "team_status_doc",
+]
+
+#: Newest entries of a team's ``user`` inbox given in ``/status``.
+USER_INBOX_LIMIT = 100
+
+
+def health(svc: Services) -> dict[str, Any]:
+    """The ``/health`` document (open to every caller: no messages in it)."""
+    stats = svc.watcher.stats
+    return {
+        "status": "ok",
+        "version": svc.version,
+        "pid": os.getpid(),
+        "uptime": round(time.time() - svc.started_at, 3),
+        "policy": svc.gatekeeper.engine.health(),
+        "approvals_pending": len(svc.approvals.list_pending()),
+        "team": svc.registry.current,
+        "tmux_socket": svc.backend.socket_name if isinstance(svc.backend, TmuxBackend) else None,
+        "watched": svc.watcher.watched(),
+        "refused": dict(stats.refused),  # symlinked team directories, not watched
+        "services": svc.services.health(),
+        "counters": {
+            "delivered": stats.delivered,
+            "failed": stats.failed_passes,
+            "pending": sum(stats.pending.values()),
+            "possible_duplicates": stats.possible_duplicates,
+            # Found at start, left by a killed ExoMonad: messages it was typing (typed
+            # again: possible duplicates) and inbox locks it held (removed).
+            "recovered_in_flight": svc.ledger.recovered_in_flight,
+            "recovered_locks": len(svc.recovered_locks),
+            **dict(svc.counters),
+        },
+        "ledger": svc.ledger.counts(),
+    }
+
+
+def member_pane(ours: str | None, theirs: str | None) -> str | None:
+    """Our pane binding (any backend's id form), else Claude Code's own tmux pane id
+    (which may also be "" / "synthetic" / "in-process": no pane)."""
+    if ours:
+        return ours
+    return theirs if theirs and theirs.startswith("%") else None
+
+
+def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, Any]]]:
+    """The team's lead and one row per member (one read of config and inboxes).
+
+    ``kind``: ``synthetic`` (a member ExoMonad added, its pane typed into by the
+    watcher), ``teammate`` (a member Claude Code spawned that runs another agent through
+    ``exomonad teammate``: it holds a worker token) or ``claude`` (Claude Code's own).
+    """
+    paths = svc.paths(team)
+    config = load_config(paths)
+    digest = inbox_digest(paths)
+    inbox = presence_from(config, digest)
+    pending = svc.watcher.stats.pending
+    runtimes = {(s.team, s.name): s.runtime for s in svc.registry.sessions()}
+    now = time.time()
+    rows = []
+    for m in config.members:
+        held = svc.tokens.find(m.name, team)
+        seen = merge(svc.presence.state(team, m.name, now), inbox.get(m.name))
+        kind = "synthetic" if m.synthetic else "teammate" if held is not None else "claude"
+        runtime = ((held.runtime if held else None) or runtimes.get((team, m.name))
+                   or (m.agent_type if m.synthetic else "claude"))  # fmt: skip
+        row: dict[str, Any] = {
+            "name": m.name,
+            "agentType": m.agent_type,
+            "backend": m.backend_type,
+            "kind": kind,
+            "runtime": runtime,
+            "presence": seen.state,
+            "presenceFrom": seen.source,
+            "lastEvent": iso(seen.last_event),
+            "lastEventAge": None if seen.last_event is None else round(now - seen.last_event, 1),
+            "pane": member_pane(m.pane, m.tmux_pane_id),
+            "unread": digest.unread.get(m.name, 0),
+            "pending": pending.get(f"{team}/{m.name}", 0),
+            "worker": held is not None,
+        }
+        if held is not None:
+            row.update(worktree=held.worktree, branch=held.branch)
+        rows.append(row)
+    return config.lead_name, rows
+
+
+def team_status_doc(svc: Services, team: str) -> dict[str, Any]:
+    """One team for ``/status``: members, tasks and the ``user`` inbox (or its error)."""
+    try:
+        lead, members = member_rows(svc, team)
+        tasks = [t.to_json() for t in TaskStore(svc.paths(team)).list()]
+        user = svc.mailbox(team).read_raw("user")[-USER_INBOX_LIMIT:]
+    except ExomonadError as exc:  # its config gone, or a file we must not read
+        return {"name": team, "current": team == svc.registry.current, "error": str(exc)}
+    return {"name": team, "current": team == svc.registry.current, "lead": lead,
+            "members": members, "tasks": tasks, "user_inbox": user}  # fmt: skip
+
+
+def status(svc: Services) -> dict[str, Any]:
+    """The ``/status`` document (see the module doc)."""
+    seq = svc.bus.last_seq  # first: anything later is in the event stream
+    return {
+        "seq": seq,
+        "at": datetime.now(UTC).isoformat(),
+        "current_team": svc.registry.current,
+        "teams": [team_status_doc(svc, t) for t in sorted(svc.teams())],
+        "approvals": [a.to_dict() for a in svc.approvals.list_pending()],
+        "policy": svc.gatekeeper.engine.health(),
+        "server": health(svc),
+    }
