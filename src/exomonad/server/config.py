@@ -46,6 +46,10 @@ Example::
     codex_trust = false         # consent: ExoMonad trusts its own hooks for Codex workers
                                 # (set by `exomonad init --trust-codex-hooks`)
     allow_ungated = false       # consent: terminal agents (no hooks) may run unsandboxed
+
+    [dashboard]
+    port = 8765                 # also serve the dashboard on 127.0.0.1:8765 (0: any free
+                                # port); `exomonad serve` prints its URL with a token
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from exomonad.errors import ExomonadError
 from exomonad.runtimes import GEMINI
 
 __all__ = [
+    "DashboardConfig",
     "LeadConfig",
     "PolicyConfig",
     "ProjectConfig",
@@ -241,6 +246,15 @@ class TeammateConfig(_Section):
         return TeammateRoute(runtime=self.default)
 
 
+class DashboardConfig(_Section):
+    """The web dashboard (always at ``/dashboard/`` on the Unix socket)."""
+
+    #: Open its loopback TCP listener when the server starts, on this port (0: any free
+    #: one); None: only when a person runs ``exomonad dashboard``. It listens on
+    #: 127.0.0.1 only: there is no host to set.
+    port: int | None = Field(default=None, ge=0, le=65535)
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
@@ -249,6 +263,7 @@ class ProjectConfig(_Section):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:
