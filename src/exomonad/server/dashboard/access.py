@@ -98,6 +98,18 @@ class DashboardTokens:
 _PERSONS = "the dashboard is a person's"
 
 
+async def _not_http(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> bool:
+    """Handle what is not an HTTP request: lifespan goes to ``app``, a websocket is
+    refused (the dashboard has none). False for an HTTP request."""
+    if scope["type"] == "http":
+        return False
+    if scope["type"] == "lifespan":
+        await app(scope, receive, send)
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+    return True
+
+
 def _refuse(status: int, error: str) -> Response:
     return JSONResponse({"error": error}, status_code=status)
 
@@ -121,8 +133,8 @@ class TokenGate:
         return len(hosts) == 1 and hosts[0].lower() in allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return  # no websockets, no lifespan on this listener
+        if await _not_http(self.app, scope, receive, send):
+            return
         token, slash, _ = scope["path"].removeprefix("/").partition("/")
         if not self.tokens.valid(token):
             answer = _refuse(401, "the dashboard needs its token: run `exomonad dashboard`")
@@ -143,7 +155,7 @@ class PersonGate:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if await _not_http(self.app, scope, receive, send):
             return
         pid = peer_pid(scope)
         try:
