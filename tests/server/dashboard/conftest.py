@@ -4,7 +4,8 @@
 its URL is the one line ``serve`` printed. ``team``: three workers spawned by the lead
 (``tests/support/reader.py`` in tmux panes, each in its worktree), then driven by real
 hook processes and routes into known presence: ``w-busy`` active (a tool call),
-``w-idle`` idle (its turn ended), ``w-done`` terminated (it gave its token back).
+``w-idle`` idle (its turn ended), ``w-done`` terminated (it gave its token back); and
+a task the lead created, claimed by ``w-busy``.
 """
 
 from __future__ import annotations
@@ -136,8 +137,11 @@ def team(live: Live) -> Live:
     workers = [{"name": name, "task": f"start on {name}", "runtime": "terminal",
                 "command": f"{sys.executable} {READER} {out}/{name}.jsonl"}
                for name in PRESENCE]  # fmt: skip
-    live.lead().tool("spawn_workers", {"workers": workers})
+    lead = live.lead()
+    lead.tool("spawn_workers", {"workers": workers})
+    task = lead.tool("task_create", {"subject": "write the parser"})
     tokens = live.tokens()
+    ServerClient(live.state, token=tokens["w-busy"]).tool("task_claim", {"task_id": task["id"]})
     cwd = str(live.state.parent)
     busy = live.hook("pre-tool-use", {"session_id": "s-busy", "tool_name": "Read", "cwd": cwd,
                                       "tool_input": {"file_path": "README.md"}},

@@ -105,7 +105,7 @@
       dot.dataset.presence = m.presence;
       dot.title = m.presence;
       li.dataset.presence = m.presence;
-      const bits = [m.presence, m.runtime, m.kind];
+      const bits = [m.presence, m.runtime, m.kind === m.runtime ? null : m.kind];
       if (m.name === doc.lead) bits.push("lead");
       if (m.unread) bits.push(`${m.unread} unread`);
       if (m.branch) bits.push(m.branch);
