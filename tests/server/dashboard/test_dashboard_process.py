@@ -164,10 +164,9 @@ def test_an_agent_cannot_answer_a_persons_escalation_through_the_dashboard(live:
     hook = live.hook("pre-tool-use", {"session_id": "s3", "tool_name": "Bash", "cwd": "/tmp",
                                       "tool_input": {"command": "sudo apt-get install jq"}},
                      worker)  # fmt: skip
-    pending: list[dict[str, Any]] = []
-    retry_until(lambda: bool(pending.extend(live.status()["approvals"]) or pending),
-                timeout=60, message="the escalation never showed")  # fmt: skip
-    [approval] = pending
+    retry_until(lambda: bool(live.status()["approvals"]), timeout=60,
+                message="the escalation never showed")  # fmt: skip
+    [approval] = live.status()["approvals"]
     assert (approval["agent"], approval["addressee"]) == ("w-3", "human")
     path = f"/dashboard/api/approvals/{approval['id']}"
     for agent in ({"env_token": worker}, {"program": "gemini", "header_token": lead},
