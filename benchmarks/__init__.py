@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",
+    "events": "benchmarks.events",
 }
 
 __all__ = ["REGISTRY"]

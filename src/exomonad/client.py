@@ -9,12 +9,18 @@ MCP through the SDK).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
+
+import orjson
 
 from exomonad.errors import ExomonadError
-from exomonad.server.identity import TOKEN_HEADER
-from exomonad.server.pidfile import ServerInfo, read_server_info, server_request
+from exomonad.server.events import SseMessage, parse_sse
+from exomonad.server.identity import TOKEN_HEADER, TokenStore
+from exomonad.server.pidfile import ServerInfo, read_server_info, server_request, server_stream
 
 __all__ = ["ServerClient", "ServerError", "ServerNotRunningError"]
 
@@ -45,6 +51,17 @@ class ServerClient:
         self.token = token
         self.timeout = timeout
 
+    @classmethod
+    def as_lead(cls, state: Path, *, timeout: float = 60.0) -> ServerClient:
+        """A client presenting the lead's token (``lead.token``) if there is one, else
+        none. The server counts it only from a person's or the lead's own process."""
+        path = TokenStore(state).lead_path
+        token = path.read_text().strip() if path.exists() else None
+        return cls(state, token=token or None, timeout=timeout)
+
+    def _headers(self) -> dict[str, str]:
+        return {TOKEN_HEADER: self.token} if self.token else {}
+
     def info(self) -> ServerInfo:
         """The running server's pid file, or :class:`ServerNotRunningError`."""
         info = read_server_info(self.state)
@@ -57,9 +74,8 @@ class ServerClient:
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """One request; the status and the decoded JSON answer."""
-        headers = {TOKEN_HEADER: self.token} if self.token else {}
         return server_request(self.info().socket, method, path, body, timeout=self.timeout,
-                              headers=headers)  # fmt: skip
+                              headers=self._headers())  # fmt: skip
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
         """Like :meth:`request`, raising :class:`ServerError` unless the status is 200."""
@@ -78,3 +94,22 @@ class ServerClient:
         """Call one ExoMonad tool as the token's identity (same checks as over MCP)."""
         data: dict[str, Any] = self.call("POST", f"/tool/{name}", arguments or {})
         return data
+
+    @contextlib.contextmanager
+    def events(self, *, since: int | None = None,
+               team: str | None = None) -> Iterator[Iterator[SseMessage]]:  # fmt: skip
+        """The server's event stream (``GET /events``): server-sent events, the first an
+        ``hello``; iterate until the server stops (a read waits at most ``timeout``
+        seconds: the server pings every 15). :class:`ServerError` if refused."""
+        query = urlencode({k: v for k, v in (("since", since), ("team", team)) if v is not None})
+        target = "/events" + (f"?{query}" if query else "")
+        with server_stream(self.info().socket, target, timeout=self.timeout,
+                           headers=self._headers()) as (status, lines):  # fmt: skip
+            if status != 200:
+                body = b"".join(lines)
+                try:
+                    error = orjson.loads(body).get("error")
+                except (orjson.JSONDecodeError, AttributeError):
+                    error = body.decode(errors="replace")
+                raise ServerError(f"/events: {error}")
+            yield parse_sse(line.decode().rstrip("\r\n") for line in lines)

@@ -203,8 +203,7 @@ def request_shutdown(paths: TeamPaths, name: str, lead: str) -> str:
 
 
 def _stop_workers(state: Path, config: ProjectConfig, report: Report, wait: float) -> None:
-    lead = TokenStore(state).lead_path
-    client = ServerClient(state, token=lead.read_text().strip() if lead.exists() else None)
+    client = ServerClient.as_lead(state)
     status = client.tool("team_status")
     team = str(status["team"])
     paths = TeamPaths(team)

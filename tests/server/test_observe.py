@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from exomonad.server.app import build_app
-from exomonad.server.events import SseMessage, parse_sse
+from exomonad.server.events import PresenceChanged, SseMessage, parse_sse
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.services import Services
 from exomonad.server.tools import call_tool
@@ -109,13 +109,11 @@ def test_status_has_members_tasks_approvals_and_the_user_inbox(
     assert set(services) == {"events", "lead", "watcher"}
 
 
-def test_a_released_worker_is_terminated_in_status_and_events(
-    svc: Services, client: TestClient, lead: Identity
-) -> None:
+def test_a_worker_joins_active_and_leaves_terminated(svc: Services, lead: Identity) -> None:
     provision(svc, "gemini-1", "proj")
     register_synthetic(svc.paths("proj"), "gemini-1")
     call_tool(svc, lead, "remove_worker", {"name": "gemini-1"})
     states = [(e.member, e.state, e.source) for e in svc.bus.recent()
-              if e.kind == "presence"]  # type: ignore[attr-defined]  # fmt: skip
+              if isinstance(e, PresenceChanged)]  # fmt: skip
     assert states == [("gemini-1", "active", "provisioned"),
                       ("gemini-1", "terminated", "released")]  # fmt: skip

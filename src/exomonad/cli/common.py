@@ -22,10 +22,12 @@ from exomonad.teams.paths import TeamPaths
 __all__ = [
     "ConfigDirOpt",
     "JsonOpt",
+    "StateDirOpt",
     "console",
     "emit",
     "err_console",
     "handle_errors",
+    "state_of",
     "team_paths",
 ]
 
@@ -42,9 +44,20 @@ ConfigDirOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+StateDirOpt = Annotated[
+    Path | None,
+    typer.Option(help="Project state dir (default: nearest .exomonad/; $EXOMONAD_DIR)."),
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def state_of(state_dir: Path | None) -> Path:
+    """``state_dir``, else the nearest ``.exomonad/`` (made in the cwd if none)."""
+    from exomonad.state import find_state_dir
+
+    return state_dir or find_state_dir(create=True)
 
 
 def team_paths(team: str, config_dir: Path | None) -> TeamPaths:

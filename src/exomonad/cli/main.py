@@ -15,6 +15,7 @@ from exomonad.cli import (
     policy,
     relay,
     serve,
+    status,
     task,
     team,
     teammate,
@@ -33,6 +34,7 @@ app.add_typer(inbox.app, name="inbox")
 app.add_typer(task.app, name="task")
 watch.register(app)
 serve.register(app)
+status.register(app)
 relay.register(app)
 teammate.register(app)
 init.register(app)

@@ -1,32 +1,20 @@
-"""``exomonad serve``, ``mcp-stdio``, ``status`` and ``hook``: the server and its clients."""
+"""``exomonad serve``, ``mcp-stdio`` and ``hook``: the server and its clients (``status``
+is in :mod:`exomonad.cli.status`)."""
 
 from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.logging import RichHandler
 
 from exomonad import runtimes
-from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, err_console, handle_errors
+from exomonad.cli.common import ConfigDirOpt, StateDirOpt, err_console, handle_errors, state_of
 from exomonad.server.config import load_project_config
-from exomonad.server.pidfile import read_server_info, server_request
-from exomonad.state import find_state_dir
 
 __all__ = ["register"]
-
-StateDirOpt = Annotated[
-    Path | None,
-    typer.Option(help="Project state dir (default: nearest .exomonad/; $EXOMONAD_DIR)."),
-]
-
-
-def _state(state_dir: Path | None) -> Path:
-    return state_dir or find_state_dir(create=True)
 
 
 @handle_errors
@@ -54,7 +42,7 @@ def serve(
         level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
         handlers=[RichHandler(console=err_console, show_path=False)],
     )  # fmt: skip
-    svc = Services(_state(state_dir), root=config_dir, backend=TmuxBackend(tmux_socket))
+    svc = Services(state_of(state_dir), root=config_dir, backend=TmuxBackend(tmux_socket))
     run_server(svc, dashboard_port=dashboard_port,
                announce=lambda url: typer.echo(f"dashboard: {url}"))  # fmt: skip
 
@@ -73,31 +61,10 @@ def mcp_stdio(
     """
     from exomonad.server.stdio_bridge import resolve_token, run_stdio_bridge
 
-    state = _state(state_dir)
+    state = state_of(state_dir)
     lead_role = load_project_config(state).lead.role
     token = resolve_token(state, os.environ.get("EXOMONAD_TOKEN"), role, lead_role)
     run_stdio_bridge(state, token, root=config_dir)
-
-
-@handle_errors
-def status(state_dir: StateDirOpt = None, as_json: JsonOpt = False) -> None:
-    """Show whether the project's server runs, its /health, and the workers' worktrees
-    (a worktree kept because it holds work says so)."""
-    from exomonad.lifecycle import worktrees_of
-
-    state = _state(state_dir)
-    worktrees = [w.to_json() for w in worktrees_of(state).list()]
-    info = read_server_info(state)
-    if info is None or not info.alive:
-        emit(
-            {"running": False, "worktrees": worktrees},
-            as_json,
-            lambda: console.print(f"no server running; {len(worktrees)} worker worktree(s)"),
-        )
-        raise typer.Exit(1)
-    _, data = server_request(info.socket, "GET", "/health")
-    data = {**data, "worktrees": worktrees}
-    emit(data, as_json, lambda: console.print_json(orjson.dumps(data).decode()))
 
 
 def hook(
@@ -114,5 +81,4 @@ def register(app: typer.Typer) -> None:
     """Add the server commands to the top-level app."""
     app.command("serve")(serve)
     app.command("mcp-stdio")(mcp_stdio)
-    app.command("status")(status)
     app.command("hook")(hook)

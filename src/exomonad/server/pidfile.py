@@ -16,6 +16,7 @@ import http.client
 import os
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from exomonad import __version__
 from exomonad.errors import ExomonadError
 from exomonad.state import ensure_state_dir
 
-__all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request"]
+__all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request", "server_stream"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,24 @@ def server_request(sock_path: str, method: str, target: str, body: Any = None, *
         return response.status, orjson.loads(response.read())
     except (OSError, http.client.HTTPException, orjson.JSONDecodeError) as exc:
         raise ExomonadError(f"the server on {sock_path} did not answer {target}: {exc}") from exc
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def server_stream(sock_path: str, target: str, *, timeout: float = 60.0,
+                  headers: dict[str, str] | None = None
+                  ) -> Iterator[tuple[int, Iterator[bytes]]]:  # fmt: skip
+    """A streaming GET on ``sock_path``: the status and the body's lines (each read
+    within ``timeout`` seconds). Raises :class:`ExomonadError` when the connection fails
+    or breaks."""
+    conn = _UnixConnection(sock_path, timeout)
+    try:
+        conn.request("GET", target, headers=headers or {})
+        response = conn.getresponse()
+        yield response.status, iter(response.readline, b"")
+    except (OSError, http.client.HTTPException) as exc:
+        raise ExomonadError(f"the server on {sock_path} broke off {target}: {exc}") from exc
     finally:
         conn.close()
 

@@ -1,0 +1,207 @@
+"""``exomonad status [--json] [--watch]``: is the server up, and what is the team doing.
+
+With the server up and the lead's token readable (a person's terminal, the lead's own
+processes), it shows ``GET /status``: per team its members (kind and runtime, presence,
+pane, worktree and branch, unread and pending messages, last event), tasks and the
+``user`` inbox; pending approvals; the services and the policy (its error if the last
+reload failed). Anyone else (a worker's shell) gets what ``/health`` says. ``--watch``
+redraws on every event of ``GET /events`` (and every few seconds, for the ages).
+The workers' worktrees are listed either way. No server: a message and exit 1.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich.console import Group, RenderableType
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from exomonad.cli.common import (
+    JsonOpt,
+    StateDirOpt,
+    console,
+    emit,
+    err_console,
+    handle_errors,
+    state_of,
+)
+from exomonad.client import ServerClient, ServerNotRunningError
+from exomonad.errors import ExomonadError
+
+__all__ = ["register", "render", "snapshot", "status", "watch"]
+
+#: Seconds between redraws without events (ages move on).
+AGE_REFRESH = 5.0
+#: Least seconds between two redraws (a burst of events is one redraw).
+MIN_REDRAW = 0.25
+
+_PRESENCE = {"active": "green", "idle": "yellow", "terminated": "red"}
+_STATE = {"running": "green", "failed": "bold red", "stopped": "red"}
+
+
+def snapshot(client: ServerClient, worktrees: list[dict[str, Any]]) -> dict[str, Any]:
+    """``/status`` (``/health`` with ``status_error`` when it is refused), with the
+    health fields at the top level as before, and the worktrees."""
+    status, doc = client.request("GET", "/status")
+    if status == 200 and isinstance(doc, dict):
+        server = doc.pop("server")
+        return {**server, **doc, "running": True, "worktrees": worktrees}
+    error = doc.get("error") if isinstance(doc, dict) else doc
+    return {**client.health(), "running": True, "status_error": str(error),
+            "worktrees": worktrees}  # fmt: skip
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    return f"{seconds / 60:.0f}m" if seconds < 3600 else f"{seconds / 3600:.1f}h"
+
+
+def _header(doc: dict[str, Any]) -> RenderableType:
+    policy = doc.get("policy") or {}
+    lines = [f"server pid {doc['pid']} v{doc['version']}, up {_age(doc['uptime'])}; "
+             f"team {doc.get('team') or '-'}; policy {policy.get('version') or '-'} "
+             f"({str(policy.get('policy_id') or '')[:12]})"]  # fmt: skip
+    if policy.get("error"):
+        lines.append(f"[bold red]policy reload failed:[/] {escape(str(policy['error']))}")
+    services = []
+    for name, s in (doc.get("services") or {}).items():
+        colour = _STATE.get(s["state"], "yellow")
+        note = f": {escape(str(s['error']))}" if s.get("error") else ""
+        services.append(f"{name} [{colour}]{s['state']}[/]{note}")
+    if services:
+        lines.append("services: " + ", ".join(services))
+    return Text.from_markup("\n".join(lines))
+
+
+def _members(team: dict[str, Any]) -> Table:
+    title = f"team {team['name']}" + (" (current)" if team.get("current") else "")
+    table = Table(title=title, title_justify="left")
+    for col in ("member", "agent", "presence", "pane", "branch", "unread", "pending", "last"):
+        table.add_column(col, justify="right" if col in ("unread", "pending") else "left")
+    for m in team.get("members", []):
+        colour = _PRESENCE.get(m["presence"], "white")
+        table.add_row(escape(m["name"]), f"{m['runtime']} ({m['kind']})",
+                      f"[{colour}]{m['presence'].upper()}[/]", m.get("pane") or "-",
+                      escape(m.get("branch") or "-"), str(m["unread"]), str(m["pending"]),
+                      _age(m.get("lastEventAge")))  # fmt: skip
+    return table
+
+
+def _approvals(approvals: list[dict[str, Any]]) -> Table:
+    table = Table(title="pending approvals", title_justify="left")
+    for col in ("id", "agent", "for", "reason", "waiting"):
+        table.add_column(col)
+    now = time.time()
+    for a in approvals:
+        table.add_row(a["id"], escape(a["agent"]), a.get("addressee") or "human",
+                      escape(a["reason"]), _age(now - a["created_at"]))  # fmt: skip
+    return table
+
+
+def render(doc: dict[str, Any]) -> RenderableType:
+    """The human view of a :func:`snapshot`."""
+    parts: list[RenderableType] = [_header(doc)]
+    if "status_error" in doc:
+        parts.append(Text(f"no team view: {doc['status_error']}", style="yellow"))
+    for team in doc.get("teams", []):
+        if "error" in team:
+            parts.append(Text(f"team {team['name']}: {team['error']}", style="red"))
+            continue
+        parts.append(_members(team))
+        tasks = team.get("tasks", [])
+        if tasks:
+            open_ = [t for t in tasks if t["status"] != "completed"]
+            parts.append(Text(f"tasks: {len(tasks)} ({len(open_)} open)"))
+        for entry in team.get("user_inbox", [])[-5:]:
+            parts.append(Text(f"to you from {entry['from']}: {str(entry['text'])[:200]}"))
+    if doc.get("approvals"):
+        parts.append(_approvals(doc["approvals"]))
+    kept = [w for w in doc.get("worktrees", []) if not w.get("removable", True)]
+    parts.append(Text(f"{len(doc.get('worktrees', []))} worker worktree(s)"
+                      + (f", {len(kept)} kept with work in them" if kept else "")))  # fmt: skip
+    return Group(*parts)
+
+
+def _follow(client: ServerClient, dirty: threading.Event, ended: list[str]) -> None:
+    """Read ``/events`` in a thread: every event marks the view dirty."""
+    try:
+        with client.events() as stream:
+            for _ in stream:
+                dirty.set()
+        ended.append("the server closed the event stream (stopped)")
+    except ExomonadError as exc:
+        ended.append(str(exc))
+    finally:
+        dirty.set()
+
+
+def watch(client: ServerClient, worktrees: list[dict[str, Any]], as_json: bool) -> None:
+    """Redraw (or, with ``as_json``, print a JSON line) on events, until interrupted or
+    the server stops (then exit 1)."""
+    dirty, ended = threading.Event(), list[str]()
+    threading.Thread(target=_follow, args=(client, dirty, ended), daemon=True).start()
+    live = None if as_json else Live(console=console, auto_refresh=False)
+    try:
+        if live is not None:
+            live.start()
+        while not ended:
+            doc = snapshot(client, worktrees)
+            if live is not None:
+                live.update(render(doc), refresh=True)
+            else:
+                sys.stdout.write(orjson.dumps(doc).decode() + "\n")
+                sys.stdout.flush()
+            dirty.wait(AGE_REFRESH)
+            dirty.clear()
+            time.sleep(MIN_REDRAW)  # a burst of events settles into one redraw
+    except KeyboardInterrupt:
+        return
+    finally:
+        if live is not None:
+            live.stop()
+    err_console.print(f"[red]{escape(ended[0])}[/red]")
+    raise typer.Exit(1)
+
+
+@handle_errors
+def status(
+    state_dir: StateDirOpt = None,
+    as_json: JsonOpt = False,
+    follow: Annotated[bool, typer.Option("--watch", help="Redraw on every event.")] = False,
+) -> None:
+    """The server and the team: members and their presence, tasks, pending approvals,
+    services and policy; the workers' worktrees. Exit 1 when no server runs."""
+    from exomonad.lifecycle import worktrees_of
+
+    state = state_of(state_dir)
+    worktrees = [w.to_json() for w in worktrees_of(state).list()]
+    client = ServerClient.as_lead(state, timeout=60)
+    try:
+        client.info()
+    except ServerNotRunningError:
+        note = f"no server running; {len(worktrees)} worker worktree(s)"
+        emit({"running": False, "worktrees": worktrees}, as_json, lambda: console.print(note))
+        raise typer.Exit(1) from None
+    doc = snapshot(client, worktrees)
+    if follow and "status_error" in doc:
+        raise ExomonadError(f"--watch needs the lead's token: {doc['status_error']}")
+    if follow:
+        watch(client, worktrees, as_json)
+        return
+    emit(doc, as_json, lambda: console.print(render(doc)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``status`` to the top-level app."""
+    app.command("status")(status)
