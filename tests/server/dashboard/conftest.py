@@ -102,7 +102,11 @@ def _members(live: Live) -> dict[str, str]:
 
 
 @pytest.fixture
-def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
+def live(tmp_path: Path, tmux_server: TmuxServer, request: pytest.FixtureRequest
+         ) -> Iterator[Live]:  # fmt: skip
+    """The server; opened on ``--dashboard-port 0``, or with the param ``"config"`` on
+    ``[dashboard] port = 0``."""
+    by_config = getattr(request, "param", "flag") == "config"
     root, project = tmp_path / "claude", make_repo(tmp_path / "proj")
     state = project / ".exomonad"
     state.mkdir()
@@ -110,6 +114,7 @@ def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
         '[workers]\ntmux_session = "main"\nready_marker = "ready"\n'
         "allow_ungated = true\n"  # the reader is a terminal agent: no hooks of its own
         "[policy]\npopup = false\napproval_timeout = 240\n"
+        + ("[dashboard]\nport = 0\n" if by_config else "")
     )
     create_team(TeamPaths(TEAM, root))
     env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
@@ -118,7 +123,7 @@ def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
                EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
     serve = ExomonadServe(state=state, env=env, tmux_socket=tmux_server.socket,
                           log_path=tmp_path / "serve.log",
-                          args=["--dashboard-port", "0"])  # fmt: skip
+                          args=[] if by_config else ["--dashboard-port", "0"])  # fmt: skip
     serve.start()
     try:
         retry_until(lambda: _URL.search(serve.log()) is not None, timeout=30,

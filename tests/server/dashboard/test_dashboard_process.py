@@ -16,6 +16,8 @@ import httpx2
 import orjson
 import pytest
 
+from exomonad.errors import ExomonadError
+from exomonad.server.config import load_project_config
 from exomonad.util.waiting import retry_until
 from tests.server.dashboard.conftest import TEAM, Live
 
@@ -185,3 +187,28 @@ def test_an_agent_cannot_answer_a_persons_escalation_through_the_dashboard(live:
     decision = orjson.loads(out)["hookSpecificOutput"]
     assert decision["permissionDecision"] == "deny", err
     assert "(dashboard): not on this box" in decision["permissionDecisionReason"]
+
+
+@pytest.mark.parametrize("live", ["config"], indirect=True)
+def test_the_config_opens_the_listener_at_start(live: Live) -> None:
+    """``[dashboard] port`` opens it as ``--dashboard-port`` does (here: any free port)."""
+    with httpx2.Client(timeout=30) as http:
+        assert http.get(live.url + "api/status").status_code == 200
+        assert http.get(live.origin + "/api/status").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("section", "error"),
+    [("port = 70000", "less than or equal to 65535"), ('host = "0.0.0.0"', "host"),
+     ("port = -1", "greater than or equal to 0")],
+)  # fmt: skip
+def test_the_dashboard_config_takes_a_port_and_no_host(
+    tmp_path: Path, section: str, error: str
+) -> None:
+    (tmp_path / "config.toml").write_text(f"[dashboard]\n{section}\n")
+    with pytest.raises(ExomonadError, match=error):
+        load_project_config(tmp_path)
+    (tmp_path / "config.toml").write_text("[dashboard]\nport = 8765\n")
+    assert load_project_config(tmp_path).dashboard.port == 8765
+    (tmp_path / "config.toml").unlink()
+    assert load_project_config(tmp_path).dashboard.port is None  # only when asked
