@@ -115,7 +115,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
     for t in threads:
         t.join(30)  # the streams end with the server
     want = set(range(since + 1, last + 1))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for f in followers:
         got = [s for s in f.seqs if s <= last]
         rows.append({"client": f.name, "events": len(got), "lost": len(want - set(got)),

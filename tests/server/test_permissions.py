@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 
 from exomonad.errors import ExomonadError
+from exomonad.server.events import EscalationAnswered, EscalationOpened, PolicyDecision
 from exomonad.server.hooks import handle_hook
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
+from exomonad.server.snapshot import status
 from exomonad.server.tools import ToolError, call_tool
 from exomonad.teams import register_synthetic
 from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
@@ -84,6 +86,25 @@ def test_escalation_to_the_lead_answered_by_tool(svc: Services, lead: Identity) 
         "decision": "allow",
         "reason": "approved by team-lead (answer_permission): ok",
     }
+    # On the event stream: the decision, the approval opened, its answer.
+    decided, opened, answered = _escalation_events(svc)
+    assert (decided.agent, decided.decision, decided.tool) == (
+        "gemini-1", "tl", "run_shell_command")  # fmt: skip
+    assert (opened.addressee, opened.agent) == ("team-lead", "gemini-1")
+    assert (answered.approval_id, answered.state, answered.decision, answered.reason) == (
+        opened.approval_id, "approved", "allow", "ok")  # fmt: skip
+    assert answered.by == "team-lead (answer_permission)"
+
+
+def _escalation_events(
+    svc: Services,
+) -> tuple[PolicyDecision, EscalationOpened, EscalationAnswered]:
+    events = svc.bus.recent()
+    [decided] = [e for e in events if isinstance(e, PolicyDecision) and e.decision != "allow"]
+    [opened] = [e for e in events if isinstance(e, EscalationOpened)]
+    [answered] = [e for e in events if isinstance(e, EscalationAnswered)]
+    assert decided.seq < opened.seq < answered.seq
+    return decided, opened, answered
 
 
 def test_claude_codes_own_permission_response_resolves_it(svc: Services) -> None:
@@ -120,6 +141,9 @@ def test_unanswered_escalation_times_out_to_ask_or_deny(svc: Services, lead: Ide
     out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert [a.state for a in svc.approvals.records()][:2] == ["expired", "expired"]
+    answers = [e for e in svc.bus.recent() if isinstance(e, EscalationAnswered)]
+    assert [(a.state, a.decision, a.by) for a in answers] == [
+        ("expired", "human", "timeout"), ("expired", "deny", "timeout")]  # fmt: skip
 
 
 def test_human_answers_with_the_store(svc: Services, lead: Identity) -> None:
@@ -135,9 +159,13 @@ def test_human_answers_with_the_store(svc: Services, lead: Identity) -> None:
     t.start()
     retry_until(lambda: bool(svc.approvals.list_pending()), timeout=5)
     [pending] = svc.approvals.list_pending()
-    svc.approvals.answer(pending.id, True, "alice", "ship it")
+    assert [a["id"] for a in status(svc)["approvals"]] == [pending.id]  # `exomonad status`
+    svc.approvals.answer(pending.id, True, "alice", "ship it")  # another process, really
     t.join(10)
     assert result["out"]["hookSpecificOutput"]["permissionDecision"] == "allow"
+    _, opened, answered = _escalation_events(svc)
+    assert (opened.addressee, answered.state, answered.by) == ("human", "approved", "alice")
+    assert status(svc)["approvals"] == []
 
 
 def test_mcp_tools_pass_the_policy_too(svc: Services, lead: Identity) -> None:

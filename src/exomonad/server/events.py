@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from exomonad.policy.decisions import DecisionLabel
 from exomonad.teams.models import message_identity
 from exomonad.teams.protocol import decode
 
@@ -74,6 +75,8 @@ class BaseEvent(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    #: What happened (each kind is a subclass; see the module doc).
+    kind: str
     #: Sequence id, set by the bus when published (0 before).
     seq: int = 0
     #: Unix seconds, set by the bus when published.
@@ -149,7 +152,7 @@ class PolicyDecision(BaseEvent):
     role: str
     runtime: str
     tool: str
-    decision: Literal["allow", "tl", "human", "deny"]
+    decision: DecisionLabel
     reason: str = ""
     policy_id: str | None = None
 
@@ -176,7 +179,7 @@ class EscalationAnswered(BaseEvent):
     state: Literal["approved", "denied", "expired", "timeout"]
     by: str | None = None
     reason: str = ""
-    decision: Literal["allow", "tl", "human", "deny"]
+    decision: DecisionLabel
 
 
 class TaskChanged(BaseEvent):

@@ -50,7 +50,7 @@ def frame(item: BaseEvent | Gap) -> bytes:
     data = item.model_dump_json().encode()
     if isinstance(item, Gap):
         return b"event: gap\ndata: " + data + b"\n\n"
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, item.kind.encode(), data)  # type: ignore[attr-defined]
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (item.seq, item.kind.encode(), data)
 
 
 def _since(request: Request) -> int | None:
