@@ -9,12 +9,11 @@ memory and on this terminal.
 from __future__ import annotations
 
 import webbrowser
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from exomonad.cli.common import JsonOpt, emit, handle_errors
+from exomonad.cli.common import JsonOpt, StateDirOpt, emit, handle_errors
 from exomonad.client import ServerClient
 from exomonad.state import find_state_dir
 
@@ -29,15 +28,13 @@ def dashboard(
             min=0,
             max=65535,
             help="Listen on this port if not listening yet "
-            "(default: [dashboard] port, else any free port).",
+            "(default: \\[dashboard] port, else any free port).",
         ),
     ] = None,
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the URL in the default browser.")
     ] = False,
-    state_dir: Annotated[
-        Path | None, typer.Option(help="Project state dir (default: nearest .exomonad/).")
-    ] = None,
+    state_dir: StateDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the dashboard's URL (127.0.0.1, with a new one-time token): the server

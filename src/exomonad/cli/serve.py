@@ -29,7 +29,7 @@ def serve(
             min=0,
             max=65535,
             help="Also serve the dashboard on 127.0.0.1:PORT (0: any free port); its URL "
-            "with a one-time token is printed here, once (default: [dashboard] port).",
+            "with a one-time token is printed here, once (default: \\[dashboard] port).",
         ),
     ] = None,
 ) -> None:
