@@ -4,6 +4,7 @@ token on TCP), a person's answer to an approval, and replies into a member's inb
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from exomonad.errors import ExomonadError
 from exomonad.policy.actions import MergePR
 from exomonad.policy.approvals import Approval
 from exomonad.policy.person import person
@@ -148,3 +150,23 @@ def test_a_process_that_is_gone_is_nobodys(svc: Services) -> None:
         answer = ghost.get("/api/status")
     assert answer.status_code == 403
     assert "cannot be read" in answer.json()["error"]
+
+
+async def test_the_listener_opens_closes_and_reports_a_port_in_use(svc: Services) -> None:
+    listener, _ = dashboard(svc)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ExomonadError, match=f"cannot listen on 127.0.0.1:{port}"):
+            await listener.open(port)
+    assert listener.health() == {"listening": False, "host": "127.0.0.1", "port": None,
+                                 "tokens_issued": 0}  # fmt: skip
+    first, second = await listener.open(), await listener.open(port)  # open: port kept
+    assert first.rsplit("/", 2)[0] == second.rsplit("/", 2)[0] != f"http://127.0.0.1:{port}"
+    assert listener.health()["tokens_issued"] == 2
+    assert listener.tokens.valid(first.rstrip("/").rsplit("/", 1)[1])
+    await listener.close()
+    assert listener.health()["listening"] is False
+    with pytest.raises(ConnectionRefusedError):  # nobody listens there any more
+        socket.create_connection(("127.0.0.1", int(first.split(":")[2].split("/")[0])), 5)

@@ -127,14 +127,16 @@ class DashboardListener:
                                         lifespan="off", server_header=False,
                                         timeout_graceful_shutdown=GRACE)  # fmt: skip
                 server = _Quiet(config)
-                self._task = asyncio.create_task(server.serve(sockets=[sock]),
-                                                 name="dashboard-listener")  # fmt: skip
-                self._server, self.port = server, sock.getsockname()[1]
-                while not server.started and not self._task.done():
+                task = asyncio.create_task(server.serve(sockets=[sock]),
+                                           name="dashboard-listener")  # fmt: skip
+                self._server, self._task, self.port = server, task, sock.getsockname()[1]
+                while not server.started and not task.done():  # uvicorn has no event
                     await asyncio.sleep(0.005)
-                if self._task.done():
-                    self._server = None
-                    raise ExomonadError(f"the dashboard listener stopped: {self._task}")
+                if task.done():
+                    self._server, self._task, self.port = None, None, None
+                    sock.close()
+                    why = None if task.cancelled() else task.exception()
+                    raise ExomonadError(f"the dashboard listener did not start: {why!r}")
         self.issued += 1
         return self.url(self.tokens.issue())
 
