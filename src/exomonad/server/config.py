@@ -47,6 +47,11 @@ Example::
                                 # (set by `exomonad init --trust-codex-hooks`)
     allow_ungated = false       # consent: terminal agents (no hooks) may run unsandboxed
 
+    [github]                    # pull-request events (exomonad.github.config; docs/github.md)
+    interval = 60.0             # seconds between polls; off without $GITHUB_TOKEN
+    review_timeout = 14400.0    # a head unreviewed this long → [REVIEW TIMEOUT]
+    suppress_after_ready = true # parent told "ready"/"timed out": no more noise for it
+
     [dashboard]
     port = 8765                 # also serve the dashboard on 127.0.0.1:8765 (0: any free
                                 # port); `exomonad serve` prints its URL with a token
@@ -63,10 +68,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from exomonad import runtimes
 from exomonad.errors import ExomonadError
+from exomonad.github.config import GitHubConfig
 from exomonad.runtimes import GEMINI
 
 __all__ = [
     "DashboardConfig",
+    "GitHubConfig",
     "LeadConfig",
     "PolicyConfig",
     "ProjectConfig",
@@ -263,6 +270,7 @@ class ProjectConfig(_Section):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
     dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
 
 

@@ -23,6 +23,8 @@ class. The kinds, and where each is published (once, on one code path):
 ``escalation``         a decision asked the lead or a person: an approval opened
 ``escalation_answered``  that approval was approved, denied, expired or timed out
 ``task``               a task was created, updated or claimed through the tools
+``pull_request``       the GitHub poller saw something new on a worker's pull
+                       request (a review, a check, a push, ready, merged...)
 =====================  ==========================================================
 
 A subscriber that fell behind gets a :class:`Gap` (``kind: "gap"``) saying how many
@@ -55,6 +57,7 @@ __all__ = [
     "PolicyDecision",
     "PresenceChanged",
     "PresenceState",
+    "PullRequestEvent",
     "SseMessage",
     "TaskAction",
     "TaskChanged",
@@ -191,9 +194,20 @@ class TaskChanged(BaseEvent):
     task: dict[str, Any]
 
 
+class PullRequestEvent(BaseEvent):
+    """Something new on ``worker``'s pull request ``number`` (``event``: the poller's
+    kind, e.g. ``approved``, ``ci_status``, ``merged``; ``pr``: all it knows of it)."""
+
+    kind: Literal["pull_request"] = "pull_request"
+    event: str
+    worker: str
+    number: int
+    pr: dict[str, Any]
+
+
 Event = Annotated[
     MessageIn | MessageOut | Delivery | DeliveryFailed | PresenceChanged | PolicyDecision
-    | EscalationOpened | EscalationAnswered | TaskChanged,
+    | EscalationOpened | EscalationAnswered | TaskChanged | PullRequestEvent,
     Field(discriminator="kind"),
 ]  # fmt: skip
 

@@ -1,9 +1,11 @@
-"""Where the lower layers report to the bus: the watcher's passes and the server's appends.
+"""Where the lower layers report to the bus: the watcher's passes, the server's appends,
+the GitHub poller's events.
 
-The watcher (:mod:`exomonad.bridge.watcher`) and the mailbox (:mod:`exomonad.teams`)
-know nothing of events; they call back (``on_pass``, ``on_append``) and these turn what
-happened into ``message_in`` / ``delivery`` / ``delivery_failed`` and ``message_out``
-events, and into presence (:class:`~exomonad.server.presence.PresenceBook`).
+The watcher (:mod:`exomonad.bridge.watcher`), the mailbox (:mod:`exomonad.teams`) and
+the poller (:mod:`exomonad.github`) know nothing of the bus; they call back
+(``on_pass``, ``on_append``, ``on_event``) and these turn what happened into
+``message_in`` / ``delivery`` / ``delivery_failed``, ``message_out`` and
+``pull_request`` events, and into presence (:class:`~exomonad.server.presence.PresenceBook`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,16 @@ import threading
 from typing import Any
 
 from exomonad.bridge.delivery import PassResult
+from exomonad.github.events import PrEvent
 from exomonad.server.bus import EventBus
-from exomonad.server.events import Delivery, DeliveryFailed, MessageIn, MessageOut, PresenceState
+from exomonad.server.events import (
+    Delivery,
+    DeliveryFailed,
+    MessageIn,
+    MessageOut,
+    PresenceState,
+    PullRequestEvent,
+)
 from exomonad.server.events import message_fields as fields
 from exomonad.server.presence import PresenceBook
 
@@ -73,3 +83,13 @@ class Feeds:
     def typed_instead(self, team: str, to: str, entry: dict[str, Any]) -> None:
         """A message meant for ``to``'s inbox was typed into its pane instead."""
         self.bus.publish(MessageOut(team=team, to=to, via="pane", **fields(entry)))
+
+    def on_pull_request(self, event: PrEvent) -> None:
+        """The GitHub poller recorded a new pull-request event (its ``on_event``)."""
+        try:
+            owner = event.owner
+            self.bus.publish(PullRequestEvent(team=owner.team, event=event.kind,
+                                              worker=owner.worker, number=event.pr.number,
+                                              pr=event.to_json()))  # fmt: skip
+        except Exception:  # the poller's bookkeeping must not depend on the bus
+            log.exception("pull_request event for %s failed", event.key)

@@ -31,6 +31,7 @@ from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
 from exomonad.policy import Deny, Escalate, ToolRequest
 from exomonad.policy.hook_output import hook_output
+from exomonad.server.github import saw_actions
 from exomonad.server.identity import Identity
 from exomonad.server.permissions import verdict_output
 from exomonad.server.services import Services
@@ -122,6 +123,8 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)
+    if not isinstance(verdict.decision, Deny):
+        saw_actions(svc, who, verdict.actions, req.cwd)  # gh pr create: watch its branch
     return HookAnswer(verdict_output(runtime, verdict, str(p.get("_event") or "")))
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
 from exomonad.policy import (
+    Action,
     Approval,
     ApprovalStore,
     Decision,
@@ -64,6 +65,8 @@ class Verdict:
     decision: Decision
     approval_id: str | None = None
     policy_id: str | None = None
+    #: What the call was classified as (e.g. ``CreatePR`` for ``gh pr create``).
+    actions: tuple[Action, ...] = ()
 
 
 class Gatekeeper:
@@ -102,7 +105,7 @@ class Gatekeeper:
                                     decision=label(decision), reason=decision.reason,
                                     policy_id=ev.policy_id))  # fmt: skip
         if not isinstance(decision, Escalate):
-            return Verdict(decision, policy_id=ev.policy_id)
+            return Verdict(decision, policy_id=ev.policy_id, actions=ev.actions)
         to_lead = decision.to == "tl" and mailbox is not None and who.team is not None
         approval = self.approvals.create(
             agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,
@@ -119,12 +122,12 @@ class Gatekeeper:
             self._ask_human(approval.id)
         answered = self.approvals.wait(approval.id, timeout=self.timeout)
         if answered.state in ("approved", "denied"):
-            verdict = Verdict(answered.decision, approval.id, ev.policy_id)
+            verdict = Verdict(answered.decision, approval.id, ev.policy_id, ev.actions)
         else:
             waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
             final: Decision = (Deny(waited) if self.on_timeout == "deny"
                                else Escalate("human", waited))  # fmt: skip
-            verdict = Verdict(final, approval.id, ev.policy_id)
+            verdict = Verdict(final, approval.id, ev.policy_id, ev.actions)
         self.publish(EscalationAnswered(
             team=who.team, approval_id=approval.id, agent=who.name,
             state="timeout" if answered.state == "pending" else answered.state,

@@ -3,10 +3,12 @@
 A service is anything with a ``name``, an ``async run(ready)`` that sets ``ready`` once
 it serves and returns when asked to stop, ``request_stop()``, and ``health()`` (a
 JSON-able dict of its own figures). The inbox watcher, the lead link and the event bus
-are services; a new one (a GitHub poller, say) is one line in
-:class:`~exomonad.server.services.Services`::
+are services; a new one is one line in :class:`~exomonad.server.services.Services`::
 
-    self.poller = self.services.register(GitHubPoller(...))
+    self.poller = self.services.register(Poller(...))
+
+A service whose ``start()`` and ``stop()`` are blocking calls and that runs its own
+thread (the GitHub poller) registers wrapped in :class:`Threaded`.
 
 :class:`ServiceHost` starts them in registration order (each waits for the previous
 one's ``ready``), stops them in reverse, and keeps each one's state and last error for
@@ -25,7 +27,15 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from exomonad.errors import ExomonadError
 
-__all__ = ["Passive", "Service", "ServiceError", "ServiceHost", "ServiceState"]
+__all__ = [
+    "Blocking",
+    "Passive",
+    "Service",
+    "ServiceError",
+    "ServiceHost",
+    "ServiceState",
+    "Threaded",
+]
 
 log = logging.getLogger("exomonad.server")
 
@@ -90,6 +100,49 @@ class Passive:
         return {}
 
 
+class Blocking(Protocol):
+    """A service with blocking ``start`` and ``stop`` (it runs a thread of its own)."""
+
+    name: str
+
+    def start(self) -> None:
+        """Start its work (returns once started)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop its work (returns once stopped)."""
+        ...
+
+    def health(self) -> dict[str, Any]:
+        """Its own figures (JSON-able)."""
+        ...
+
+
+B = TypeVar("B", bound=Blocking)
+
+
+class Threaded(Passive):
+    """A :class:`Blocking` service as a :class:`Service`: ``start`` and ``stop`` run in a
+    worker thread, so the event loop never waits on them."""
+
+    def __init__(self, service: Blocking) -> None:
+        super().__init__()
+        self.service = service
+        self.name = service.name
+
+    async def run(self, ready: asyncio.Event) -> None:
+        """Start it, serve until asked to stop, stop it."""
+        await asyncio.to_thread(self.service.start)
+        try:
+            await super().run(ready)
+        finally:
+            await asyncio.to_thread(self.service.stop)
+
+    def health(self) -> dict[str, Any]:
+        """Its own figures."""
+        return self.service.health()
+
+
 S = TypeVar("S", bound=Service)
 
 
@@ -128,6 +181,11 @@ class ServiceHost:
         if service.name in self._slots:
             raise ServiceError(f"a service named {service.name!r} is already registered")
         self._slots[service.name] = _Slot(service)
+        return service
+
+    def register_blocking(self, service: B) -> B:
+        """Add a :class:`Blocking` service (wrapped in :class:`Threaded`); returns it."""
+        self.register(Threaded(service))
         return service
 
     def names(self) -> list[str]:

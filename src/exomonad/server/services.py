@@ -19,6 +19,7 @@ from exomonad.server.bus import EventBus
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.feeds import Feeds
 from exomonad.server.gateprobe import GateProbes
+from exomonad.server.github import github_service
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
@@ -89,6 +90,8 @@ class Services:
             on_pass=self.feeds.on_pass,
         ))  # fmt: skip
         self.counters: Counter[str] = Counter()
+        self.github = self.services.register_blocking(github_service(self))
+        self.github.on_event = self.feeds.on_pull_request
         #: (team, name) of each worker whose MCP client has reached this server.
         self.mcp_seen: set[tuple[str | None, str]] = set()
         #: Gate probes in flight (:mod:`exomonad.server.gateprobe`).

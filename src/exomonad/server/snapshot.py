@@ -64,6 +64,7 @@ def health(svc: Services) -> dict[str, Any]:
             **dict(svc.counters),
         },
         "ledger": svc.ledger.counts(),
+        "github": svc.github.health(),
     }
 
 

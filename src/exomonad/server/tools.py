@@ -126,11 +126,10 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
     pr = f" (PR #{a.pr_number})" if a.pr_number is not None else ""
     text = f"[from: {who.name}] {a.status}{pr}: {a.message}"
     try:
-        mid = svc.mailbox(team).send(
-            who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
+        mid = svc.lead.tell(
+            team, who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
         )
         svc.counters["notify_inbox"] += 1
-        svc.lead.watch_unread(team, who.parent, mid, text)
         return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
     except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
         pane = _pane_of(svc, team, who.parent)

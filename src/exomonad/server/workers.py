@@ -13,6 +13,7 @@ hook trust), and that a worktree is removed only when nothing would be lost.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -178,9 +179,11 @@ def await_gate(svc: Services, team: str | None, name: str, runner: runtimes.Runt
                timeout: float) -> None:  # fmt: skip
     """Wait for worker ``name``'s probe to come back through its own prompt hook;
     :class:`GateError` saying how to fix it if not within ``timeout`` seconds."""
+    started = time.monotonic()
     if not svc.gate_probes.wait(team, name, timeout):
         raise GateError(gate_refusal(runner, name, timeout))
     svc.counters["gates_proven"] += 1
+    log.info("%s's gate proven live in %.0f ms", name, (time.monotonic() - started) * 1000)
 
 
 def gate_refusal(runner: runtimes.Runtime, name: str, timeout: float) -> str:
