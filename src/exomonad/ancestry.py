@@ -122,8 +122,12 @@ def reason_in(chain: Sequence[Proc], *, allow_lead: bool = False,
 
 
 def agent_session(pid: int | None = None) -> str | None:
-    """Why ``pid`` (default: this process) runs inside an agent's session, or None."""
-    return reason_in(list(ancestors(pid)))
+    """Why ``pid`` (default: this process) runs inside an agent's session, or None: a
+    person's process. A process whose parents cannot be read (gone) is no person's."""
+    chain = list(ancestors(pid))
+    if not chain:
+        return f"pid {pid} cannot be read (gone, or not ours to tell)"
+    return reason_in(chain)
 
 
 def claude_lead_ancestor(pid: int | None = None) -> str | None:

@@ -115,8 +115,10 @@ class ExomonadServe:
         tmux_socket: str,
         log_path: Path,
         cwd: Path | None = None,
+        args: Sequence[str] = (),
     ) -> None:
         self.state = state  # EXOMONAD_DIR: the server is up once server.sock exists
+        self.args = list(args)  # more `exomonad serve` options
         self.env = dict(env)
         self.tmux_socket = tmux_socket
         self.log_path = log_path
@@ -131,7 +133,8 @@ class ExomonadServe:
         exits first."""
         self._log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", self.tmux_socket],
+            [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", self.tmux_socket,
+             *self.args],
             env=self.env, cwd=self.cwd, stdout=self._log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         proc = self.proc

@@ -6,6 +6,7 @@ import typer
 
 from exomonad import __version__
 from exomonad.cli import (
+    dashboard,
     doctor,
     inbox,
     init,
@@ -42,6 +43,7 @@ app.add_typer(policy.app, name="policy")
 policy.register(app)
 lifecycle.register(app)
 notify.register(app)
+dashboard.register(app)
 
 
 @app.command()

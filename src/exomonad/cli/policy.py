@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,9 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from exomonad import runtimes
-from exomonad.ancestry import agent_session
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
-from exomonad.errors import ExomonadError
 from exomonad.policy import default as default_policy
 from exomonad.policy import template
 from exomonad.policy.approvals import Approval, ApprovalStore
@@ -36,6 +33,7 @@ from exomonad.policy.decisions import label
 from exomonad.policy.engine import POLICY_FILE_NAME, PolicyEngine
 from exomonad.policy.loader import PolicyStore, load_policy_file
 from exomonad.policy.model import Policy
+from exomonad.policy.person import answer_as_person, require_person
 from exomonad.policy.replay import Outcome, judge_audit, judge_calls, read_jsonl
 from exomonad.policy.request import RUNTIMES, Runtime, ToolRequest
 from exomonad.state import ensure_state_dir, find_state_dir
@@ -301,24 +299,14 @@ def list_approvals(
     emit([a.to_dict() for a in rows], as_json, human)
 
 
-def _person() -> str:
-    """Who answers, as the system knows them (not ``$USER``, which a caller sets)."""
-    return f"human:{pwd.getpwuid(os.getuid()).pw_name}"
-
-
 def _answer(approval_id: str, approved: bool, reason: str, state_dir: Path | None,
             as_json: bool) -> None:  # fmt: skip
     """A person's answer: refused inside any agent's session; recorded as the Unix user
     who runs it (never a name the caller chooses)."""
-    inside = agent_session()
-    if inside is not None:
-        raise ExomonadError(f"approvals are answered by a person, and this runs inside an "
-                            f"agent's session ({inside}): run it in your own terminal")  # fmt: skip
-    by = _person()
+    require_person(os.getpid())
     store = _store(state_dir)
     try:
-        full = store.resolve(approval_id)
-        approval = store.answer(full, approved, by, reason)
+        approval = answer_as_person(store, approval_id, approved, reason)
     finally:
         store.close()
     emit(approval.to_dict(), as_json, lambda: console.print(escape(_show(approval))))
@@ -344,7 +332,7 @@ def prompt(
         answer = typer.prompt("approve? [y/n]", default="n").strip().lower()
         approved = answer in ("y", "yes")
         reason = "" if approved else typer.prompt("reason (shown to the agent)", default="")
-        done = store.answer(approval.id, approved, f"{_person()} (popup)", reason)
+        done = answer_as_person(store, approval.id, approved, reason, via="popup")
         console.print(f"{done.state}")
     finally:
         store.close()

@@ -23,8 +23,17 @@ def serve(
     tmux_socket: Annotated[str | None, typer.Option(help="tmux server (tmux -L).")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
     config_dir: ConfigDirOpt = None,
+    dashboard_port: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=65535,
+            help="Also serve the dashboard on 127.0.0.1:PORT (0: any free port); its URL "
+            "with a one-time token is printed here, once (default: \\[dashboard] port).",
+        ),
+    ] = None,
 ) -> None:
-    """Run the project's server (MCP, hooks, watcher) on .exomonad/server.sock."""
+    """Run the project's server (MCP, hooks, watcher, dashboard) on .exomonad/server.sock."""
     from exomonad.panes import TmuxBackend
     from exomonad.server.app import run_server
     from exomonad.server.services import Services
@@ -36,7 +45,8 @@ def serve(
     if not verbose:  # one line per GitHub request otherwise
         logging.getLogger("httpx2").setLevel(logging.WARNING)
     svc = Services(state_of(state_dir), root=config_dir, backend=TmuxBackend(tmux_socket))
-    run_server(svc)
+    run_server(svc, dashboard_port=dashboard_port,
+               announce=lambda url: typer.echo(f"dashboard: {url}"))  # fmt: skip
 
 
 @handle_errors

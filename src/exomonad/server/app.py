@@ -28,12 +28,13 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY
 from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
+from exomonad.server.dashboard import dashboard
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import build_mcp_server
@@ -56,9 +57,14 @@ _SECURITY = TransportSecuritySettings(
 )
 
 
-def build_app(svc: Services) -> Starlette:
+def build_app(
+    svc: Services, *, dashboard_port: int | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> Starlette:  # fmt: skip
     """The ASGI app: MCP at ``/mcp`` plus the health, hook, tool, event and status
-    routes."""
+    routes, and the dashboard at ``/dashboard/``; registers the dashboard's TCP listener
+    with the services (opened at start on ``dashboard_port`` if given, its URL handed to
+    ``announce``)."""
 
     async def health_route(_: Request) -> Response:
         return JSONResponse(health(svc))
@@ -122,9 +128,13 @@ def build_app(svc: Services) -> Starlette:
         Route("/gate/pre-push", gate_route, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),
     ]
-    return build_mcp_server(svc).streamable_http_app(
+    app = build_mcp_server(svc).streamable_http_app(
         json_response=True, transport_security=_SECURITY, custom_starlette_routes=routes
     )
+    listener, person_app = dashboard(svc, port=dashboard_port, announce=announce)
+    svc.services.register(listener)
+    app.router.routes.append(Mount("/dashboard", app=person_app))
+    return app
 
 
 async def _bounded_body(request: Request, limit: int) -> bytes | None:
@@ -178,8 +188,8 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-async def _serve(svc: Services, sock: socket.socket) -> None:
-    config = uvicorn.Config(build_app(svc), log_level="warning", lifespan="on",
+async def _serve(svc: Services, sock: socket.socket, app: Starlette) -> None:
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             http=PeerH11Protocol)  # fmt: skip
     server = _Server(config, svc.services.stop)
     await svc.services.start()
@@ -201,15 +211,25 @@ def _report_recovery(svc: Services) -> None:
         )
 
 
-def run_server(svc: Services) -> None:
-    """Serve until SIGTERM/SIGINT; refuses if another server owns the project."""
+def run_server(
+    svc: Services, *, dashboard_port: int | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:  # fmt: skip
+    """Serve until SIGTERM/SIGINT; refuses if another server owns the project.
+
+    The dashboard's TCP listener opens at start on ``dashboard_port``, else on
+    ``[dashboard] port``, if either is set; its URL with a token goes to ``announce``
+    only (the serve command's terminal).
+    """
+    port = dashboard_port if dashboard_port is not None else svc.config.dashboard.port
     pid = PidFile(svc.state_dir)
     pid.acquire()
     try:
         sock = _bind(pid.socket)
         log.info("serving on %s (pid %s)", pid.socket, os.getpid())
         _report_recovery(svc)
-        asyncio.run(_serve(svc, sock))
+        app = build_app(svc, dashboard_port=port, announce=announce)
+        asyncio.run(_serve(svc, sock, app))
     except OSError as exc:
         raise ExomonadError(f"cannot serve on {pid.socket}: {exc}") from exc
     finally:

@@ -55,6 +55,10 @@ Example::
     [up]                        # the session `exomonad up` makes
     status_pane = true          # a status pane (`exomonad status --tui`) below the lead
     status_size = "30%"         # its height: lines ("12") or a percentage ("30%")
+
+    [dashboard]
+    port = 8765                 # also serve the dashboard on 127.0.0.1:8765 (0: any free
+                                # port); `exomonad serve` prints its URL with a token
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ from exomonad.github.config import GitHubConfig
 from exomonad.runtimes import GEMINI
 
 __all__ = [
+    "DashboardConfig",
     "GitHubConfig",
     "LeadConfig",
     "PolicyConfig",
@@ -264,6 +269,15 @@ class UpConfig(_Section):
     status_size: str = Field(default="30%", pattern=r"^[1-9][0-9]*%?$")
 
 
+class DashboardConfig(_Section):
+    """The web dashboard (always at ``/dashboard/`` on the Unix socket)."""
+
+    #: Open its loopback TCP listener when the server starts, on this port (0: any free
+    #: one); None: only when a person runs ``exomonad dashboard``. It listens on
+    #: 127.0.0.1 only: there is no host to set.
+    port: int | None = Field(default=None, ge=0, le=65535)
+
+
 class ProjectConfig(_Section):
     """The whole ``config.toml``."""
 
@@ -274,6 +288,7 @@ class ProjectConfig(_Section):
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     up: UpConfig = Field(default_factory=UpConfig)
+    dashboard: DashboardConfig = Field(default_factory=DashboardConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:

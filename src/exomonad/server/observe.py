@@ -31,7 +31,7 @@ from exomonad.server.services import Services
 from exomonad.server.snapshot import status
 from exomonad.server.teammates import caller
 
-__all__ = ["PING", "frame", "may_observe", "observe_routes"]
+__all__ = ["PING", "events_response", "frame", "may_observe", "observe_routes", "status_response"]
 
 #: Seconds between keep-alive comments on an idle event stream.
 PING = 15.0
@@ -84,25 +84,36 @@ async def _stream(svc: Services, since: int | None, team: str | None) -> AsyncIt
         sub.close()
 
 
+def events_response(svc: Services, request: Request) -> Response:
+    """The event stream ``request`` asks for (``since``, ``team``, ``Last-Event-ID``),
+    or a 400; the caller has checked who asks (here, and the dashboard)."""
+    try:
+        since = _since(request)
+    except ValueError as exc:
+        return JSONResponse({"error": f"bad since / Last-Event-ID: {exc}"}, status_code=400)
+    team = request.query_params.get("team") or None
+    return StreamingResponse(_stream(svc, since, team), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache"})  # fmt: skip
+
+
+async def status_response(svc: Services) -> Response:
+    """The ``/status`` document; the caller has checked who asks."""
+    doc = await anyio.to_thread.run_sync(status, svc)
+    return Response(orjson.dumps(doc), media_type="application/json")
+
+
 def observe_routes(svc: Services) -> list[Route]:
     """``/events`` and ``/status``."""
 
     async def events(request: Request) -> Response:
         if not may_observe(svc, caller(svc, request)):
             return JSONResponse({"error": _REFUSED}, status_code=403)
-        try:
-            since = _since(request)
-        except ValueError as exc:
-            return JSONResponse({"error": f"bad since / Last-Event-ID: {exc}"}, status_code=400)
-        team = request.query_params.get("team") or None
-        return StreamingResponse(_stream(svc, since, team), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})  # fmt: skip
+        return events_response(svc, request)
 
     async def status_route(request: Request) -> Response:
         if not may_observe(svc, caller(svc, request)):
             return JSONResponse({"error": _REFUSED}, status_code=403)
-        doc = await anyio.to_thread.run_sync(status, svc)
-        return Response(orjson.dumps(doc), media_type="application/json")
+        return await status_response(svc)
 
     return [
         Route("/events", events, methods=["GET"]),
