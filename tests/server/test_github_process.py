@@ -25,6 +25,7 @@ from typing import IO, Any
 import orjson
 import pytest
 
+from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.pidfile import server_request
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
@@ -86,6 +87,15 @@ class Project:
         proc = self.procs[-1]
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
+
+    def status(self) -> dict[str, Any]:
+        """``/status``, as the lead (this test's process is a person's)."""
+        lead = (self.state / "lead.token").read_text().strip()
+        code, data = server_request(str(self.state / "server.sock"), "GET", "/status",
+                                    headers={TOKEN_HEADER: lead}, timeout=10)  # fmt: skip
+        assert code == 200, data
+        assert isinstance(data, dict)
+        return data
 
     def health(self) -> dict[str, Any]:
         _, data = server_request(str(self.state / "server.sock"), "GET", "/health", timeout=10)
@@ -222,6 +232,11 @@ def test_pr_life_reaches_worker_and_parent_once_across_a_restart(
             pr = project.github()["prs"][0]
             assert (pr["review"], pr["approvers"]) == ("approved", ["alice"])
             assert [(c["name"], c["conclusion"]) for c in pr["checks"]] == [("test", "success")]
+            # ...and the worker's row in /status (exomonad status, its TUI, the dashboard)
+            # carries it in one line.
+            [row] = [m for t in project.status()["teams"] for m in t["members"]
+                     if m["name"] == WORKER]  # fmt: skip
+            assert row["pullRequest"]["summary"] == "#7 open, approved, checks 1/1 ok"
     _settle(project)
     _wait_for(project, len(STEPS), "after the last step")  # still exactly these, once each
 
@@ -246,6 +261,12 @@ def test_pr_life_reaches_worker_and_parent_once_across_a_restart(
     )
     shown = orjson.loads(shown_by.stdout)
     assert shown["github"]["prs"][0]["url"] == "https://github.com/octo/demo/pull/7"
+    [row] = [m for t in shown["teams"] for m in t["members"] if m["name"] == WORKER]
+    assert row["pullRequest"]["summary"] == "#7 merged"
+    table = subprocess.run([sys.executable, "-m", "exomonad", "status"],
+                           env={**project.env, "COLUMNS": "200"}, capture_output=True,
+                           text=True, timeout=60, check=True)  # fmt: skip
+    assert "#7 merged" in table.stdout, table.stdout
     for text in (
         shown_by.stdout,
         orjson.dumps(project.health()).decode(),

@@ -175,5 +175,8 @@ def test_presence_colours_and_ages() -> None:
              for state in ("active", "idle", "terminated", None)}  # fmt: skip
     assert {s: str(c[3].style) for s, c in cells.items()} == {
         "active": "green", "idle": "yellow", "terminated": "red", None: "grey50"}  # fmt: skip
-    assert cells["idle"][-1].plain == "2m"
+    assert cells["idle"][-2].plain == "2m"
+    assert cells["idle"][-1].plain == "-"  # no pull request watched
+    with_pr = Member("w", pull_request="#7 open, approved, checks 1/1 ok")
+    assert render.member_cells(with_pr, NOW)[-1].plain == "#7 open, approved, checks 1/1 ok"
     assert [render.age(x) for x in (0, 59, 3600, 90000)] == ["0s", "59s", "1h", "1d"]

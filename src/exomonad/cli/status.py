@@ -81,14 +81,16 @@ def _header(doc: dict[str, Any]) -> RenderableType:
 def _members(team: dict[str, Any]) -> Table:
     title = f"team {team['name']}" + (" (current)" if team.get("current") else "")
     table = Table(title=title, title_justify="left")
-    for col in ("member", "agent", "presence", "pane", "branch", "unread", "pending", "last"):
+    for col in ("member", "agent", "presence", "pane", "branch", "unread", "pending", "last",
+                "pull request"):  # fmt: skip
         table.add_column(col, justify="right" if col in ("unread", "pending") else "left")
     for m in team.get("members", []):
         colour = PRESENCE_COLOURS.get(m["presence"], "white")
+        pr = (m.get("pullRequest") or {}).get("summary") or "-"
         table.add_row(escape(m["name"]), f"{m['runtime']} ({m['kind']})",
                       f"[{colour}]{m['presence'].upper()}[/]", m.get("pane") or "-",
                       escape(m.get("branch") or "-"), str(m["unread"]), str(m["pending"]),
-                      age(m.get("lastEventAge")))  # fmt: skip
+                      age(m.get("lastEventAge")), escape(pr))  # fmt: skip
     return table
 
 

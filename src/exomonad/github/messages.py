@@ -22,6 +22,8 @@ messages, the whole of it goes to a file in the spool directory
 
 from __future__ import annotations
 
+from typing import Any
+
 from exomonad.github.events import PrEvent
 from exomonad.panes.spool import Spool
 
@@ -161,3 +163,30 @@ class Messages:
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def pr_summary(status: dict[str, Any]) -> str:
+    """One line for a pull request's status (as :meth:`GitHubStore.statuses` keeps it),
+    for ``exomonad status``, its TUI and the dashboard.
+
+    >>> pr_summary({"number": 7, "state": "open", "review": "changes_requested",
+    ...             "checks": [{"name": "lint", "conclusion": "success"},
+    ...                        {"name": "test", "conclusion": "failure"}]})
+    '#7 open, changes requested, checks 1/2 ok, failed: test'
+    >>> pr_summary({"number": 8, "state": "merged"})
+    '#8 merged'
+    """
+    parts = [f"#{status.get('number')} {status.get('state')}"]
+    review = status.get("review")
+    if review and review != "none":
+        parts.append(str(review).replace("_", " "))
+    checks = status.get("checks")
+    if checks:
+        ok = sum(1 for c in checks if c.get("conclusion") in ("success", "neutral", "skipped"))
+        failed = [str(c.get("name")) for c in checks if c.get("conclusion") in _FAILED]
+        parts.append(f"checks {ok}/{len(checks)} ok" + (f", failed: {', '.join(failed)}"
+                                                        if failed else ""))  # fmt: skip
+    return ", ".join(parts)
+
+
+_FAILED = frozenset({"failure", "timed_out", "cancelled", "action_required", "startup_failure"})

@@ -17,6 +17,7 @@ from typing import Any
 
 from exomonad.github.config import TOKEN_ENV, GitHubConfig
 from exomonad.github.events import Owner, PrEvent
+from exomonad.github.messages import pr_summary
 from exomonad.github.poller import GitHubPoller
 from exomonad.github.repo import origin_repo
 
@@ -118,6 +119,17 @@ class GitHubService:
                 return
             self.poller.store.watch(owner)
             log.info("watching %s's branch %s for a pull request", owner.worker, owner.branch)
+
+    def pull_requests(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Each watched worker's newest pull request's status, by (team, worker), with
+        its one-line ``summary``; empty while the poller is off."""
+        with self._lock:
+            rows = self.poller.store.statuses() if self.poller is not None else []
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:  # newest first
+            key = (str(row.get("team")), str(row.get("worker")))
+            found.setdefault(key, {**row, "summary": pr_summary(row)})
+        return found
 
     def health(self) -> dict[str, Any]:
         """``enabled``, why not, and the poller's own health; never the token."""

@@ -89,6 +89,7 @@ def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, An
     inbox = presence_from(config, digest)
     pending = svc.watcher.stats.pending
     runtimes = {(s.team, s.name): s.runtime for s in svc.registry.sessions()}
+    prs = svc.github.pull_requests()
     now = time.time()
     rows = []
     for m in config.members:
@@ -114,6 +115,8 @@ def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, An
         }
         if held is not None:
             row.update(worktree=held.worktree, branch=held.branch)
+        if (team, m.name) in prs:  # its newest pull request: state, review, checks
+            row["pullRequest"] = prs[(team, m.name)]
         rows.append(row)
     return config.lead_name, rows
 

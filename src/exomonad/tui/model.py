@@ -92,6 +92,8 @@ class Member:
     pending: int = 0
     #: Unix seconds of the member's last event (None: none seen).
     last_event: float | None = None
+    #: Its newest pull request, in one line (None: none watched).
+    pull_request: str | None = None
 
     @classmethod
     def from_row(cls, row: dict[str, Any], now: float) -> Member:
@@ -101,7 +103,8 @@ class Member:
                    runtime=row.get("runtime"), presence=row.get("presence"),
                    pane=row.get("pane"), branch=row.get("branch"),
                    unread=int(row.get("unread") or 0), pending=int(row.get("pending") or 0),
-                   last_event=None if age is None else now - float(age))  # fmt: skip
+                   last_event=None if age is None else now - float(age),
+                   pull_request=(row.get("pullRequest") or {}).get("summary"))  # fmt: skip
 
 
 @dataclass

@@ -42,7 +42,7 @@ __all__ = ["MEMBER_COLUMNS", "PRESENCE", "age", "approval_cells", "health", "lin
 #: Presence → its colour.
 PRESENCE = PRESENCE_COLOURS
 MEMBER_COLUMNS = ("member", "kind", "runtime", "presence", "pane", "branch", "unread",
-                  "pending", "last event")  # fmt: skip
+                  "pending", "last event", "pull request")  # fmt: skip
 #: Longest message text shown in one timeline line.
 SHOWN = 400
 _DECISION: dict[DecisionLabel, str] = {"allow": "green", "deny": "red", "tl": "yellow",
@@ -60,7 +60,8 @@ def member_cells(m: Member, now: float) -> tuple[Text, ...]:
     state = m.presence or "-"
     cells = (m.name, m.kind, m.runtime or "-")
     rest = (m.pane or "-", m.branch or "-", str(m.unread), str(m.pending),
-            age(None if m.last_event is None else now - m.last_event))  # fmt: skip
+            age(None if m.last_event is None else now - m.last_event),
+            m.pull_request or "-")  # fmt: skip
     return (*(Text(plain(c, 60)) for c in cells),
             Text(state, style=PRESENCE.get(state, "grey50")),
             *(Text(plain(c, 60)) for c in rest))  # fmt: skip

@@ -109,6 +109,7 @@
       if (m.name === doc.lead) bits.push("lead");
       if (m.unread) bits.push(`${m.unread} unread`);
       if (m.branch) bits.push(m.branch);
+      if (m.pullRequest) bits.push(`PR ${m.pullRequest.summary}`);
       li.querySelector(".meta").textContent = bits.filter(Boolean).join(" · ");
     });
   }
