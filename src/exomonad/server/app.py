@@ -42,6 +42,7 @@ from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
 from exomonad.server.teammates import caller, teammate_routes
 from exomonad.server.tools import call_tool
+from exomonad.teams.groupcommit import commit_stats
 
 __all__ = ["build_app", "health", "run_server"]
 
@@ -80,6 +81,7 @@ def health(svc: Services) -> dict[str, Any]:
             **dict(svc.counters),
         },
         "ledger": svc.ledger.counts(),
+        "inbox_commits": commit_stats(),  # group writes of appends (teams.groupcommit)
     }
 
 
