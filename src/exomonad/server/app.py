@@ -2,7 +2,9 @@
 
 ``run_server`` claims the pid file, binds ``.exomonad/server.sock`` with mode 0600, runs
 uvicorn and the inbox watcher side by side, and on SIGTERM/SIGINT stops both, closes the
-ledger, and removes the socket and pid file.
+ledger, and removes the socket and pid file. uvicorn parses HTTP with httptools and the
+event loop is uvloop's (both C): per MCP call they cost a fraction of h11 on asyncio's
+pure-Python loop (docs/performance.md, issue 14).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import anyio.to_thread
 import orjson
 import uvicorn
+import uvloop
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -36,8 +39,8 @@ from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
-from exomonad.server.mcp_app import build_mcp_server
-from exomonad.server.peer import PeerH11Protocol, peer_pid
+from exomonad.server.mcp_app import build_mcp_server, mcp_first
+from exomonad.server.peer import PeerHttpToolsProtocol, peer_pid
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
 from exomonad.server.teammates import caller, teammate_routes
@@ -196,8 +199,9 @@ class _Server(uvicorn.Server):
 
 
 async def _serve(svc: Services, sock: socket.socket) -> None:
-    config = uvicorn.Config(build_app(svc), log_level="warning", lifespan="on",
-                            http=PeerH11Protocol)  # fmt: skip
+    # No proxy fronts a Unix socket: X-Forwarded-For must never stand in for the peer.
+    config = uvicorn.Config(mcp_first(build_app(svc)), log_level="warning", lifespan="on",
+                            http=PeerHttpToolsProtocol, proxy_headers=False)  # fmt: skip
     server = _Server(config)
     watcher_ready = asyncio.Event()
     watcher = asyncio.create_task(svc.watcher.run(watcher_ready))
@@ -230,7 +234,8 @@ def run_server(svc: Services) -> None:
         sock = _bind(pid.socket)
         log.info("serving on %s (pid %s)", pid.socket, os.getpid())
         _report_recovery(svc)
-        asyncio.run(_serve(svc, sock))
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(_serve(svc, sock))
     except OSError as exc:
         raise ExomonadError(f"cannot serve on {pid.socket}: {exc}") from exc
     finally:
