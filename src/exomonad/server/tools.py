@@ -164,8 +164,9 @@ def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
     team = svc.team_of(who)
     paths = svc.paths(team)
     config = load_config(paths)
-    presence = team_presence(paths)
+    presence = team_presence(paths, config=config)
     pending = svc.watcher.stats.pending
+    workers = {(i.name, i.team): i for i in svc.tokens.identities()}
     members = [
         {
             "name": m.name,
@@ -174,16 +175,15 @@ def team_status(svc: Services, who: Identity, _: NoArgs) -> dict[str, Any]:
             "presence": presence[m.name].state.value if m.name in presence else None,
             "pending": pending.get(f"{team}/{m.name}", 0),
             "pane": _member_pane(m.pane, m.tmux_pane_id),
-            **_checkout(svc, m.name, team),
+            **_checkout(workers.get((m.name, team))),
         }
         for m in config.members
     ]
     return {"team": team, "lead": config.lead_name, "you": who.name, "members": members}
 
 
-def _checkout(svc: Services, name: str, team: str) -> dict[str, Any]:
+def _checkout(found: Identity | None) -> dict[str, Any]:
     """A worker's token-holding state, worktree and branch (for ``team_status``)."""
-    found = svc.tokens.find(name, team)
     if found is None:
         return {"worker": False}
     return {"worker": True, "worktree": found.worktree, "branch": found.branch}

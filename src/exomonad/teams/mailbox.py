@@ -78,7 +78,6 @@ class Mailbox:
         self.durable = durable
         self.lock = lock
         self.attempts = attempts
-        self._members_cache: tuple[tuple[int, int, int], set[str]] | None = None
         #: member → (inode, mtime_ns, size) of the inbox as our last write left it,
         #: taken under the lock (see :meth:`unchanged_since_our_write`).
         self._our_version: dict[str, tuple[int, int, int]] = {}
@@ -127,32 +126,17 @@ class Mailbox:
     def check_recipient(self, to: str) -> None:
         """Refuse a recipient that is not a member of the team (``user`` is always valid).
 
-        The member names are cached per ``config.json`` version (inode, mtime, size).
+        The config is parsed once per version of ``config.json`` (:func:`load_config`).
         """
         validate_name(to, "recipient")
         if to in _ALWAYS_VALID:
             return
-        names = self._member_names()
+        names = load_config(self.paths).member_names()
         if to not in names:
             raise UnknownRecipientError(
                 f"{to!r} is not a member of team {self.paths.team!r} "
                 f"(members: {', '.join(sorted(names))}); refusing to write a phantom inbox"
             )
-
-    def _member_names(self) -> set[str]:
-        config = self.paths.config_file
-        try:
-            with self.paths.open_dir(config.parent) as d:
-                st = d.lstat(config.name)
-            version = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            version = None
-        if version is None or self._members_cache is None or self._members_cache[0] != version:
-            names = load_config(self.paths).member_names()
-            if version is None:
-                return names
-            self._members_cache = (version, names)
-        return self._members_cache[1]
 
     # -- writing -----------------------------------------------------------------------
 

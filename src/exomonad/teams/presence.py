@@ -6,7 +6,8 @@ A member's state comes from the latest entry it sent to anyone:
 * ``idle_notification`` → IDLE;
 * anything else → ACTIVE, decaying to IDLE after ``idle_after`` seconds without events.
 
-A member that sent nothing counts from its ``joinedAt``.
+A member that sent nothing counts from its ``joinedAt``. What each inbox says is read
+once per version of the file (:mod:`~exomonad.teams.filecache`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 
 from exomonad.errors import CorruptFileError
 from exomonad.teams.atomic import read_json_array
 from exomonad.teams.config import load_config
+from exomonad.teams.dirs import SafeDir
+from exomonad.teams.filecache import FileCache
+from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths
 from exomonad.teams.protocol import decode
 
@@ -54,9 +59,14 @@ def _parse_ts(value: object) -> datetime | None:
     return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
 
 
-def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
+#: Sender → (time, type) of its newest entry, per inbox file.
+Events = dict[str, tuple[datetime, str]]
+_inbox_events: FileCache[Events] = FileCache()
+
+
+def _latest_events(paths: TeamPaths) -> Events:
     """Sender → (time, type) of the newest entry it wrote into any inbox of the team."""
-    latest: dict[str, tuple[datetime, str]] = {}
+    latest: Events = {}
     try:
         d = paths.open_dir(paths.inboxes_dir)
     except (FileNotFoundError, NotADirectoryError):
@@ -65,30 +75,49 @@ def _latest_events(paths: TeamPaths) -> dict[str, tuple[datetime, str]]:
         for name in d.listdir():
             if not name.endswith(".json") or name.startswith("."):
                 continue
-            try:
-                entries = read_json_array(paths.inboxes_dir / name, at=d)
-            except (CorruptFileError, OSError):
-                continue
-            for e in entries:
-                sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
-                if not isinstance(sender, str) or when is None:
-                    continue
-                text = e.get("text")
-                msg = decode(text) if isinstance(text, str) else None
-                kind: str = msg.type if msg is not None else "message"
+            for sender, (when, kind) in _events_of(d, paths.inboxes_dir / name).items():
                 if sender not in latest or when >= latest[sender][0]:
                     latest[sender] = (when, kind)
     return latest
 
 
+def _events_of(d: SafeDir, path: Path) -> Events:
+    """What one inbox says about each sender (empty if it is unreadable or corrupt)."""
+    try:
+        st = d.lstat(path.name)
+        cached = _inbox_events.get(path, st)
+        if cached is not None:
+            return cached
+        entries = read_json_array(path, at=d)
+    except (CorruptFileError, OSError):
+        return {}
+    latest: Events = {}
+    for e in entries:
+        sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
+        if not isinstance(sender, str) or when is None:
+            continue
+        text = e.get("text")
+        msg = decode(text) if isinstance(text, str) else None
+        kind: str = msg.type if msg is not None else "message"
+        if sender not in latest or when >= latest[sender][0]:
+            latest[sender] = (when, kind)
+    _inbox_events.put(path, st, latest)
+    return latest
+
+
 def team_presence(
-    paths: TeamPaths, *, now: datetime | None = None, idle_after: float = IDLE_AFTER
+    paths: TeamPaths,
+    *,
+    now: datetime | None = None,
+    idle_after: float = IDLE_AFTER,
+    config: TeamConfig | None = None,
 ) -> dict[str, MemberPresence]:
     """Presence of every member of the team (corrupt inboxes are skipped, not fatal; a
     symlinked team or ``inboxes/`` directory raises
-    :class:`~exomonad.errors.SymlinkedDirectoryError`)."""
+    :class:`~exomonad.errors.SymlinkedDirectoryError`). ``config``: the team's config,
+    if the caller has read it already."""
     now = now or datetime.now(UTC)
-    config = load_config(paths)
+    config = config or load_config(paths)
     latest = _latest_events(paths)
     out: dict[str, MemberPresence] = {}
     for m in config.members:
