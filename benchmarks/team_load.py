@@ -51,10 +51,13 @@ TARGETS: dict[str, tuple[float | None, float | None, float | None]] = {
     "team_status": (None, 20.0, 2000.0),
     "task_get": (None, None, 3000.0),
 }
-CASES: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("notify_parent", {"status": "success", "message": "?"}),
-    ("team_status", {}),
-    ("task_get", {"task_id": "1"}),
+NOTIFY: dict[str, Any] = {"status": "success", "message": "?"}
+#: (tool, arguments, sessions); the 1-session row is the reference for one append alone.
+CASES: tuple[tuple[str, dict[str, Any], int], ...] = (
+    ("notify_parent", NOTIFY, 1),
+    ("notify_parent", NOTIFY, 16),
+    ("team_status", {}, 16),
+    ("task_get", {"task_id": "1"}, 16),
 )
 
 
@@ -126,13 +129,15 @@ def _sessions_row(
     server: ExoServer,
     tool: str,
     args: dict[str, Any],
+    n_sessions: int,
     count: int,
     writers: list[Peer],
     stop: Path | None,
 ) -> tuple[dict[str, Any], list[Any]]:
-    """16 sessions (and ``writers``) released together; the sessions' row and the
-    writers' summaries."""
-    sessions = [_session(server, w, tool, args, count) for w in WORKERS]
+    """``n_sessions`` sessions (and ``writers``) released together; the sessions' row
+    (with the server's group writes meanwhile) and the writers' summaries."""
+    sessions = [_session(server, w, tool, args, count) for w in WORKERS[:n_sessions]]
+    commits0 = server.health().get("inbox_commits") or {}
     with _reaped(sessions + writers):
         peers.start_together(writers + sessions, timeout=60)
         s0 = server.cpu_seconds()
@@ -141,6 +146,7 @@ def _sessions_row(
         if stop is not None:
             stop.touch()
         written = [p.result(timeout=60) for p in writers]
+    commits1 = server.health().get("inbox_commits") or {}
     lat = [float(x) for r in results for x in r["latencies_ms"]]
     elapsed = max(r["finished"] for r in results) - min(r["started"] for r in results)
     row = {
@@ -151,8 +157,21 @@ def _sessions_row(
         "latency": summarize(lat),
         "server_cpu_ms_per_call": (s1 - s0) * 1000 / len(lat),
         "ids": [i for r in results for i in r["message_ids"]],
+        "commits": _delta(commits0, commits1),
     }
     return row, written
+
+
+def _delta(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any] | None:
+    """Group writes between two ``inbox_commits`` snapshots (None: none, or not reported)."""
+    groups = after.get("groups", 0) - before.get("groups", 0)
+    if groups <= 0:
+        return None
+    return {
+        "groups": groups,
+        "entries": after["entries"] - before["entries"],
+        "hold_mean_ms": (after["hold_total_ms"] - before["hold_total_ms"]) / groups,
+    }
 
 
 def _inbox_seen(server: ExoServer, drained_out: Path) -> list[dict[str, Any]]:
@@ -203,11 +222,12 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
             rows: list[dict[str, Any]] = []
             ids: list[str] = []
             beside: dict[str, Any] | None = None
-            for tool, args in CASES:
-                console.log(f"team_load: 16 sessions x {per} {tool}")
-                stop = server.root / f"{tool}.stop" if tool == "notify_parent" else None
+            for tool, args, n in CASES:
+                console.log(f"team_load: {n} session(s) x {per} {tool}")
+                beside_them = tool == "notify_parent" and n == len(WORKERS)
+                stop = server.root / f"{tool}.stop" if beside_them else None
                 writers = _writers(server, 100_000, stop, "beside") if stop else []
-                row, written = _sessions_row(server, tool, args, per, writers, stop)
+                row, written = _sessions_row(server, tool, args, n, per, writers, stop)
                 ids += row.pop("ids") if tool == "notify_parent" else []
                 rows.append(row)
                 if written:
@@ -237,6 +257,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
 
 
 def _verdicts(row: dict[str, Any]) -> str:
+    if row["sessions"] != len(WORKERS):
+        return ""
     p50, p99, rate = TARGETS[row["case"]]
     lat, out = row["latency"], []
     if p50 is not None:
@@ -249,7 +271,8 @@ def _verdicts(row: dict[str, Any]) -> str:
 
 
 def render(data: dict[str, Any], console: Console) -> None:
-    """The issue's table, then Claude Code's writers beside it."""
+    """The issue's table (and one session alone), then Claude Code's writers beside it;
+    'lock held' is the server's mean per group write."""
     table = Table(title=TITLE, caption=data["method"])
     for col in (
         "case",
@@ -260,13 +283,15 @@ def render(data: dict[str, Any], console: Console) -> None:
         "max",
         "calls/s",
         "server CPU/call",
+        "appends/write, lock held",
         "target",
     ):
         table.add_column(col, justify="right")
     for r in data["rows"]:
-        lat = r["latency"]
+        lat, g = r["latency"], r.get("commits")
+        groups = f"{g['entries'] / g['groups']:.1f}, {g['hold_mean_ms']:.2f} ms" if g else ""
         table.add_row(
-            f"{r['case']}, 16 sessions",
+            f"{r['case']}, {r['sessions']} session{'s' if r['sessions'] > 1 else ''}",
             str(r["calls"]),
             fmt_ms(lat["p50"]),
             fmt_ms(lat["p90"]),
@@ -274,6 +299,7 @@ def render(data: dict[str, Any], console: Console) -> None:
             fmt_ms(lat["max"]),
             f"{r['calls_per_s']:.0f}",
             f"{r['server_cpu_ms_per_call']:.2f} ms",
+            groups,
             _verdicts(r),
         )
     console.print(table)
@@ -297,8 +323,7 @@ def render(data: dict[str, Any], console: Console) -> None:
         if not g
         else (
             f"; server: {g['entries']} appends in {g['groups']} group writes (largest "
-            f"{g['largest']}), lock held max {g['hold_max_ms']:.2f} ms, mean "
-            f"{g['hold_mean_ms']:.2f} ms"
+            f"{g['largest']}), lock held max {g['hold_max_ms']:.2f} ms"
         )
     )
     console.print(

@@ -82,6 +82,7 @@ class _Stats:
                 "largest": self.largest,
                 "hold_max_ms": self.hold_max * 1000,
                 "hold_mean_ms": mean * 1000,
+                "hold_total_ms": self.hold_total * 1000,
             }
 
 
@@ -90,7 +91,7 @@ _STATS = _Stats()
 
 def commit_stats() -> dict[str, float | int]:
     """Group writes so far in this process: how many, how many entries they carried, the
-    largest, and how long they held the file lock (max and mean, ms)."""
+    largest, and how long they held the file lock (max, mean and total, ms)."""
     return _STATS.snapshot()
 
 
