@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",
+    "github_poll": "benchmarks.github_poll",
 }
 
 __all__ = ["REGISTRY"]

@@ -33,12 +33,12 @@ def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project)
     p = project
     cfg = p.state / "config.toml"
     cfg.write_text(
-        cfg.read_text().replace('"ready>"', '""')
+        cfg.read_text().replace('"ready>"', '""\nallow_ungated = true')
         + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n'
     )
     p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
     _adopt_team(p)
-    w = p.json("worker", "start", "--name", "w1", "--runtime", "command", "--command", "sleep 600")
+    w = p.json("worker", "start", "--name", "w1", "--runtime", "terminal", "--command", "sleep 600")
     wt = Path(w["worktree"])
     hooks = git(wt, "config", "core.hooksPath").strip()
     assert hooks.endswith("/.git/exomonad-hooks")  # its own config, not the lead's

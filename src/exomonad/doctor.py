@@ -47,7 +47,7 @@ COMMITTED = (".mcp.json", *(r.settings_file for r in runtimes.RUNTIMES.values()
 #: Agent settings files that may hold ExoMonad's hooks, and whose they are.
 HOOK_FILES = {**{r.settings_file: r.name for r in runtimes.RUNTIMES.values() if r.settings_file},
               ".claude/settings.local.json": "claude"}  # fmt: skip
-AGENT_CLIS = tuple((r.program, r.npm_package) for r in runtimes.RUNTIMES.values())
+AGENT_CLIS = tuple((r.program, r.npm_package) for r in runtimes.RUNTIMES.values() if r.program)
 TIMEOUT = 15.0
 
 

@@ -18,7 +18,11 @@ can catch one type. The tree::
     ├── PaneError               a terminal pane that is missing, dead or refuses input
     ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
     ├── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
-    └── GateError               a worker whose runtime would not run ExoMonad's hooks
+    ├── GateError               a worker whose runtime would not run ExoMonad's hooks
+    └── GitHubError             (exomonad.github.errors) what GitHub answered is unusable
+        ├── GitHubUnavailableError  unreachable or a 5xx: retried with back-off
+        ├── RateLimitedError        a rate limit, with the time to wait until
+        └── ShapeError              an answer without a field the poller needs
 """
 
 from __future__ import annotations

@@ -44,7 +44,11 @@ __all__ = ["INSTALL_HINTS", "Report", "down", "require_tool", "up", "worktrees_o
 INSTALL_HINTS = {
     "tmux": "apt-get install tmux",
     "git": "apt-get install git",
-    **{r.program: f"npm install -g {r.npm_package}" for r in runtimes.RUNTIMES.values()},
+    **{
+        r.program: f"npm install -g {r.npm_package}"
+        for r in runtimes.RUNTIMES.values()
+        if r.program
+    },
 }
 #: tmux user options marking what ``up`` made (distinct names: a window's format lookup
 #: falls back to its session's options, so one name would mark every window).

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import sqlite3
 from pathlib import Path
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "create_private",
     "ensure_state_dir",
     "find_state_dir",
+    "open_private_db",
     "secure_state_dir",
     "write_private",
 ]
@@ -62,6 +64,20 @@ def create_private(path: Path) -> Path:
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
     return path
+
+
+def open_private_db(path: Path, schema: str) -> sqlite3.Connection:
+    """Open the SQLite database ``path`` (made 0600 first, its directory too if missing)
+    for use from several threads under the caller's lock: autocommit, WAL,
+    ``synchronous=NORMAL``, waiting up to 5 s for another writer; ``schema`` run."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    create_private(path)  # its -wal and -shm files get its 0600 too
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    db.executescript(schema)
+    return db
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -373,13 +373,14 @@ def write_gemini_launcher(home: GeminiHome, base_url: str, bin_dir: Path) -> Pat
     return path
 
 
-def write_codex_launcher(home: CodexHome, bin_dir: Path) -> Path:
+def write_codex_launcher(home: CodexHome, bin_dir: Path, *extra: str) -> Path:
     """The `[[teammate.routes]] command` for Codex: the TUI (`--no-daemon`, bypass: the
     hooks are the gate) against the scripted model, `bin_dir` (this checkout's `exomonad`,
     for its MCP server and hooks) first on PATH; ExoMonad's identity and the CODEX_HOME
-    the server checked the hooks' trust in are taken from what `exomonad teammate` sets."""
+    the server checked the hooks' trust in are taken from what `exomonad teammate` sets.
+    ``extra``: more arguments for Codex."""
     env = {**codex_env(home), **GIT_ENV}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:]]
+    argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:], *extra]
     return write_launcher(home.root / "codex-teammate.sh", None, env, argv,
                           from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip

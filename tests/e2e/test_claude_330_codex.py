@@ -45,6 +45,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.runtimes.codex import WORKER_INSTRUCTIONS
+from exomonad.server.gateprobe import PROBE_MARK
 from exomonad.teams.protocol import ShutdownApproved
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
@@ -308,6 +309,10 @@ def test_codex_teammate_of_a_claude_lead(cproject: CodexProject) -> None:
         assert counters["tool:notify_parent"] == 1, counters
         assert counters.get("lead_pane_fallback", 0) == 0, counters  # the poller delivered
         assert sum(typed in t for t in codex.requests[-1].user_texts()) == 1  # typed once
+        # The teammate proved Codex's gate live before the task: its probe came back
+        # through Codex's own prompt hook and never reached the model.
+        assert counters["gates_proven"] == 1, counters
+        assert not any(PROBE_MARK in t for r in codex.requests for t in r.user_texts())
 
     t_report = probe.seen.get("report in lead inbox")
     agent_at = script.marks[f"agent {CODEX}"]
@@ -383,3 +388,38 @@ def test_mixed_team_codex_and_gemini_report_to_one_lead(cproject: CodexProject,
                       for name in (CODEX, GEMINI)]
                      + [(f"shutdown SendMessage reply → {name} removed", t)
                         for name, t in gone.items()]))  # fmt: skip
+
+
+def test_codex_teammate_whose_hooks_do_not_run_is_refused_and_the_lead_told(
+    cproject: CodexProject,
+) -> None:
+    """Trusted hooks that Codex does not run (`-c features.hooks=false` in the route's
+    command): the teammate's gate check never comes back, so Codex is stopped before it
+    reads its task, its worktree and token are given back, and the lead's next model
+    request carries why and how to fix it."""
+    p, codex, home = cproject.project, cproject.codex, cproject.home
+    tag = os.urandom(4).hex()
+    task = f"port the parser {tag}"
+    codex.add_text("NO GATE")  # what a model told the probe answers
+    script = LeadScript(tag, {CODEX: ("codex-worker", task)})
+    launcher = write_codex_launcher(home, p.bin_dir, "-c", "features.hooks=false")
+    with ScriptedClaude(responder=script) as model, Probe() as probe, _diagnosed(p, model, codex):
+        p.configure(f"[lead]\npoll_grace = 20.0\n\n{POLICY}\n[teammate]\nready_timeout = 30.0\n"
+                    + _route("codex*", "codex", launcher))  # fmt: skip
+        p.start_server()
+        lead = start_lead(p, model, probe)
+        mate = _spawn(p, lead, model, script, CODEX)
+        back = model.wait_for_teammate_message(CODEX, "not started", READY + STEP)
+        [msg] = [m for m in back.teammate_messages() if "not started" in m.text]
+        assert "ran none of ExoMonad's hooks" in msg.text, msg.text
+        assert "features.hooks" in msg.text, msg.text  # how to fix it
+        retry_until(lambda: not pid_alive(mate.pid), timeout=STEP,
+                    message="the refused teammate did not exit")  # fmt: skip
+        retry_until(lambda: not codex_processes(home), timeout=STEP,
+                    message="the refused Codex outlived its teammate")  # fmt: skip
+        seen = [t for r in codex.requests for t in r.user_texts()]
+        assert any(PROBE_MARK in t for t in seen), seen  # the gate was really off...
+        assert not any(task in t for t in seen), seen  # ...and the task never reached it
+        assert not (p.workspace / ".worktrees" / CODEX).exists()
+        counters = p.status()["counters"]
+        assert counters.get("gates_proven", 0) == 0, counters

@@ -18,8 +18,13 @@ Asserted:
   the worktree run;
 * `notify_parent`, found through `tool_search` and called on the `exo` MCP server with
   the worker's token, lands in the lead's inbox (Claude Code's format);
+* the gate is proven live before the task: the server's probe prompt comes back through
+  Codex's own UserPromptSubmit hook and is discarded, so it never reaches the model;
 * without consent, a Codex worker is refused before anything starts: no pane, no
-  worktree, no token, no model request, and the error says how to fix it.
+  worktree, no token, no model request, and the error says how to fix it;
+* a Codex worker whose hooks do not run although trusted (`-c features.hooks=false` in
+  its command) is refused by the gate check: its probe reached the model, its task never
+  did, and its pane, token and worktree are gone.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import exomonad
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
 from exomonad.runtimes import CODEX
+from exomonad.server.gateprobe import PROBE_MARK
 from exomonad.server.identity import TokenStore
 from exomonad.teams import Mailbox, TeamPaths, create_team
 from exomonad.util.waiting import WaitTimeout, retry_until
@@ -107,12 +113,13 @@ class Project:
         shim.chmod(0o755)
         return bin_dir
 
-    def launcher(self) -> Path:
-        """The worker command: Codex against the scripted model, ExoMonad's identity and
-        the CODEX_HOME it checked taken from the pane ExoMonad opens."""
+    def launcher(self, *extra: str) -> Path:
+        """The worker command (plus ``extra`` arguments): Codex against the scripted
+        model, ExoMonad's identity and the CODEX_HOME it checked taken from the pane
+        ExoMonad opens."""
         env = {**codex_env(self.home), **GIT_ENV, "PYTHONPATH": self.env["PYTHONPATH"]}
         env["PATH"] = f"{self.shim()}{os.pathsep}{env['PATH']}"
-        argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:]]
+        argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:], *extra]
         return write_launcher(self.home.root / "codex-worker.sh", None, env, argv,
                               from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip
 
@@ -136,8 +143,8 @@ def _project(tmp_path: Path, *, consent: bool) -> Iterator[Project]:
         text = config.read_text()
         workers = "[workers]\ncodex_trust = true\n" if consent else "[workers]\n"
         text = text.replace("[workers]\ncodex_trust = true\n", "") + workers
-        config.write_text(text + 'tmux_session = "w"\n[policy]\napproval_timeout = 3.0\n'
-                          'on_timeout = "deny"\npopup = false\n')  # fmt: skip
+        policy = '[policy]\napproval_timeout = 3.0\non_timeout = "deny"\npopup = false\n'
+        config.write_text(text + 'tmux_session = "w"\nready_timeout = 45.0\n' + policy)
         git(root, "add", ".mcp.json", ".claude", ".gemini", ".codex", ".exomonad/config.toml")
         git(root, "commit", "-q", "-m", "exomonad init")
         git(root, "push", "-q", "origin", "main")
@@ -203,6 +210,8 @@ def test_codex_worker_is_gated_and_reports_to_the_lead(project: Project) -> None
     [worker] = out["workers"]
     assert worker["worktree"] == str(wt), out
     assert worker["ready"], out  # the TUI's prompt showed: no hook-trust dialog in the way
+    # The gate check came back through Codex's own prompt hook and was discarded there.
+    assert ServerClient(p.state).health()["counters"]["gates_proven"] == 1
     # Consent → the server trusted its own hooks in the new worktree before the start.
     user = tomllib.loads(p.home.config_path.read_text())
     state = user["hooks"]["state"]
@@ -247,6 +256,38 @@ def test_codex_worker_is_gated_and_reports_to_the_lead(project: Project) -> None
     assert "delivered to team-lead's inbox" in (
         p.model.wait_for_output(call_id).output_text(call_id) or ""
     )
+    assert not any(PROBE_MARK in json.dumps(r.input) for r in p.model.requests)
+
+
+def test_codex_worker_whose_hooks_do_not_run_is_refused_by_the_gate_check(
+    project: Project,
+) -> None:
+    p = project
+    p.model.add_text("NO GATE")  # what a model told the probe answers
+    spec = {"name": "c3", "task": "the real task", "runtime": "codex",
+            "command": str(p.launcher("-c", "features.hooks=false"))}  # fmt: skip
+    with pytest.raises(ExomonadError, match="ran none of ExoMonad's hooks") as err:
+        p.lead().tool("spawn_workers", {"workers": [spec]})
+    assert "features.hooks" in str(err.value)  # says how to fix it
+    # The hooks were trusted (consent) but off: the probe reached the model, the task not.
+    user = tomllib.loads(p.home.config_path.read_text())
+    assert f"{p.root / '.worktrees' / 'c3'}/.codex/config.toml:pre_tool_use:0:0" in \
+        user["hooks"]["state"]  # fmt: skip
+    seen = [json.dumps(r.input) for r in p.model.requests]
+    assert any(PROBE_MARK in text for text in seen), seen
+    assert not any("the real task" in text for text in seen)
+    assert ServerClient(p.state).health()["counters"].get("gates_proven", 0) == 0
+    assert TokenStore(p.state).find("c3", TEAM) is None
+    assert not (p.root / ".worktrees" / "c3").exists()
+    assert not p.lead_inbox()  # and no task sent anywhere
+    assert not (Mailbox(TeamPaths(TEAM, p.claude)).paths.inbox("c3")).exists()
+
+    def panes() -> list[str]:
+        return subprocess.run(["tmux", "-L", p.tmux.socket, "list-panes", "-a", "-F",
+                               "#{session_name}"], capture_output=True, text=True,
+                              check=False).stdout.split()  # fmt: skip
+
+    assert panes() == ["w"]
 
 
 def test_codex_worker_without_consent_is_refused_before_it_starts(

@@ -17,6 +17,7 @@ from exomonad.policy.actions import GitPush, ReadFile, Unknown
 from exomonad.policy.classify import classify
 from exomonad.policy.hook_output import hook_output
 from exomonad.runtimes.base import Runtime, hook_command, set_hooks
+from exomonad.server.config import TeammateConfig, WorkersConfig
 from exomonad.setup import ProjectFiles, init_project
 from tests.support.git import make_repo
 
@@ -55,8 +56,11 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> Toy:
 
 
 def test_registry() -> None:
-    assert runtimes.names() == ("claude", "gemini", "codex")
+    assert runtimes.names() == ("claude", "gemini", "codex", "terminal")
     assert runtimes.get("gemini") is runtimes.GEMINI
+    assert runtimes.get("command") is runtimes.TERMINAL  # its older name
+    assert [r.name for r in runtimes.RUNTIMES.values() if not r.gated] == ["terminal"]
+    assert [r.name for r in runtimes.RUNTIMES.values() if r.gate_probe] == ["codex"]
     with pytest.raises(UnknownRuntimeError, match="unknown runtime 'nope'"):
         runtimes.get("nope")
     assert runtimes.CLAUDE.can_lead
@@ -93,6 +97,15 @@ def test_a_new_runtime_is_a_module_and_a_registration(toy: Toy, tmp_path: Path) 
     [before] = toy_settings["hooks"]["Before"]
     assert before["hooks"][0]["command"] == "exomonad hook before --runtime toy --timeout 70"
     assert (root / ".gemini" / "settings.json").exists()
+    # ...`exomonad teammate` routes its agent type and names to it, `spawn_workers`
+    # knows its command and program.
+    teammate = TeammateConfig()
+    assert teammate.route("toy-worker", "x").runtime == "toy"
+    assert teammate.route(None, "toy-2").runtime == "toy"
+    assert teammate.route("general-purpose", "x").runtime == "claude"
+    workers = WorkersConfig()
+    assert workers.runtime_of("toy --auto --fast") == "toy"
+    assert workers.command_for("toy") == "toy --auto"
 
 
 def test_an_unknown_runtime_still_gets_a_closed_gate() -> None:

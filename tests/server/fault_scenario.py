@@ -140,8 +140,8 @@ class _Run:
         make_repo(self.project)
         self.state.mkdir(parents=True)
         (self.state / "config.toml").write_text(
-            "[lead]\npoll_grace = 0\n[policy]\npopup = false\n"
-            '[[teammate.routes]]\nagent_type = "gemini*"\nruntime = "command"\n'
+            "[lead]\npoll_grace = 0\n[policy]\npopup = false\n[workers]\nallow_ungated = true\n"
+            '[[teammate.routes]]\nagent_type = "gemini*"\nruntime = "terminal"\n'
             f'command = "{sys.executable} {READER} {self.teammate_out}"\n'
             'ready_marker = "ready>"\n'
         )

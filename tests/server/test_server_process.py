@@ -23,7 +23,7 @@ from mcp_types import TextContent
 
 from exomonad.client import ServerClient
 from exomonad.server.pidfile import read_server_info
-from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
+from exomonad.teams import Mailbox, TeamPaths, create_team, load_config, register_synthetic
 from exomonad.util.waiting import retry_until
 from tests.support.git import make_repo
 from tests.support.tmux import READER, TmuxServer
@@ -66,6 +66,7 @@ def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Project]:
     (state / "config.toml").write_text(
         f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
         'tmux_session = "main"\nready_marker = "ready"\n'
+        "allow_ungated = true\n"  # the terminal agent's test: consent to no hooks
     )
     create_team(TeamPaths("proj", root))
     env = _env(root, state, tmux_server)
@@ -275,6 +276,9 @@ def test_a_terminal_agent_without_mcp_reports_with_exomonad_notify(
         ("spawn_workers", {"workers": [worker]})], as_program="claude"))  # fmt: skip
     assert res[0][0] is False, res
     box = Mailbox(TeamPaths("proj", project.root))
+    member = load_config(TeamPaths("proj", project.root)).member("sh-1")
+    assert member is not None
+    assert member.agent_type == "terminal"  # no known program: the generic runtime
 
     def reports() -> list[dict[str, Any]]:
         return [e for e in box.read_raw("team-lead") if e.get("from") == "sh-1"]

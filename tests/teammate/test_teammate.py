@@ -49,7 +49,8 @@ def project(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[tuple[Path, Pat
     state.mkdir(parents=True)
     out = tmp_path / "worker.jsonl"
     (state / "config.toml").write_text(
-        '[[teammate.routes]]\nagent_type = "gemini*"\nruntime = "command"\n'
+        "[workers]\nallow_ungated = true\n"
+        '[[teammate.routes]]\nagent_type = "gemini*"\nruntime = "terminal"\n'
         f'command = "{sys.executable} {READER} {out}"\n'
     )
     paths = TeamPaths("session-abc", root)

@@ -16,7 +16,6 @@ A networked store can implement the same protocol later.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from exomonad.state import create_private
+from exomonad.state import open_private_db
 
 __all__ = ["DeliveryRecord", "DeliveryState", "Ledger", "SqliteLedger"]
 
@@ -90,14 +89,9 @@ class SqliteLedger:
     """A :class:`Ledger` in one SQLite file (WAL, ``synchronous=NORMAL``), thread-safe."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = create_private(path)  # its -wal and -shm files get its 0600 too
+        self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self._db = open_private_db(path, _SCHEMA)
         #: Rows found ``in_flight`` when the ledger was opened: possible duplicates.
         self.recovered_in_flight = self._count("in_flight")
 

@@ -79,7 +79,7 @@ def _lead_client(state: Path, timeout: float = 60.0) -> ServerClient:
 #: Runtimes that can run as workers, and the command that starts each.
 WORKER_RUNTIMES = {r.name: r.worker_command for r in runtimes.RUNTIMES.values()
                    if r.worker_command}  # fmt: skip
-PROGRAMS = frozenset(r.program for r in runtimes.RUNTIMES.values())
+PROGRAMS = frozenset(r.program for r in runtimes.RUNTIMES.values() if r.program)
 
 
 @worker_app.command("start")
@@ -88,16 +88,21 @@ def worker_start(
     name: Annotated[str | None, typer.Option(help="Member name (default: <runtime>-N).")] = None,
     task: Annotated[str | None, typer.Option(help="Its first message.")] = None,
     runtime: Annotated[
-        str, typer.Option(help=f"{', '.join(WORKER_RUNTIMES)}, or `command` with --command.")
+        str,
+        typer.Option(
+            help=f"{', '.join(WORKER_RUNTIMES)}, or `terminal` (any program: "
+            "needs --command; ungated, see docs/guarantees.md)."
+        ),
     ] = "gemini",
     command: Annotated[str | None, typer.Option(help="Command to run instead.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Start a worker in a new tmux window, in its own worktree, registered in the team."""
     state = find_state_dir()
-    if runtime not in (*WORKER_RUNTIMES, "command") or (runtime == "command" and not command):
+    runtime = runtimes.canonical(runtime)
+    if runtime not in runtimes.RUNTIMES or (runtime not in WORKER_RUNTIMES and not command):
         raise typer.BadParameter(f"--runtime {' or '.join(WORKER_RUNTIMES)}, or --runtime "
-                                 "command with --command")  # fmt: skip
+                                 "terminal with --command")  # fmt: skip
     workers = load_project_config(state).workers
     if command is None:  # the configured worker command for the configured runtime
         command = workers.command_for(runtime)
@@ -112,7 +117,7 @@ def worker_start(
         "name": name,
         "task": task,
         "command": command,
-        "runtime": None if runtime == "command" else runtime,
+        "runtime": runtime,
     }
     out = client.tool("spawn_workers", {"workers": [{k: v for k, v in spec.items() if v}]})
     [w] = out["workers"]

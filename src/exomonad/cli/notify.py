@@ -1,6 +1,6 @@
 """``exomonad notify TEXT``: a worker with no MCP client reaches its lead.
 
-Any terminal agent ExoMonad starts (``worker start --runtime command --command aider``,
+Any terminal agent ExoMonad starts (``worker start --runtime terminal --command aider``,
 a plain shell) gets its identity in ``EXOMONAD_TOKEN``; this command sends ``TEXT`` as
 that worker's ``notify_parent`` through the project's server (the same tool, role check
 and delivery as over MCP: the lead's inbox, verified, its pane as a fallback). Without a

@@ -45,6 +45,8 @@ def serve(
         level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
         handlers=[RichHandler(console=err_console, show_path=False)],
     )  # fmt: skip
+    if not verbose:  # one line per GitHub request otherwise
+        logging.getLogger("httpx2").setLevel(logging.WARNING)
     svc = Services(_state(state_dir), root=config_dir, backend=TmuxBackend(tmux_socket))
     run_server(svc)
 

@@ -33,7 +33,7 @@ from typing import Any, Literal, cast
 from exomonad.policy.actions import Action, action_to_dict
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate
 from exomonad.policy.errors import ApprovalClosedError, ApprovalNotFoundError
-from exomonad.state import create_private
+from exomonad.state import open_private_db
 
 __all__ = ["Approval", "ApprovalState", "ApprovalStore"]
 
@@ -116,18 +116,13 @@ class ApprovalStore:
     def __init__(
         self, path: Path, *, poll_interval: float = 0.05, clock: Callable[[], float] = time.time
     ) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = create_private(path)  # its -wal and -shm files get its 0600 too
+        self.path = path
         self.poll_interval = poll_interval
         self._clock = clock
         self._lock = threading.Lock()
         self._answered = threading.Condition()
         self._generation = 0  # bumped on every in-process answer, under ``_answered``
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self._db = open_private_db(path, _SCHEMA)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(approvals)")}
         if "addressee" not in columns:  # a database from before addressees were kept
             self._db.execute("ALTER TABLE approvals ADD COLUMN addressee TEXT")

@@ -52,6 +52,8 @@ class Runtime:
     name = ""
     #: What people call it ("Gemini CLI").
     title = ""
+    #: Other names it answers to where a runtime is named (config, CLI options).
+    aliases: tuple[str, ...] = ()
     #: The program that starts it, and the npm package it comes from.
     program = ""
     npm_package = ""
@@ -78,6 +80,16 @@ class Runtime:
     settings_file: str | None = None
     #: Whether an empty hook answer is printed as nothing at all (not ``{}``).
     silent_empty = False
+    #: Whether its tool calls pass ExoMonad's hooks at all. A runtime without (a
+    #: terminal agent) starts only sandboxed or with ``[workers] allow_ungated``.
+    gated = True
+    #: Whether its gate is proven live before its task: a probe prompt is typed into
+    #: its pane, its prompt hook (run by the runtime itself) must bring it to the server
+    #: under the worker's token, and the server discards it (:meth:`discard_prompt`), so
+    #: the model never reads it. For a runtime that may skip hooks without a word.
+    gate_probe = False
+    #: How to make the runtime run ExoMonad's hooks, for a refusal's message.
+    gate_fix = ""
 
     def event(self, name: str) -> str:
         """ExoMonad's name for hook event ``name``."""
@@ -96,6 +108,10 @@ class Runtime:
         :meth:`decision_output`, unless the runtime answers some events in another shape."""
         del event
         return self.decision_output(kind, reason)
+
+    def discard_prompt(self, reason: str) -> dict[str, Any]:
+        """A prompt hook's answer that stops the prompt before the model reads it."""
+        return {"decision": "block", "reason": reason}
 
     def shell_tool(self) -> str | None:
         """The name of its shell tool (the first ``shell`` entry of :attr:`tools`)."""

@@ -99,6 +99,16 @@ class CodexCli(Runtime):
     waits_for_mcp = True
     settings_file = CONFIG_FILE
     silent_empty = True
+    #: Codex skips a hook it does not trust, or runs none with ``features.hooks`` off,
+    #: and a hook that fails lets the call through: trust alone proves nothing live.
+    gate_probe = True
+    gate_fix = (
+        "check that Codex runs hooks (`codex features list` shows hooks true: no "
+        "`[features] hooks = false` in $CODEX_HOME/config.toml, no `-c features.hooks=false` "
+        "in the worker command), that ExoMonad's hooks are trusted (`exomonad init "
+        "--trust-codex-hooks`), and that the `exomonad` command in .codex/config.toml runs "
+        "in the worker's environment"
+    )
     events: ClassVar[Mapping[str, str]] = {"permission-request": "pre-tool-use"}
     tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "Bash": ("shell", "command"),

@@ -85,6 +85,7 @@ def health(svc: Services) -> dict[str, Any]:
         },
         "ledger": svc.ledger.counts(),
         "inbox_commits": commit_stats(),  # group writes of appends (teams.groupcommit)
+        "github": svc.github.health(),
     }
 
 
@@ -207,9 +208,11 @@ async def _serve(svc: Services, sock: socket.socket) -> None:
     watcher = asyncio.create_task(svc.watcher.run(watcher_ready))
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     await watcher_ready.wait()
+    svc.github.start()
     try:
         await serving
     finally:
+        await asyncio.to_thread(svc.github.stop)
         svc.watcher.request_stop()
         await watcher
 

@@ -45,6 +45,12 @@ Example::
     sandbox = "none"            # "bwrap": run workers under bubblewrap (docs/sandbox.md)
     codex_trust = false         # consent: ExoMonad trusts its own hooks for Codex workers
                                 # (set by `exomonad init --trust-codex-hooks`)
+    allow_ungated = false       # consent: terminal agents (no hooks) may run unsandboxed
+
+    [github]                    # pull-request events (exomonad.github.config; docs/github.md)
+    interval = 60.0             # seconds between polls; off without $GITHUB_TOKEN
+    review_timeout = 14400.0    # a head unreviewed this long → [REVIEW TIMEOUT]
+    suppress_after_ready = true # parent told "ready"/"timed out": no more noise for it
 """
 
 from __future__ import annotations
@@ -58,9 +64,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from exomonad import runtimes
 from exomonad.errors import ExomonadError
+from exomonad.github.config import GitHubConfig
 from exomonad.runtimes import GEMINI
 
 __all__ = [
+    "GitHubConfig",
     "LeadConfig",
     "PolicyConfig",
     "ProjectConfig",
@@ -134,20 +142,31 @@ class WorkersConfig(_Section):
     #: trust for its own hooks in each Codex worker's checkout, in the user's Codex
     #: config. Without it a Codex worker whose hooks are not trusted is refused.
     codex_trust: bool = False
+    #: The user's consent to workers whose tool calls ExoMonad cannot judge (a
+    #: ``terminal`` runtime: no hooks) running outside the sandbox.
+    allow_ungated: bool = False
 
     def runtime_of(self, command: str) -> str:
         """The runtime a worker command runs: the one whose program it starts, else
-        :attr:`agent_type`."""
+        :attr:`agent_type` for the configured :attr:`command`, else ``terminal``."""
         program = Path(command.split(maxsplit=1)[0]).name if command.split() else ""
         found = [r.name for r in runtimes.RUNTIMES.values() if r.program == program]
-        return found[0] if found else self.agent_type
+        if found:
+            return found[0]
+        return self.agent_type if command == self.command else runtimes.TERMINAL.name
 
     def command_for(self, runtime: str) -> str:
         """The command that starts a worker of ``runtime``: :attr:`command` for the
-        configured runtime, else the runtime's own."""
-        found = runtimes.RUNTIMES.get(runtime)
-        if runtime == self.agent_type or found is None or not found.worker_command:
+        configured runtime, else the runtime's own; a runtime with none (``terminal``)
+        must be given one."""
+        found = runtimes.get(runtime)
+        if found.name == self.agent_type:
             return self.command
+        if found.worker_command is None:
+            raise ExomonadError(
+                f"a {found.title} worker needs its command (`command` in spawn_workers, "
+                "--command, or a teammate route's command)"
+            )
         return found.worker_command
 
     def marker_for(self, runtime: str) -> str:
@@ -171,7 +190,7 @@ class TeammateRoute(_Section):
 
     agent_type: str | None = None
     name: str | None = None
-    #: A runtime of :mod:`exomonad.runtimes`, or ``command`` (any program: ``command``).
+    #: A runtime of :mod:`exomonad.runtimes` (``terminal``: any program, ``command``).
     runtime: str = "gemini"
     command: str | None = None
     ready_marker: str | None = None
@@ -179,15 +198,15 @@ class TeammateRoute(_Section):
     @field_validator("runtime")
     @classmethod
     def _known(cls, value: str) -> str:
-        if value != "command" and value not in runtimes.RUNTIMES:
-            raise ValueError(f"unknown runtime {value!r}: one of "
-                             f"{', '.join([*runtimes.RUNTIMES, 'command'])}")  # fmt: skip
+        value = runtimes.canonical(value)
+        if value not in runtimes.RUNTIMES:
+            raise ValueError(f"unknown runtime {value!r}: one of {', '.join(runtimes.RUNTIMES)}")
         return value
 
     def marker(self) -> str | None:
         """What to wait for before typing into the teammate: this rule's, else its
         runtime's ready marker."""
-        if self.ready_marker is not None or self.runtime == "command":
+        if self.ready_marker is not None:
             return self.ready_marker
         return runtimes.get(self.runtime).ready_marker
 
@@ -205,12 +224,14 @@ class TeammateConfig(_Section):
     #: The runtime when no route matches (``claude``: the real Claude Code).
     default: str = "claude"
     ready_timeout: float = 90.0
+    #: Default: for each runtime that can be a worker and is not Claude Code itself,
+    #: agent types ``<runtime>*`` (``gemini-worker``) and names ``<runtime>-*``.
     routes: list[TeammateRoute] = Field(
         default_factory=lambda: [
-            TeammateRoute(agent_type="gemini*", runtime="gemini"),
-            TeammateRoute(name="gemini-*", runtime="gemini"),
-            TeammateRoute(agent_type="codex*", runtime="codex"),
-            TeammateRoute(name="codex-*", runtime="codex"),
+            TeammateRoute(runtime=r.name, **{key: pattern})
+            for r in runtimes.RUNTIMES.values()
+            if r.worker_command and not r.native_teammate
+            for key, pattern in (("agent_type", f"{r.name}*"), ("name", f"{r.name}-*"))
         ]
     )
 
@@ -235,6 +256,7 @@ class ProjectConfig(_Section):
     roles: RolesConfig = Field(default_factory=RolesConfig)
     workers: WorkersConfig = Field(default_factory=WorkersConfig)
     teammate: TeammateConfig = Field(default_factory=TeammateConfig)
+    github: GitHubConfig = Field(default_factory=GitHubConfig)
 
 
 def load_project_config(state_dir: Path) -> ProjectConfig:

@@ -31,6 +31,7 @@ from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
 from exomonad.policy import Deny, Escalate, ToolRequest
 from exomonad.policy.hook_output import hook_output
+from exomonad.server.github import saw_actions
 from exomonad.server.identity import Identity
 from exomonad.server.permissions import verdict_output
 from exomonad.server.services import Services
@@ -114,6 +115,8 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)
+    if not isinstance(verdict.decision, Deny):
+        saw_actions(svc, who, verdict.actions, req.cwd)  # gh pr create: watch its branch
     return HookAnswer(verdict_output(runtime, verdict, str(p.get("_event") or "")))
 
 
@@ -136,6 +139,18 @@ def _activity(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> 
     return HookAnswer()
 
 
+def _prompt(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
+    """A prompt: the agent is active, unless it is its own gate probe, which proves its
+    gate live and is discarded before the model reads it (:mod:`.gateprobe`)."""
+    prompt, runner = p.get("prompt"), runtimes.get(runtime)
+    if runner.gate_probe and who.authenticated and isinstance(prompt, str) and \
+            svc.gate_probes.seen(who.team, who.name, prompt):  # fmt: skip
+        _session(svc, who, runtime, p)
+        svc.counters["gate_probes"] += 1
+        return HookAnswer(runner.discard_prompt("ExoMonad: gate check passed"))
+    return _activity(svc, who, runtime, p)
+
+
 def _stop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
     """Tell the parent once per idle transition (Gemini's AfterAgent fires every turn)."""
     info = _session(svc, who, runtime, p)
@@ -156,7 +171,7 @@ def _noop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> Hook
 
 _HANDLERS = {
     "session-start": _session_start,
-    "user-prompt-submit": _activity,
+    "user-prompt-submit": _prompt,
     "pre-tool-use": _pre_tool_use,
     "post-tool-use": _post_tool_use,
     "stop": _stop,

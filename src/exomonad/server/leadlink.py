@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from exomonad.errors import ExomonadError
 from exomonad.teams import load_config, register_synthetic, remove_synthetic
@@ -71,6 +71,17 @@ class LeadLink:
         sid = config.lead_session_id
         if sid and self.svc.registry.lead_session(sid, self.svc.config.lead.role) is not None:
             self.adopt(sid, config.name)
+
+    def tell(
+        self, team: str, parent: str, *, sender: str, text: str, summary: str, **extra: Any
+    ) -> str:
+        """Append a message to ``parent``'s inbox (locked, verified) and watch it with
+        :meth:`watch_unread`; its message id."""
+        mid = self.svc.mailbox(team).send(
+            parent, sender=sender, text=text, summary=summary, **extra
+        )
+        self.watch_unread(team, parent, mid, text)
+        return mid
 
     def watch_unread(self, team: str, lead: str, message_id: str, text: str) -> None:
         """After ``poll_grace``, type ``text`` into the lead's pane if still unread."""

@@ -27,6 +27,7 @@ from typing import Any
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
 from exomonad.policy import (
+    Action,
     Approval,
     ApprovalStore,
     Decision,
@@ -56,6 +57,8 @@ class Verdict:
     decision: Decision
     approval_id: str | None = None
     policy_id: str | None = None
+    #: What the call was classified as (e.g. ``CreatePR`` for ``gh pr create``).
+    actions: tuple[Action, ...] = ()
 
 
 class Gatekeeper:
@@ -83,7 +86,7 @@ class Gatekeeper:
         ev = self.engine.evaluate(req)
         decision = ev.decision
         if not isinstance(decision, Escalate):
-            return Verdict(decision, policy_id=ev.policy_id)
+            return Verdict(decision, policy_id=ev.policy_id, actions=ev.actions)
         to_lead = decision.to == "tl" and mailbox is not None and who.team is not None
         approval = self.approvals.create(
             agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,
@@ -96,10 +99,10 @@ class Gatekeeper:
             self._ask_human(approval.id)
         answered = self.approvals.wait(approval.id, timeout=self.timeout)
         if answered.state in ("approved", "denied"):
-            return Verdict(answered.decision, approval.id, ev.policy_id)
+            return Verdict(answered.decision, approval.id, ev.policy_id, ev.actions)
         waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
         final: Decision = Deny(waited) if self.on_timeout == "deny" else Escalate("human", waited)
-        return Verdict(final, approval.id, ev.policy_id)
+        return Verdict(final, approval.id, ev.policy_id, ev.actions)
 
     def _ask_lead(
         self, req: ToolRequest, who: Identity, approval_id: str, reason: str,

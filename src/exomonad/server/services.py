@@ -16,6 +16,8 @@ from exomonad.errors import ExomonadError
 from exomonad.panes import PaneBackend, TmuxBackend
 from exomonad.policy import ApprovalStore, PolicyEngine
 from exomonad.server.config import ProjectConfig, load_project_config
+from exomonad.server.gateprobe import GateProbes
+from exomonad.server.github import github_service
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
@@ -77,8 +79,11 @@ class Services:
             intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
         )  # fmt: skip
         self.counters: Counter[str] = Counter()
+        self.github = github_service(self)  # started and stopped by run_server
         #: (team, name) of each worker whose MCP client has reached this server.
         self.mcp_seen: set[tuple[str | None, str]] = set()
+        #: Gate probes in flight (:mod:`exomonad.server.gateprobe`).
+        self.gate_probes = GateProbes()
         self._mailboxes: dict[str, Mailbox] = {}
         self.started_at = time.time()
         self.version = __version__

@@ -9,11 +9,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from exomonad.errors import ExomonadError
+from exomonad import runtimes
+from exomonad.errors import ExomonadError, GateError
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
-from exomonad.server.workers import await_mcp, provision, release
+from exomonad.server.workers import await_gate, await_mcp, provision, release
 
 __all__ = ["caller", "teammate_routes"]
 
@@ -24,7 +25,8 @@ def caller(svc: Services, request: Request) -> Identity:
 
 
 def teammate_routes(svc: Services) -> list[Route]:
-    """``/teammate/token``, ``/teammate/release`` and ``/teammate/mcp-ready``."""
+    """``/teammate/token``, ``/teammate/release``, ``/teammate/mcp-ready`` and the gate
+    probe's ``/teammate/gate-probe`` and ``/teammate/gate-live``."""
 
     async def teammate_token(request: Request) -> Response:
         """A worker token (and worktree) for a teammate Claude Code spawned.
@@ -76,8 +78,37 @@ def teammate_routes(svc: Services) -> list[Route]:
         ready = await anyio.to_thread.run_sync(await_mcp, svc, who.team, who.name, timeout)
         return JSONResponse({"ready": ready})
 
+    async def teammate_gate_probe(request: Request) -> Response:
+        """A teammate whose runtime proves its gate live gets its probe text to type."""
+        who = caller(svc, request)
+        if not who.authenticated or who.team is None:
+            return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        return JSONResponse({"text": svc.gate_probes.start(who.team, who.name)})
+
+    async def teammate_gate_live(request: Request) -> Response:
+        """...then waits (``timeout`` seconds, at most 600) for it to come back through
+        its agent's own prompt hook; the answer says why not, and how to fix it."""
+        who = caller(svc, request)
+        if not who.authenticated or who.team is None:
+            return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        try:
+            body = orjson.loads(await request.body() or b"{}")
+            timeout = min(float(body.get("timeout", 60)), 600.0)
+            runner = runtimes.get(str(body.get("runtime")))
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
+            return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
+        except ExomonadError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        try:
+            await anyio.to_thread.run_sync(await_gate, svc, who.team, who.name, runner, timeout)
+        except GateError as exc:
+            return JSONResponse({"live": False, "error": str(exc)})
+        return JSONResponse({"live": True})
+
     return [
         Route("/teammate/token", teammate_token, methods=["POST"]),
+        Route("/teammate/gate-probe", teammate_gate_probe, methods=["POST"]),
+        Route("/teammate/gate-live", teammate_gate_live, methods=["POST"]),
         Route("/teammate/release", teammate_release, methods=["POST"]),
         Route("/teammate/mcp-ready", teammate_mcp_ready, methods=["POST"]),
     ]

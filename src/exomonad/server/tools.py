@@ -8,6 +8,8 @@ with a message meant for the calling agent. Which role sees which tool is config
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,12 +18,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from exomonad import runtimes
-from exomonad.errors import CorruptFileError, DeliveryError, ExomonadError, LockError, PaneError
+from exomonad.errors import (
+    CorruptFileError,
+    DeliveryError,
+    ExomonadError,
+    GateError,
+    LockError,
+    PaneError,
+)
 from exomonad.policy import Allow, ToolRequest
 from exomonad.sandbox import worker_argv
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
-from exomonad.server.workers import Provisioned, await_mcp, provision, release
+from exomonad.server.workers import Provisioned, await_mcp, prove_gate, provision, release
 from exomonad.teams import load_config, register_synthetic, remove_synthetic, team_presence
 from exomonad.teams.protocol import decode
 from exomonad.teams.tasks import TaskStore
@@ -82,7 +91,9 @@ class WorkerSpec(_Args):
     )
     command: str | None = Field(default=None, description="Command to run (default: config).")
     runtime: str | None = Field(
-        default=None, description="Agent runtime (gemini, codex; default: the command's)."
+        default=None,
+        description="Agent runtime (gemini, codex, terminal: any program, no hooks; default: "
+        "the command's).",
     )
 
 
@@ -112,11 +123,10 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
     pr = f" (PR #{a.pr_number})" if a.pr_number is not None else ""
     text = f"[from: {who.name}] {a.status}{pr}: {a.message}"
     try:
-        mid = svc.mailbox(team).send(
-            who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
+        mid = svc.lead.tell(
+            team, who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
         )
         svc.counters["notify_inbox"] += 1
-        svc.lead.watch_unread(team, who.parent, mid, text)
         return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
     except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
         pane = _pane_of(svc, team, who.parent)
@@ -228,7 +238,7 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
     cfg = svc.config.workers
     started: list[tuple[WorkerSpec, Provisioned, str, str]] = []
     for w in a.workers:
-        runtime = w.runtime or cfg.runtime_of(w.command or cfg.command)
+        runtime = runtimes.get(w.runtime or cfg.runtime_of(w.command or cfg.command)).name
         worker = provision(svc, w.name, team, parent=who.name, runtime=runtime)
         env = worker.env(svc.state_dir)
         try:
@@ -241,18 +251,31 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
             release(svc, w.name, team)  # a fresh worktree is clean: removed again
             raise
         started.append((w, worker, pane, runtime))
-    spawned = []
+    spawned, refused = [], []
     for w, worker, pane, runtime in started:  # started together, awaited in turn
         marker = cfg.marker_for(runtime)
         ready = _await_ready(svc, pane, marker) if marker else True
-        if ready and runtime in runtimes.RUNTIMES and runtimes.get(runtime).waits_for_mcp:
+        if ready and runtimes.get(runtime).waits_for_mcp:
             ready = await_mcp(svc, team, w.name, cfg.ready_timeout)
+        try:
+            prove_gate(svc, team, w.name, runtime, functools.partial(svc.backend.deliver, pane),
+                       cfg.ready_timeout)  # fmt: skip
+        except GateError as exc:  # no gate, no start: stopped before it reads its task
+            with contextlib.suppress(ExomonadError):
+                svc.backend.kill(pane)
+            release(svc, w.name, team)
+            refused.append({"name": w.name, "error": str(exc)})
+            continue
         register_synthetic(paths, w.name, agent_type=runtime, pane=pane, cwd=worker.cwd)
         mid = svc.mailbox(team).send(w.name, sender=who.name, text=w.task) if w.task else None
         spawned.append({"name": w.name, "pane": pane, "ready": ready, "taskMessageId": mid,
                         "worktree": worker.identity.worktree,
                         "branch": worker.identity.branch})  # fmt: skip
-    return _done(f"spawned {len(spawned)} worker(s) in team {team}", workers=spawned)
+    if refused and not spawned:
+        raise GateError("; ".join(r["error"] for r in refused))
+    note = "".join(f"; refused {r['name']}: {r['error']}" for r in refused)
+    return _done(f"spawned {len(spawned)} worker(s) in team {team}{note}", workers=spawned,
+                 refused=refused)  # fmt: skip
 
 
 def _await_ready(svc: Services, pane: str, marker: str) -> bool:

@@ -13,6 +13,8 @@ hook trust), and that a worktree is removed only when nothing would be lost.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -27,7 +29,16 @@ from exomonad.teams.paths import RESERVED_NAMES, validate_name
 from exomonad.util.waiting import WaitTimeout, retry_until
 from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
-__all__ = ["WORKER_ROLES", "Provisioned", "await_mcp", "provision", "release"]
+__all__ = [
+    "WORKER_ROLES",
+    "Provisioned",
+    "await_gate",
+    "await_mcp",
+    "gate_refusal",
+    "prove_gate",
+    "provision",
+    "release",
+]
 
 log = logging.getLogger("exomonad.server")
 
@@ -109,6 +120,8 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
     who = Identity(name=name, role=role, team=team, parent=parent,
                    pid=pid if isinstance(pid, int) and pid > 1 else None)  # fmt: skip
     consent = svc.config.workers.codex_trust
+    if runner is not None:
+        _check_ungated(svc, runner)
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
         try:
@@ -122,6 +135,54 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
     root = svc.state_dir.parent
     extra = runner.check_gate(root, consent=consent) if runner else {}
     return Provisioned(who, svc.tokens.issue(who), runtime_env=extra)
+
+
+def _check_ungated(svc: Services, runner: runtimes.Runtime) -> None:
+    """A runtime ExoMonad cannot gate call by call runs sandboxed, or with consent."""
+    cfg = svc.config.workers
+    if runner.gated or cfg.sandbox != "none" or cfg.allow_ungated:
+        return
+    raise GateError(
+        f"a {runner.title} has no hooks: ExoMonad cannot judge its tool calls, and only "
+        "git's pre-push gate would stand between it and the remote. Run such workers "
+        'under the sandbox (`sandbox = "bwrap"` in [workers] of .exomonad/config.toml: '
+        "it may write only its worktree), or consent to them running ungated "
+        "(`allow_ungated = true` there); see docs/guarantees.md"
+    )
+
+
+def prove_gate(svc: Services, team: str | None, name: str, runtime: str | None,
+               deliver: Callable[[str], object], timeout: float) -> None:  # fmt: skip
+    """No gate, no start, proven live (:mod:`exomonad.server.gateprobe`): for a runtime
+    with ``gate_probe``, type the probe with ``deliver`` and :func:`await_gate`."""
+    runner = runtimes.get(runtime) if runtime else None
+    if runner is None or not runner.gate_probe:
+        return
+    text = svc.gate_probes.start(team, name)
+    try:
+        deliver(text)
+    except ExomonadError as exc:
+        svc.gate_probes.wait(team, name, 0)  # void it
+        raise GateError(f"could not type the gate check into {name}'s pane: {exc}") from exc
+    await_gate(svc, team, name, runner, timeout)
+
+
+def await_gate(svc: Services, team: str | None, name: str, runner: runtimes.Runtime,
+               timeout: float) -> None:  # fmt: skip
+    """Wait for worker ``name``'s probe to come back through its own prompt hook;
+    :class:`GateError` saying how to fix it if not within ``timeout`` seconds."""
+    started = time.monotonic()
+    if not svc.gate_probes.wait(team, name, timeout):
+        raise GateError(gate_refusal(runner, name, timeout))
+    svc.counters["gates_proven"] += 1
+    log.info("%s's gate proven live in %.0f ms", name, (time.monotonic() - started) * 1000)
+
+
+def gate_refusal(runner: runtimes.Runtime, name: str, timeout: float) -> str:
+    """Why worker ``name`` is refused when its gate probe did not come back."""
+    return (f"{runner.title} worker {name!r} ran none of ExoMonad's hooks: the gate check "
+            f"typed into it did not reach the server within {timeout:g}s, so its tool calls "
+            f"would not be judged; it is stopped. Fix: {runner.gate_fix}")  # fmt: skip
 
 
 def await_mcp(svc: Services, team: str | None, name: str, timeout: float) -> bool:

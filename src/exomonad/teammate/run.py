@@ -31,7 +31,7 @@ from exomonad import runtimes
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.client import ServerClient, ServerError, ServerNotRunningError
-from exomonad.errors import ExomonadError
+from exomonad.errors import ExomonadError, GateError
 from exomonad.gitgate import worker_env
 from exomonad.panes.pty import PtyBackend
 from exomonad.panes.pty_agent import PtyAgent
@@ -135,6 +135,24 @@ def _await_mcp(state: Path, token: str, timeout: float) -> None:
         )
 
 
+def _prove_gate(state: Path, token: str, runtime: str, deliver: Callable[[str], object],
+                timeout: float) -> None:  # fmt: skip
+    """Type the server's gate probe into the agent and wait for it to come back through
+    the agent's own prompt hook (:mod:`exomonad.server.gateprobe`); GateError if not."""
+    client = ServerClient(state, token=token, timeout=timeout + 30)
+    probe = client.call("POST", "/teammate/gate-probe")
+    if not isinstance(probe, dict) or not isinstance(probe.get("text"), str):
+        raise GateError(f"the server's gate probe answer is malformed: {probe!r}")
+    try:
+        deliver(probe["text"])
+    except ExomonadError as exc:
+        raise GateError(f"could not type the gate check into the agent: {exc}") from exc
+    answer = client.call("POST", "/teammate/gate-live", {"timeout": timeout, "runtime": runtime})
+    if not (isinstance(answer, dict) and answer.get("live") is True):
+        why = answer.get("error") if isinstance(answer, dict) else None
+        raise GateError(str(why or f"the gate check did not come back ({answer!r})"))
+
+
 def _release(state: Path, token: str) -> str:
     """Give back our token and worktree; what happened to the worktree, in one line."""
     try:
@@ -212,11 +230,12 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     args = parse_teammate_args(argv)
     config: ProjectConfig = load_project_config(state)
     route = config.teammate.route(args.agent_type, args.name)
-    if route.runtime != "command" and runtimes.get(route.runtime).native_teammate:
+    runner = runtimes.get(route.runtime)
+    if runner.native_teammate:
         os.execvp(config.teammate.claude, [config.teammate.claude, *args.argv])
     paths = TeamPaths(args.team, root)
     lead = _lead_name(paths)
-    worker = _provision(state, args, lead, None if route.runtime == "command" else route.runtime)
+    worker = _provision(state, args, lead, runner.name)
     token = str(worker["token"])
     cwd = worker.get("worktree") if isinstance(worker.get("worktree"), str) else None
     command = worker_argv(
@@ -231,9 +250,21 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
     marker = route.marker()
     if marker:
         agent.wait_for_text(marker, config.teammate.ready_timeout)
-    if route.runtime != "command" and runtimes.get(route.runtime).waits_for_mcp:
+    if runner.waits_for_mcp:
         _await_mcp(state, token, config.teammate.ready_timeout)
     mailbox = Mailbox(paths)
+    if runner.gate_probe:
+        try:
+            _prove_gate(state, token, runner.name, lambda text: backend.deliver(pane, text),
+                        config.teammate.ready_timeout)  # fmt: skip
+        except GateError as exc:  # no gate, no start: stopped before it reads its task
+            agent.terminate()
+            kept = _release(state, token)
+            note = f"[from: {args.name}] not started: {exc}" + (f" ({kept})" if kept else "")
+            with contextlib.suppress(ExomonadError):
+                mailbox.send(lead, sender=args.name, text=note, check_member=False)
+            agent.restore()
+            raise
     adopt_lock_journal(state)
     ledger = SqliteLedger(state / "ledger.db")
 
