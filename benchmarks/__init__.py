@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "watch_latency": "benchmarks.watch_latency",
     "watch_cpu": "benchmarks.watch_cpu",
     "notify": "benchmarks.notify",
+    "team_load": "benchmarks.team_load",
     "hooks": "benchmarks.hooks",
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",

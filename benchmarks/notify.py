@@ -23,9 +23,7 @@ share this machine's two cores).
 from __future__ import annotations
 
 import asyncio
-import http.client
 import resource
-import socket
 import sys
 import threading
 import time
@@ -49,6 +47,7 @@ from tests.interop import peers
 
 from benchmarks._common import Settings, fmt_ms, summarize
 from benchmarks._live import ExoServer, exomonad_server, verdict
+from benchmarks._mcp_peer import RawMcp
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.teams import Mailbox, message_identity
 from exomonad.teams.tasks import TaskStore
@@ -60,55 +59,6 @@ WORKERS = [f"worker-{k:02d}" for k in range(16)]
 TARGET_NOTIFY_P50_MS = 5.0
 TARGET_CALLS_PER_S = 1000.0
 WARMUP = 10
-
-
-class RawMcp:
-    """A minimal JSON-RPC client over one keep-alive HTTP connection (no MCP SDK): the
-    floor for what a client has to do per call."""
-
-    def __init__(self, sock: Path, token: str) -> None:
-        self.conn = http.client.HTTPConnection("localhost", timeout=60)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(str(sock))
-        self.conn.sock = s
-        self.headers = {"Content-Type": "application/json", TOKEN_HEADER: token,
-                        "Accept": "application/json, text/event-stream"}  # fmt: skip
-        self.next_id = 1
-        init = {"protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "exomonad-bench", "version": "0"}}  # fmt: skip
-        resp = self._post({"jsonrpc": "2.0", "id": self._id(), "method": "initialize",
-                           "params": init})  # fmt: skip
-        session = resp.getheader("mcp-session-id")
-        resp.read()
-        if session:
-            self.headers["mcp-session-id"] = session
-        version = resp.getheader("mcp-protocol-version")
-        if version:
-            self.headers["mcp-protocol-version"] = version
-        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}).read()
-
-    def _id(self) -> int:
-        self.next_id += 1
-        return self.next_id
-
-    def _post(self, doc: dict[str, Any]) -> http.client.HTTPResponse:
-        self.conn.request("POST", "/mcp", orjson.dumps(doc), self.headers)
-        return self.conn.getresponse()
-
-    def call(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """``tools/call``; the result's structured content (raises on an error result)."""
-        resp = self._post({"jsonrpc": "2.0", "id": self._id(), "method": "tools/call",
-                           "params": {"name": tool, "arguments": args}})  # fmt: skip
-        doc = orjson.loads(resp.read())
-        result = doc.get("result") if isinstance(doc, dict) else None
-        if resp.status != 200 or not isinstance(result, dict) or result.get("isError"):
-            raise RuntimeError(f"{tool} failed: {doc!r}")
-        structured = result.get("structuredContent")
-        return structured if isinstance(structured, dict) else {}
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
 
 
 def _raw_notify(server: ExoServer, name: str, count: int, lat: list[float], ids: list[str],

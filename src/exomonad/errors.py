@@ -72,6 +72,10 @@ class CorruptFileError(ExomonadError):
         self.path = path
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[CorruptFileError], tuple[object, ...]]:
+        """Rebuilt from ``path`` and ``reason`` (copies and pickles)."""
+        return (type(self), (self.path, self.reason))
+
 
 class SymlinkRefusedError(CorruptFileError):
     """A team file (inbox, ``config.json``, task) is a symlink or not a regular file: it
@@ -100,6 +104,10 @@ class SymlinkedDirectoryError(SymlinkRefusedError):
         self.path = path
         self.reason = reason
         self.target = target
+
+    def __reduce__(self) -> tuple[type[CorruptFileError], tuple[object, ...]]:
+        """Rebuilt from ``path`` and ``target``."""
+        return (type(self), (self.path, self.target))
 
 
 class LockError(ExomonadError):

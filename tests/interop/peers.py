@@ -180,8 +180,10 @@ def node_writer(
     reset_every: int = 0,
     warmup: int = 0,
     offset_ms: float = 0,
+    stop_file: Path | None = None,
 ) -> Peer:
-    """``writer.js``: Claude Code's inbox write, ``count`` times (see the script)."""
+    """``writer.js``: Claude Code's inbox write, ``count`` times (see the script), or
+    until ``stop_file`` exists."""
     argv = [node_binary(), "writer.js", str(inbox), sender, str(count), style, str(delay_ms)]
     if durable:
         argv.append("--durable")
@@ -195,6 +197,8 @@ def node_writer(
         argv += ["--warmup", str(warmup)]
     if offset_ms:
         argv += ["--offset-ms", str(offset_ms)]
+    if stop_file is not None:
+        argv += ["--stop-file", str(stop_file)]
     return Peer(argv, waits=wait)
 
 

@@ -29,6 +29,7 @@ from exomonad.teams import (
     message_identity,
     read_json_array,
 )
+from exomonad.teams.groupcommit import commit_stats
 from exomonad.teams.lock import lock_dir_for
 from tests.interop import peers
 from tests.interop.peers import Peer, Style
@@ -230,6 +231,35 @@ def test_saturated_writers_lose_nothing_they_reported_written(
     assert file_texts(entries) == result.expected
     assert len(entries) == 8 * mix.count - result.node_lock_failures
     assert_unique_identities(entries)
+    assert_no_leftovers(inbox)
+
+
+def test_group_commit_beside_claude_code_writers(
+    team: TeamPaths, inbox: Path, reap: list[Peer]
+) -> None:
+    """Twelve threads of one process (the server's tool calls: their appends share
+    group writes) and Claude Code's writers, back to back on one inbox: every message a
+    writer reported written is there exactly once, each writer's in its own order, and
+    Claude Code never read anything it could not parse."""
+    before = commit_stats()
+    mix = Mix(py_threads=12, py_procs=0, node_per_style=1, count=25, delay_ms=0)
+    result = run_mix(team, inbox, reap, mix)
+    after = commit_stats()
+
+    assert result.python_failures == 0, result.python
+    assert result.node_corrupt_reads == 0
+    entries = read_json_array(inbox)
+    assert file_texts(entries) == result.expected
+    assert_unique_identities(entries)
+    order: dict[str, list[int]] = {}
+    for e in entries:
+        sender, _, i = str(e["text"]).rpartition("#")
+        order.setdefault(sender, []).append(int(i))
+    assert len(order) == 14
+    assert all(seq == sorted(seq) for seq in order.values()), order
+    appended = after["entries"] - before["entries"]
+    assert appended == 12 * mix.count
+    assert after["groups"] - before["groups"] < appended  # some appends shared a write
     assert_no_leftovers(inbox)
 
 

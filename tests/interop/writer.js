@@ -23,10 +23,14 @@
 //   --reset-every K     appends), copy F's bytes over the inbox (untimed), so the inbox
 //                       size stays about constant
 //   --warmup W          W untimed appends first (benchmark mode)
+//   --stop-file F       stop before the next message once F exists (count is then an
+//                       upper bound), so a paced writer can run beside other work
 //
 // Prints one JSON line at the end:
-//   {written, lock_failures, failed, corrupt_reads, compromised, latencies_ms}
-// latencies_ms times each whole write: mkdir -p, create, lock, read, append, write, unlock.
+//   {written, lock_failures, failed, corrupt_reads, compromised, latencies_ms,
+//    lock_waits_ms}
+// latencies_ms times each whole write: mkdir -p, create, lock, read, append, write, unlock;
+// lock_waits_ms the lock alone (from asking to holding, retries included), each message.
 'use strict';
 
 const fs = require('fs');
@@ -43,7 +47,7 @@ const CLAUDE_LOCK = {
 function parseArgs(argv) {
     const pos = [];
     const opt = { wait: false, durable: false, prefix: null, prefillFrom: null, resetEvery: 0,
-        warmup: 0, offsetMs: 0 };
+        warmup: 0, offsetMs: 0, stopFile: null };
     for (let i = 0; i < argv.length; i++) {
         const a = argv[i];
         if (a === '--wait') opt.wait = true;
@@ -53,6 +57,7 @@ function parseArgs(argv) {
         else if (a === '--reset-every') opt.resetEvery = Number(argv[++i]);
         else if (a === '--warmup') opt.warmup = Number(argv[++i]);
         else if (a === '--offset-ms') opt.offsetMs = Number(argv[++i]);
+        else if (a === '--stop-file') opt.stopFile = argv[++i];
         else if (a.startsWith('--')) throw new Error(`unknown option ${a}`);
         else pos.push(a);
     }
@@ -66,7 +71,7 @@ function parseArgs(argv) {
 }
 
 const stats = { written: 0, lock_failures: 0, failed: [], corrupt_reads: 0, compromised: 0,
-    latencies_ms: [] };
+    latencies_ms: [], lock_waits_ms: [] };
 
 function fsyncDir(dir) {
     const fd = fs.openSync(dir, 'r');
@@ -138,13 +143,16 @@ async function writeOne(args, i, timed) {
     const t0 = process.hrtime.bigint();
     ensureFile(args.inbox);
     let release;
+    const asked = process.hrtime.bigint();
     try {
         release = await lockfile.lock(args.inbox, {
             ...CLAUDE_LOCK,
             onCompromised: () => { stats.compromised += 1; },
         });
+        if (timed) stats.lock_waits_ms.push(Number(process.hrtime.bigint() - asked) / 1e6);
     } catch (err) {
         if (err.code !== 'ELOCKED') throw err;
+        if (timed) stats.lock_waits_ms.push(Number(process.hrtime.bigint() - asked) / 1e6);
         // Claude Code would log and drop this message.
         stats.lock_failures += 1;
         stats.failed.push(i);
@@ -187,6 +195,7 @@ async function main() {
         await writeOne(args, `warmup-${w}`, false);
     }
     for (let i = 0; i < args.count; i++) {
+        if (args.stopFile && fs.existsSync(args.stopFile)) break;
         reset(i);
         await writeOne(args, i, true);
         if (args.delayMs > 0) await sleep(args.delayMs);

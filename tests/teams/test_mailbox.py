@@ -17,7 +17,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import exomonad.teams.mailbox as mailbox_mod
 from exomonad.errors import (
     CorruptFileError,
     DeliveryError,
@@ -26,6 +25,7 @@ from exomonad.errors import (
     TeamNotFoundError,
     UnknownRecipientError,
 )
+from exomonad.teams import inbox_io
 from exomonad.teams.atomic import dump_json, write_json_atomic
 from exomonad.teams.config import create_team, register_synthetic
 from exomonad.teams.dialects import DIALECTS, Dialect
@@ -156,7 +156,7 @@ def test_absent_file_is_created_as_empty_array_before_locking(
             seen.append(self.target.read_bytes())  # what Claude Code would find right now
             super().acquire()
 
-    monkeypatch.setattr(mailbox_mod, "FileLock", Recording)
+    monkeypatch.setattr(inbox_io, "FileLock", Recording)
     mb = make_mailbox()
     mb.send("team-lead", sender="g", text="hi")
     assert seen == [b"[]"]
@@ -635,7 +635,7 @@ def test_transient_write_failure_is_retried(
             raise OSError(errno.EIO, "Input/output error")
         return real(path, value, **kw)
 
-    monkeypatch.setattr(mailbox_mod, "write_json_atomic", flaky)
+    monkeypatch.setattr(inbox_io, "write_json_atomic", flaky)
     mb = make_mailbox(attempts=5)
     mid = mb.send("team-lead", sender="g", text="hi")
     assert len(calls) == 3
@@ -652,7 +652,7 @@ def test_permanent_write_failure_raises_delivery_error(
         calls.append(1)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(mailbox_mod, "write_json_atomic", broken)
+    monkeypatch.setattr(inbox_io, "write_json_atomic", broken)
     mb = make_mailbox(attempts=3)
     with pytest.raises(DeliveryError, match="after 3 attempts") as info:
         mb.send("team-lead", sender="g", text="hi")
@@ -690,7 +690,7 @@ def test_unverified_write_is_a_delivery_error(
         os.replace(tmp, path)
         return inode
 
-    monkeypatch.setattr(mailbox_mod, "write_json_atomic", clobbered)
+    monkeypatch.setattr(inbox_io, "write_json_atomic", clobbered)
     mb = make_mailbox(attempts=2)
     with pytest.raises(DeliveryError, match="not found after writing"):
         mb.send("team-lead", sender="g", text="hi")
@@ -711,7 +711,7 @@ def test_failure_after_the_write_landed_does_not_duplicate(
             raise OSError(errno.EIO, "fsync of directory failed")
         return inode
 
-    monkeypatch.setattr(mailbox_mod, "write_json_atomic", lands_then_fails)
+    monkeypatch.setattr(inbox_io, "write_json_atomic", lands_then_fails)
     mb = make_mailbox(attempts=3)
     mid = mb.send("team-lead", sender="g", text="hi")
     assert ids(mb, "team-lead") == [mid]

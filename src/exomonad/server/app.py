@@ -6,6 +6,9 @@ starts the background services (:attr:`Services.services`: event bus, lead link,
 watcher), runs uvicorn, and on SIGTERM/SIGINT stops the services first (so event
 streams end and uvicorn's graceful shutdown has no stream to wait for), then uvicorn;
 then it closes the ledger and removes the socket and pid file.
+uvicorn parses HTTP with httptools and the event loop is uvloop's (both C): per
+MCP call they cost a fraction of h11 on asyncio's pure-Python loop
+(docs/performance.md, issue 14).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import anyio.to_thread
 import orjson
 import uvicorn
+import uvloop
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.applications import Starlette
@@ -37,9 +41,9 @@ from exomonad.policy.decisions import label
 from exomonad.server.dashboard import dashboard
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
-from exomonad.server.mcp_app import build_mcp_server
+from exomonad.server.mcp_app import build_mcp_server, mcp_first
 from exomonad.server.observe import observe_routes
-from exomonad.server.peer import PeerH11Protocol, peer_pid
+from exomonad.server.peer import PeerHttpToolsProtocol, peer_pid
 from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
 from exomonad.server.snapshot import health
@@ -189,8 +193,9 @@ class _Server(uvicorn.Server):
 
 
 async def _serve(svc: Services, sock: socket.socket, app: Starlette) -> None:
-    config = uvicorn.Config(app, log_level="warning", lifespan="on",
-                            http=PeerH11Protocol)  # fmt: skip
+    # No proxy fronts a Unix socket: X-Forwarded-For must never stand in for the peer.
+    config = uvicorn.Config(mcp_first(app), log_level="warning", lifespan="on",
+                            http=PeerHttpToolsProtocol, proxy_headers=False)  # fmt: skip
     server = _Server(config, svc.services.stop)
     await svc.services.start()
     try:
@@ -229,7 +234,8 @@ def run_server(
         log.info("serving on %s (pid %s)", pid.socket, os.getpid())
         _report_recovery(svc)
         app = build_app(svc, dashboard_port=port, announce=announce)
-        asyncio.run(_serve(svc, sock, app))
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(_serve(svc, sock, app))
     except OSError as exc:
         raise ExomonadError(f"cannot serve on {pid.socket}: {exc}") from exc
     finally:

@@ -16,6 +16,9 @@ import orjson
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from exomonad.errors import ExomonadError
 from exomonad.server.identity import TOKEN_HEADER, Identity
@@ -23,7 +26,10 @@ from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, call_tool
 
-__all__ = ["build_mcp_server", "identity_of"]
+__all__ = ["build_mcp_server", "identity_of", "mcp_first"]
+
+#: Where the SDK's streamable HTTP app serves MCP.
+MCP_PATH = "/mcp"
 
 
 def identity_of(svc: Services, ctx: ServerRequestContext[Any]) -> Identity:
@@ -91,3 +97,23 @@ def build_mcp_server(svc: Services, *, fixed_identity: Identity | None = None) -
         on_list_tools=list_tools,
         on_call_tool=handle_call,
     )
+
+
+def mcp_first(app: Starlette, path: str = MCP_PATH) -> ASGIApp:
+    """``app``, with HTTP requests to ``path`` handed straight to the SDK's transport.
+
+    Starlette's router and its two middlewares (error page, HTTP exceptions) cost about
+    6 % of a tool call's server CPU (docs/performance.md, issue 14) and do nothing for
+    the MCP endpoint: the transport answers every error itself, and uvicorn answers 500
+    for an exception that escapes. Every other request, and the lifespan (which runs
+    the SDK's session manager), still go through ``app``.
+    """
+    endpoint = next(r.app for r in app.routes if isinstance(r, Route) and r.path == path)
+
+    async def asgi(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == path:
+            await endpoint(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return asgi

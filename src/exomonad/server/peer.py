@@ -3,7 +3,10 @@
 The Unix socket is 0600, so every caller is the project's user; which *process* it is
 comes from ``SO_PEERCRED`` (the pid the kernel recorded at ``connect``, in the server's
 pid namespace even for a sandboxed caller). uvicorn does not put it in the ASGI scope,
-so :class:`PeerH11Protocol` does: ``scope["client"]`` becomes ``("unix-peer", pid)``.
+so its HTTP protocols are subclassed to do it: ``scope["client"]`` becomes
+``("unix-peer", pid)``. The server runs :class:`PeerHttpToolsProtocol` (httptools, the
+C parser); :class:`PeerH11Protocol` (pure Python) does the same for uvicorn's other
+parser.
 
 The lead's token is worth more than any other (it answers lead-level escalations and
 spawns workers), and a worker's code can read ``.exomonad/lead.token`` outside a
@@ -21,8 +24,9 @@ import struct
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["PEER_HOST", "PeerH11Protocol", "peer_pid"]
+__all__ = ["PEER_HOST", "PeerH11Protocol", "PeerHttpToolsProtocol", "peer_pid"]
 
 #: ``scope["client"][0]`` of a connection whose peer pid is known.
 PEER_HOST = "unix-peer"
@@ -42,15 +46,29 @@ def _socket_pid(transport: asyncio.BaseTransport) -> int | None:
     return max(pid, 0)
 
 
+def _peer_client(transport: asyncio.BaseTransport, client: Any) -> Any:
+    """What a protocol's ``client`` (the ASGI scope's) becomes: the peer's pid on a Unix
+    socket, else uvicorn's own value."""
+    pid = _socket_pid(transport)
+    return client if pid is None else (PEER_HOST, pid)
+
+
 class PeerH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, with the peer's pid as the request's client address."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Record the peer's pid where the ASGI scope's ``client`` comes from."""
         super().connection_made(transport)
-        pid = _socket_pid(transport)
-        if pid is not None:
-            self.client = (PEER_HOST, pid)
+        self.client = _peer_client(transport, self.client)
+
+
+class PeerHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with the peer's pid as the request's client address."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Record the peer's pid where the ASGI scope's ``client`` comes from."""
+        super().connection_made(transport)
+        self.client = _peer_client(transport, self.client)
 
 
 def peer_pid(scope: Any) -> int | None:

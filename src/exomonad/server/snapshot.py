@@ -21,6 +21,7 @@ from exomonad.panes import TmuxBackend
 from exomonad.server.presence import iso, merge
 from exomonad.server.services import Services
 from exomonad.teams import load_config
+from exomonad.teams.groupcommit import commit_stats
 from exomonad.teams.presence import inbox_digest, presence_from
 from exomonad.teams.tasks import TaskStore
 
@@ -64,6 +65,7 @@ def health(svc: Services) -> dict[str, Any]:
             **dict(svc.counters),
         },
         "ledger": svc.ledger.counts(),
+        "inbox_commits": commit_stats(),  # group writes of appends (teams.groupcommit)
         "github": svc.github.health(),
     }
 
@@ -92,8 +94,9 @@ def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, An
     prs = svc.github.pull_requests()
     now = time.time()
     rows = []
+    workers = {(i.name, i.team): i for i in svc.tokens.identities()}  # one read
     for m in config.members:
-        held = svc.tokens.find(m.name, team)
+        held = workers.get((m.name, team))
         seen = merge(svc.presence.state(team, m.name, now), inbox.get(m.name))
         kind = "synthetic" if m.synthetic else "teammate" if held is not None else "claude"
         runtime = ((held.runtime if held else None) or runtimes.get((team, m.name))

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from exomonad.errors import CorruptFileError, ExomonadError, InvalidNameError, TeamNotFoundError
 from exomonad.teams.atomic import read_json, write_json_atomic
 from exomonad.teams.dirs import SafeDir
+from exomonad.teams.filecache import FileCache
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock
 from exomonad.teams.models import (
     MEMBER_COLORS,
@@ -64,17 +65,33 @@ def _read_raw(paths: TeamPaths, d: SafeDir) -> dict[str, Any]:
     return data
 
 
+_configs: FileCache[TeamConfig] = FileCache()
+
+
 def load_config(paths: TeamPaths) -> TeamConfig:
-    """Load and validate a team's config (no lock: the file is replaced atomically)."""
+    """Load and validate a team's config (no lock: the file is replaced atomically).
+
+    Parsed once per version of the file (:mod:`~exomonad.teams.filecache`): while it is
+    unchanged every caller gets the same :class:`TeamConfig`, so treat it as read-only.
+    """
     with _open_config_dir(paths) as d:
+        try:
+            st = d.lstat(paths.config_file.name)
+        except FileNotFoundError:
+            raise _not_found(paths) from None
+        cached = _configs.get(paths.config_file, st)
+        if cached is not None:
+            return cached
         raw = _read_raw(paths, d)
     try:
-        return TeamConfig.from_json(raw)
+        config = TeamConfig.from_json(raw)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
         )
         raise CorruptFileError(paths.config_file, f"not a valid team config ({problems})") from exc
+    _configs.put(paths.config_file, st, config)
+    return config
 
 
 def list_teams(root: str | os.PathLike[str] | None = None) -> list[str]:

@@ -1,20 +1,17 @@
 """Inboxes: append, read, mark read (both dialects) and compact, under Claude Code's lock.
 
-Writing follows Claude Code: ``mkdir -p inboxes/``, create the file as ``[]`` with
-``O_EXCL`` if absent, lock, re-read, change, write (temp + rename), unlock. All of it
-happens relative to the inbox directory opened once per operation without following a
-symlink (:meth:`TeamPaths.open_dir`): a symlinked ``teams/``, team or ``inboxes/``
-directory raises :class:`~exomonad.errors.SymlinkedDirectoryError`. The critical
-section is one read, one parse, one serialise and one rename; fsync is optional
-(``durable``). After writing, still under the lock, the entry is read back: a message
-reported as sent is on disk. Failures retry with backoff and end in
-:class:`~exomonad.errors.DeliveryError`: a message is never dropped silently.
+Every change is one locked read-modify-write (:func:`exomonad.teams.inbox_io.mutate`):
+lock, re-read, change, write (temp + rename), verify, unlock, relative to the inbox
+directory opened without following a symlink. Appends from threads of one process go
+through a group commit (:mod:`exomonad.teams.groupcommit`): those that queue while one
+is being written share the next write. After writing, still under the lock, the entries
+are verified: a message reported as sent is on disk. Failures retry with backoff and end
+in :class:`~exomonad.errors.DeliveryError`: a message is never dropped silently.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,10 +22,12 @@ import orjson
 from pydantic import ValidationError
 
 from exomonad.errors import CorruptFileError, DeliveryError, LockError, UnknownRecipientError
-from exomonad.teams.atomic import parse_json_array, read_bytes, read_json_array, write_json_atomic
+from exomonad.teams.atomic import parse_json_array, read_bytes, read_json_array
 from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect, get_dialect
 from exomonad.teams.dirs import SafeDir
+from exomonad.teams.groupcommit import Pending, Take, queue_for
+from exomonad.teams.inbox_io import Change, mutate
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import InboxMessage, message_identity, now_iso
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -37,42 +36,6 @@ __all__ = ["CompactionResult", "Mailbox"]
 
 #: Recipients that are never members but always valid.
 _ALWAYS_VALID = frozenset({"user"})
-
-_local_locks: dict[Path, threading.Lock] = {}
-_local_locks_guard = threading.Lock()
-
-
-def _local_lock(path: Path) -> threading.Lock:
-    """One in-process lock per inbox, taken before the file lock.
-
-    Threads of one process (the server's tool calls) then queue for an inbox in order
-    instead of racing for proper-lockfile's lock with back-off sleeps, and only one of
-    them at a time competes with Claude Code, whose writers give up after ~655 ms.
-    """
-    with _local_locks_guard:
-        lock = _local_locks.get(path)
-        if lock is None:
-            lock = _local_locks[path] = threading.Lock()
-        return lock
-
-
-def _ensure_file(d: SafeDir, name: str) -> None:
-    """Create inbox ``name`` in ``d`` as ``[]`` unless it exists (never through a link)."""
-    try:
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644, dir_fd=d.fd)
-    except FileExistsError:
-        return
-    try:
-        os.write(fd, b"[]")
-    finally:
-        os.close(fd)
-
-
-def _contains(data: bytes, message_id: str) -> bool:
-    """True if the inbox bytes hold an entry whose identity is ``message_id``."""
-    if message_id.encode() not in data:
-        return False
-    return any(message_identity(e) == message_id for e in orjson.loads(data))
 
 
 @dataclass(frozen=True)
@@ -120,7 +83,6 @@ class Mailbox:
         self.durable = durable
         self.lock = lock
         self.attempts = attempts
-        self._members_cache: tuple[tuple[int, int, int], set[str]] | None = None
         #: member → (inode, mtime_ns, size) of the inbox as our last write left it,
         #: taken under the lock (see :meth:`unchanged_since_our_write`).
         self._our_version: dict[str, tuple[int, int, int]] = {}
@@ -130,54 +92,22 @@ class Mailbox:
     def _mutate(
         self,
         member: str,
-        change: Callable[[list[dict[str, Any]], SafeDir], bool],
-        verify_id: str | None = None,
+        change: Change,
         *,
         create: bool = True,
         remember: Callable[[], bool] | None = None,
-    ) -> bool:
-        """Run ``change`` on ``member``'s entries under lock; write if it returns True.
-
-        ``change`` also gets the open inbox directory (compaction writes its archive
-        there). With ``verify_id`` the result says whether that entry is in the file,
-        checked before the lock is released (once released, Claude Code 2.1.330 may
-        deliver and prune it at once): after our own write, by the file's inode (the
-        rename put our file in place and nobody else writes while we hold the lock); when
-        ``change`` wrote nothing, by reading the entry back. The directory fsync of a
-        durable write happens after the lock is released, keeping the lock's hold short
-        for Claude Code's writers, which give up after ~655 ms.
+    ) -> None:
+        """Run ``change`` on ``member``'s entries under lock (:func:`inbox_io.mutate`); a
+        write that ``remember`` approves is remembered for :meth:`unchanged_since_our_write`.
         """
-        path = self.paths.inbox(member)
-        try:
-            d = self.paths.open_dir(path.parent, create=create)
-        except FileNotFoundError:
-            if create:
-                raise
-            return False
-        with d:
-            if create:
-                _ensure_file(d, path.name)
-            elif not d.exists(path.name):
-                return False
-            wrote = False
-            with _local_lock(path), FileLock(path, self.lock, at=d):
-                entries = read_json_array(path, at=d)
-                if change(entries, d):
-                    inode = write_json_atomic(
-                        path, entries, durable=self.durable, sync_dir=False, at=d
-                    )
-                    wrote = True
-                    st = d.lstat(path.name)
-                    if remember is not None and remember():  # see unchanged_since_our_write
-                        self._our_version[member] = (st.st_ino, st.st_mtime_ns, st.st_size)
-                    else:
-                        self._our_version.pop(member, None)
-                    ok = verify_id is None or st.st_ino == inode
-                else:
-                    ok = verify_id is None or _contains(read_bytes(path, at=d), verify_id)
-            if wrote and self.durable:
-                d.fsync()
-        return ok
+        done = mutate(
+            self.paths, member, change, lock=self.lock, durable=self.durable, create=create
+        )
+        if done.wrote:
+            if remember is not None and remember() and done.version is not None:
+                self._our_version[member] = done.version
+            else:
+                self._our_version.pop(member, None)
 
     def unchanged_since_our_write(self, member: str) -> bool:
         """True if ``member``'s inbox is exactly as this mailbox's last write left it.
@@ -201,32 +131,17 @@ class Mailbox:
     def check_recipient(self, to: str) -> None:
         """Refuse a recipient that is not a member of the team (``user`` is always valid).
 
-        The member names are cached per ``config.json`` version (inode, mtime, size).
+        The config is parsed once per version of ``config.json`` (:func:`load_config`).
         """
         validate_name(to, "recipient")
         if to in _ALWAYS_VALID:
             return
-        names = self._member_names()
+        names = load_config(self.paths).member_names()
         if to not in names:
             raise UnknownRecipientError(
                 f"{to!r} is not a member of team {self.paths.team!r} "
                 f"(members: {', '.join(sorted(names))}); refusing to write a phantom inbox"
             )
-
-    def _member_names(self) -> set[str]:
-        config = self.paths.config_file
-        try:
-            with self.paths.open_dir(config.parent) as d:
-                st = d.lstat(config.name)
-            version = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            version = None
-        if version is None or self._members_cache is None or self._members_cache[0] != version:
-            names = load_config(self.paths).member_names()
-            if version is None:
-                return names
-            self._members_cache = (version, names)
-        return self._members_cache[1]
 
     # -- writing -----------------------------------------------------------------------
 
@@ -255,9 +170,12 @@ class Mailbox:
     ) -> str:
         """Append ``entry`` (stamped with a ``messageId``), verify it landed, return the id.
 
-        Raises :class:`UnknownRecipientError` for non-members, :class:`CorruptFileError`
-        if the inbox cannot be parsed (its bytes are left alone), and
-        :class:`DeliveryError` once every attempt failed.
+        Appends from other threads of this process that queue meanwhile share the write
+        (:mod:`~exomonad.teams.groupcommit`, written with the settings of whichever
+        mailbox leads the group). Idempotent by message id: an entry whose id is in the
+        inbox already is not added again. Raises :class:`UnknownRecipientError` for
+        non-members, :class:`CorruptFileError` if the inbox cannot be parsed (its bytes
+        are left alone), and :class:`DeliveryError` once every attempt failed.
         """
         raw = entry.to_json() if isinstance(entry, InboxMessage) else dict(entry)
         for key in ("from", "text", "timestamp"):
@@ -267,24 +185,47 @@ class Mailbox:
             self.check_recipient(to)
         has_id = any(isinstance(raw.get(k), str) and raw[k] for k in ("msg_id", "messageId"))
         message_id = message_identity(raw) if has_id else self.dialect.new_message_id()
-        raw = self.dialect.stamp(raw, message_id)
+        pending = Pending(message_id, self.dialect.stamp(raw, message_id))
+        path = self.paths.inbox(to)
+        queue_for(path, self.durable).submit(pending, lambda take: self._write_group(to, take))
+        self._our_version.pop(to, None)
+        if self.on_append is not None:  # verified on disk: tell who listens
+            self.on_append(to, pending.entry)
+        return message_id
+
+    def _write_group(self, member: str, take: Take) -> float:
+        """Write the appends ``take`` hands out in one locked rewrite, retrying with
+        backoff; return how long the file lock was held."""
+        group: list[Pending] = []
 
         def change(entries: list[dict[str, Any]], _: SafeDir) -> bool:
             # Idempotent: a retry after a write that did land must not add a second copy.
-            if any(message_id in (e.get("msg_id"), e.get("messageId")) for e in entries):
-                return False
-            entries.append(raw)
-            return True
+            group[:] = take()
+            present = {e.get(k) for e in entries for k in ("msg_id", "messageId")}
+            before = len(entries)
+            for p in group:
+                if p.message_id not in present:
+                    entries.append(p.entry)
+                    present.add(p.message_id)
+            return len(entries) > before
 
         last: Exception | None = None
         delay = 0.01
         for _ in range(self.attempts):
             try:
-                if self._mutate(to, change, verify_id=message_id):
-                    if self.on_append is not None:
-                        self.on_append(to, raw)
-                    return message_id
-                last = DeliveryError(f"message {message_id} not found after writing")
+                done = mutate(
+                    self.paths,
+                    member,
+                    change,
+                    lock=self.lock,
+                    durable=self.durable,
+                    verify=lambda: [p.message_id for p in group],
+                )
+                if done.verified:
+                    return done.held
+                last = DeliveryError(
+                    f"message(s) {', '.join(p.message_id for p in group)} not found after writing"
+                )
             except CorruptFileError:
                 raise
             except (LockError, OSError) as exc:
@@ -292,7 +233,8 @@ class Mailbox:
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
         raise DeliveryError(
-            f"could not deliver to {self.paths.inbox(to)} after {self.attempts} attempts: {last}"
+            f"could not deliver to {self.paths.inbox(member)} after {self.attempts} attempts: "
+            f"{last}"
         ) from last
 
     # -- reading -----------------------------------------------------------------------

@@ -14,10 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
 
 from exomonad.errors import CorruptFileError
 from exomonad.teams.atomic import read_json_array
 from exomonad.teams.config import load_config
+from exomonad.teams.dirs import SafeDir
+from exomonad.teams.filecache import FileCache
 from exomonad.teams.models import TeamConfig
 from exomonad.teams.paths import TeamPaths
 from exomonad.teams.protocol import decode
@@ -72,8 +75,15 @@ class InboxDigest:
     unread: dict[str, int]
 
 
+#: Sender → (time, type) of its newest entry in one inbox file.
+Events = dict[str, tuple[datetime, str]]
+#: Per inbox file, kept per version of it: what it says of each sender, and its unread.
+_inbox_cache: FileCache[tuple[Events, int]] = FileCache()
+
+
 def inbox_digest(paths: TeamPaths) -> InboxDigest:
-    """Read every inbox of the team once (corrupt ones are skipped)."""
+    """Read every inbox of the team once (corrupt ones are skipped; a file unchanged
+    since the last pass is not read again)."""
     digest = InboxDigest({}, {})
     latest = digest.latest
     try:
@@ -84,30 +94,56 @@ def inbox_digest(paths: TeamPaths) -> InboxDigest:
         for name in d.listdir():
             if not name.endswith(".json") or name.startswith("."):
                 continue
-            try:
-                entries = read_json_array(paths.inboxes_dir / name, at=d)
-            except (CorruptFileError, OSError):
+            found = _inbox_of(d, paths.inboxes_dir / name)
+            if found is None:
                 continue
-            digest.unread[name[: -len(".json")]] = sum(1 for e in entries if not e.get("read"))
-            for e in entries:
-                sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
-                if not isinstance(sender, str) or when is None:
-                    continue
-                text = e.get("text")
-                msg = decode(text) if isinstance(text, str) else None
-                kind: str = msg.type if msg is not None else "message"
+            events, unread = found
+            digest.unread[name[: -len(".json")]] = unread
+            for sender, (when, kind) in events.items():
                 if sender not in latest or when >= latest[sender][0]:
                     latest[sender] = (when, kind)
     return digest
 
 
+def _inbox_of(d: SafeDir, path: Path) -> tuple[Events, int] | None:
+    """What one inbox says about each sender, and its unread count (None if it is
+    unreadable or corrupt)."""
+    try:
+        st = d.lstat(path.name)
+        cached = _inbox_cache.get(path, st)
+        if cached is not None:
+            return cached
+        entries = read_json_array(path, at=d)
+    except (CorruptFileError, OSError):
+        return None
+    latest: Events = {}
+    for e in entries:
+        sender, when = e.get("from"), _parse_ts(e.get("timestamp"))
+        if not isinstance(sender, str) or when is None:
+            continue
+        text = e.get("text")
+        msg = decode(text) if isinstance(text, str) else None
+        kind: str = msg.type if msg is not None else "message"
+        if sender not in latest or when >= latest[sender][0]:
+            latest[sender] = (when, kind)
+    found = (latest, sum(1 for e in entries if not e.get("read")))
+    _inbox_cache.put(path, st, found)
+    return found
+
+
 def team_presence(
-    paths: TeamPaths, *, now: datetime | None = None, idle_after: float = IDLE_AFTER
+    paths: TeamPaths,
+    *,
+    now: datetime | None = None,
+    idle_after: float = IDLE_AFTER,
+    config: TeamConfig | None = None,
 ) -> dict[str, MemberPresence]:
     """Presence of every member of the team (corrupt inboxes are skipped, not fatal; a
     symlinked team or ``inboxes/`` directory raises
-    :class:`~exomonad.errors.SymlinkedDirectoryError`)."""
-    return presence_from(load_config(paths), inbox_digest(paths), now=now, idle_after=idle_after)
+    :class:`~exomonad.errors.SymlinkedDirectoryError`). ``config``: the team's config,
+    if the caller has read it already."""
+    return presence_from(config or load_config(paths), inbox_digest(paths), now=now,
+                         idle_after=idle_after)  # fmt: skip
 
 
 def presence_from(

@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from exomonad.errors import CorruptFileError, TaskError
 from exomonad.teams.atomic import read_bytes, read_json, write_json_atomic
 from exomonad.teams.dirs import SafeDir
+from exomonad.teams.filecache import FileCache
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import Task, TaskStatus
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -56,6 +57,8 @@ LIST_LOCK = ".lock"
 #: Valid task statuses, in workflow order.
 TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 
+#: Tasks as read, per version of their file (the lock-free reads: get, list).
+_read_tasks: FileCache[Task] = FileCache()
 _PARSE_INT = re.compile(r"\s*([+-]?\d+)")
 _STANDARD = (
     "id",
@@ -188,6 +191,15 @@ class TaskStore:
             errs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
             raise CorruptFileError(path, f"not a valid task ({errs})") from exc
 
+    def _task(self, path: Path, d: SafeDir) -> Task:
+        """:meth:`_load`'s task, parsed once per version of the file (treat as read-only)."""
+        st = d.lstat(path.name)
+        task = _read_tasks.get(path, st)
+        if task is None:
+            task = self._load(path, d)[1]
+            _read_tasks.put(path, st, task)
+        return task
+
     def _read(self, task_id: str, d: SafeDir) -> tuple[dict[str, Any], Task]:
         try:
             return self._load(self.path(task_id), d)
@@ -252,7 +264,7 @@ class TaskStore:
                 if not name.endswith(".json"):
                     continue
                 try:
-                    tasks.append(self._load(self.dir / name, d)[1])
+                    tasks.append(self._task(self.dir / name, d))
                 except (FileNotFoundError, IsADirectoryError):
                     continue
                 except CorruptFileError as exc:
@@ -263,7 +275,10 @@ class TaskStore:
         """Task ``task_id``; :class:`TaskError` if missing, CorruptFileError if unreadable."""
         self.path(task_id)  # a bad id is InvalidNameError, whether the list exists or not
         with self._open_existing(task_id) as d:
-            return self._read(task_id, d)[1]
+            try:
+                return self._task(self.path(task_id), d)
+            except FileNotFoundError:
+                raise TaskError(f"task {task_id} not found in {self.dir}") from None
 
     def next_id(self) -> str:
         """The id the next :meth:`create` would take (a snapshot; take the list lock to use it)."""

@@ -1,0 +1,187 @@
+"""Group commit for inbox appends: the appends that queue meanwhile share one write.
+
+Threads of one process (the server runs each MCP tool call in a worker thread) that
+append to the same inbox line up in its :class:`InboxQueue`. The first becomes the
+*leader*: it writes its own entry and every entry queued behind it in one locked
+rewrite, taking newcomers until the lock is held (one lock, one read, one rewrite, one
+fsync and one verification for the whole group), then answers each of them. Arrivals
+during the write wait for the next group, led by one of them. Each caller is answered
+only after its entry is verified on disk, or with the group's error: nobody hears
+"sent" for an entry that is not there.
+
+Claude Code's writers share the lock and give up after ~655 ms of back-off, so the
+lock is held no longer than one append holds it (plus the extra entries' serialisation,
+microseconds), and back-to-back groups leave it free between them: when callers are
+already waiting as a group finishes, the next group waits as long as the last one held
+the lock (:attr:`InboxQueue.free_at`), so under a full team the lock is ours at most
+half of the time and each retry of a Claude Code writer finds it free at least half of
+the time. A lone caller never waits.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from exomonad.errors import DeliveryError
+
+__all__ = ["MAX_GROUP", "InboxQueue", "Pending", "commit_stats", "queue_for"]
+
+#: Most entries one write carries (the rest wait for the next group).
+MAX_GROUP = 64
+#: The longest pause between two back-to-back groups, in seconds.
+MAX_PAUSE = 0.1
+
+
+@dataclass(eq=False)
+class Pending:
+    """One caller's append, waiting in a queue."""
+
+    message_id: str
+    entry: dict[str, Any]
+    done: bool = False
+    error: BaseException | None = None
+    seq: int = 0  # arrival order in its queue
+
+
+#: ``take()`` → the group so far, in arrival order (the leader's own entry always in it);
+#: call it again, under the file lock, to add the arrivals since.
+Take = Callable[[], list[Pending]]
+#: ``write(take)``: write the group ``take`` hands out; returns seconds the lock was held.
+Write = Callable[[Take], float]
+
+
+class _Stats:
+    """Group writes of this process (``/health`` shows them as ``inbox_commits``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.groups = self.entries = self.largest = 0
+        self.hold_total = self.hold_max = 0.0
+
+    def record(self, size: int, held: float) -> None:
+        with self.lock:
+            self.groups += 1
+            self.entries += size
+            self.largest = max(self.largest, size)
+            self.hold_total += held
+            self.hold_max = max(self.hold_max, held)
+
+    def snapshot(self) -> dict[str, float | int]:
+        with self.lock:
+            mean = self.hold_total / self.groups if self.groups else 0.0
+            return {
+                "groups": self.groups,
+                "entries": self.entries,
+                "largest": self.largest,
+                "hold_max_ms": self.hold_max * 1000,
+                "hold_mean_ms": mean * 1000,
+                "hold_total_ms": self.hold_total * 1000,
+            }
+
+
+_STATS = _Stats()
+
+
+def commit_stats() -> dict[str, float | int]:
+    """Group writes so far in this process: how many, how many entries they carried, the
+    largest, and how long they held the file lock (max, mean and total, ms)."""
+    return _STATS.snapshot()
+
+
+class InboxQueue:
+    """The appends waiting for one inbox in this process, and who writes them."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting: list[Pending] = []  # arrival order
+        self._arrivals = itertools.count()
+        self._leading = False
+        #: monotonic time before which the next back-to-back group does not start.
+        self.free_at = 0.0
+
+    @property
+    def queued(self) -> int:
+        """How many appends wait here (the group being written included)."""
+        with self._cond:
+            return len(self._waiting)
+
+    def submit(self, pending: Pending, write: Write) -> None:
+        """Return once ``pending`` is written and verified; raise the group's error."""
+        with self._cond:
+            pending.seq = next(self._arrivals)
+            self._waiting.append(pending)
+            while self._leading and not pending.done:
+                self._cond.wait()
+            if not pending.done:
+                self._leading = True
+        if not pending.done:
+            self._lead(pending, write)
+        if pending.error is not None:
+            raise pending.error
+
+    def _lead(self, own: Pending, write: Write) -> None:
+        group = [own]
+
+        def take() -> list[Pending]:
+            with self._cond:
+                for p in self._waiting:
+                    if len(group) >= MAX_GROUP:
+                        break
+                    if p not in group:
+                        group.append(p)
+            group.sort(key=lambda p: p.seq)
+            return group
+
+        error: BaseException | None = None
+        held = 0.0
+        try:
+            pause = self.free_at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            held = write(take)
+        except BaseException as exc:  # every caller of the group hears it
+            error = exc
+        with self._cond:
+            self._waiting = [p for p in self._waiting if p not in group]
+            for p in group:
+                p.error = error if p is own or error is None else _for_follower(error)
+                p.done = True
+            self.free_at = time.monotonic() + min(held, MAX_PAUSE) if self._waiting else 0.0
+            self._leading = False
+            self._cond.notify_all()
+        if error is None:
+            _STATS.record(len(group), held)
+
+
+def _for_follower(error: BaseException) -> BaseException:
+    """The group's error for another caller of it: a copy with a traceback of its own,
+    caused by the leader's."""
+    try:
+        mine = copy.copy(error) if isinstance(error, Exception) else None
+    except Exception:  # an exception type that cannot be rebuilt from its arguments
+        mine = None
+    if mine is None:
+        mine = DeliveryError(f"the write of this message's group failed: {error!r}")
+    mine.__cause__ = error
+    return mine
+
+
+_queues: dict[tuple[Path, bool], InboxQueue] = {}
+_queues_guard = threading.Lock()
+
+
+def queue_for(path: Path, durable: bool) -> InboxQueue:
+    """The queue of appends to inbox ``path`` in this process (durable and non-durable
+    appends queue apart: a group is written one way)."""
+    with _queues_guard:
+        queue = _queues.get((path, durable))
+        if queue is None:
+            queue = _queues[(path, durable)] = InboxQueue()
+        return queue
