@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "watch_cpu": "benchmarks.watch_cpu",
     "notify": "benchmarks.notify",
     "hooks": "benchmarks.hooks",
+    "mcp_stdio": "benchmarks.mcp_stdio",
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",

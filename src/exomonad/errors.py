@@ -18,12 +18,18 @@ can catch one type. The tree::
     ├── PaneError               a terminal pane that is missing, dead or refuses input
     ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
     ├── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
-    └── GateError               a worker whose runtime would not run ExoMonad's hooks
+    ├── GateError               a worker whose runtime would not run ExoMonad's hooks
+    ├── ServerNotRunningError   no ExoMonad server listens for the project (``uds``)
+    └── ServerError             the server answered with an error, or not in HTTP
+
+Standard library only, and nothing costly: the hook client imports this module.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "CorruptFileError",
@@ -35,6 +41,8 @@ __all__ = [
     "LockError",
     "PaneError",
     "SandboxError",
+    "ServerError",
+    "ServerNotRunningError",
     "SymlinkRefusedError",
     "SymlinkedDirectoryError",
     "TaskError",
@@ -130,3 +138,12 @@ class UnknownRuntimeError(ExomonadError, ValueError):
 class GateError(ExomonadError):
     """No gate, no start: a worker's runtime would not run ExoMonad's hooks in its
     checkout (e.g. Codex hooks the user never trusted); the message says how to fix it."""
+
+
+class ServerNotRunningError(ExomonadError):
+    """No ExoMonad server runs for this project (no live pid file, or nobody listens on
+    its socket)."""
+
+
+class ServerError(ExomonadError):
+    """The server answered with an error (its message included), or not in HTTP."""

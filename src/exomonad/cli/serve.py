@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -13,7 +12,6 @@ from rich.logging import RichHandler
 
 from exomonad import runtimes
 from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, err_console, handle_errors
-from exomonad.server.config import load_project_config
 from exomonad.server.pidfile import read_server_info, server_request
 from exomonad.state import find_state_dir
 
@@ -61,12 +59,11 @@ def mcp_stdio(
     The role comes from the agent's token ($EXOMONAD_TOKEN, issued at spawn); the root
     lead (--role tl) uses .exomonad/lead.token. Without a token: the least role.
     """
-    from exomonad.server.stdio_bridge import resolve_token, run_stdio_bridge
+    from exomonad.server.stdio_bridge import run_stdio_bridge
+    from exomonad.server.stdio_proxy import session_token
 
     state = _state(state_dir)
-    lead_role = load_project_config(state).lead.role
-    token = resolve_token(state, os.environ.get("EXOMONAD_TOKEN"), role, lead_role)
-    run_stdio_bridge(state, token, root=config_dir)
+    run_stdio_bridge(state, session_token(str(state), role), root=config_dir)
 
 
 @handle_errors
