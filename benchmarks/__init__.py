@@ -24,6 +24,7 @@ REGISTRY: dict[str, str] = {
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",
+    "roundtrip": "benchmarks.roundtrip",
 }
 
 __all__ = ["REGISTRY"]

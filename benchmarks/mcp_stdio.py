@@ -50,7 +50,7 @@ class Variant:
 
 
 def _params(server: ExoServer, role: str, token: str | None) -> StdioServerParameters:
-    env = {k: v for k, v in server.env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = dict(server.env)
     if token is not None:
         env["EXOMONAD_TOKEN"] = token
     script = str(Path(sys.executable).parent / "exomonad")

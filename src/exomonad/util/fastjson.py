@@ -1,4 +1,4 @@
-"""JSON through CPython's C accelerator alone, without importing :mod:`json`.
+r"""JSON through CPython's C accelerator alone, without importing :mod:`json`.
 
 :mod:`json` imports :mod:`re`, which imports :mod:`enum`: about 9 ms of CPU in every
 process that starts with it, and the hook client starts with every tool call of every
@@ -12,7 +12,7 @@ and errors are therefore exactly :mod:`json`'s (``tests/util/test_fastjson.py``)
 >>> loads(b' {"a": [1, 2.5, null, "\\u00e9"]} ')
 {'a': [1, 2.5, None, 'é']}
 >>> dumps({"a": [1, 2.5, None, "é"]})
-'{"a": [1, 2.5, null, "\\\\u00e9"]}'
+'{"a": [1, 2.5, null, "\\u00e9"]}'
 """
 
 from __future__ import annotations
