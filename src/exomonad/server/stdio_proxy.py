@@ -176,8 +176,9 @@ class Proxy:
                 return
             if session is None and self.handshake:
                 session = self.session = self._replay(server)
-            conn = uds.Connection(server[1])
-            conn.send("POST", "/mcp", raw, self._headers(session))
+                if method == "notifications/initialized":
+                    return  # replayed just now
+            conn = self._post(server[1], raw, session)
         except ServerNotRunningError:
             if is_request:
                 self.fail(request_id, _NOT_RUNNING)
@@ -191,6 +192,16 @@ class Proxy:
             self._inflight += 1
         threading.Thread(target=self._answer, args=(conn, message, session),
                          daemon=True).start()  # fmt: skip
+
+    def _post(self, sock: str, raw: bytes, session: _Session | None) -> uds.Connection:
+        """Send one message; its connection, to read the answer from."""
+        conn = uds.Connection(sock)
+        try:
+            conn.send("POST", "/mcp", raw, self._headers(session))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _answer(self, conn: uds.Connection, message: dict[str, Any],
                 session: _Session | None) -> None:  # fmt: skip
@@ -301,10 +312,14 @@ class Proxy:
         """Open the session's ``GET`` stream: what the server sends on its own."""
         try:
             conn = uds.Connection(session.sock)
+        except (OSError, ExomonadError):
+            return  # the next message finds out what became of the server
+        try:
             conn.send("GET", "/mcp", b"", {**self._headers(session),
                                            "Accept": "text/event-stream"})  # fmt: skip
         except (OSError, ExomonadError):
-            return  # the next message finds out what became of the server
+            conn.close()
+            return
         session.stream = conn
         threading.Thread(target=self._stream, args=(conn,), daemon=True).start()
 
