@@ -16,6 +16,7 @@ import pytest
 
 from exomonad import uds
 from exomonad.errors import ExomonadError, ServerError, ServerNotRunningError
+from tests.support.imports import imported_after
 from tests.support.uds_server import Request, UdsServer, http_answer
 
 
@@ -196,14 +197,4 @@ COSTLY = ("json", "re", "enum", "socket", "typing", "pathlib", "dataclasses", "h
 
 @pytest.mark.parametrize("module", ["exomonad.hookclient", "exomonad.server.stdio_proxy"])
 def test_the_clients_import_nothing_costly(module: str) -> None:
-    code = (f"import sys, {module}\n"
-            f"print(' '.join(m for m in {COSTLY!r} if m in sys.modules))")  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == []
+    assert imported_after(f"import {module}", COSTLY) == []

@@ -21,6 +21,7 @@ import time
 
 from exomonad.errors import ExomonadError, ServerError, ServerNotRunningError
 from exomonad.util import fastjson
+from exomonad.util.proc import pid_alive
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ __all__ = [
     "Response",
     "caller_token",
     "live_server",
-    "pid_alive",
     "pid_file",
     "request",
 ]
@@ -60,22 +60,6 @@ def pid_file(state: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, exited but not yet reaped by its parent,
-    e.g. tmux, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
 
 
 def live_server(state: str) -> tuple[int, str] | None:

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -15,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exomonad.util import fastjson
+from tests.support.imports import imported_after
 
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
@@ -77,14 +75,6 @@ def test_what_json_cannot_encode_fails_the_same() -> None:
     "fastjson.loads(b'{\"tool_input\": {\"command\": \"ls\"}}')",
 ])  # fmt: skip
 def test_the_way_that_works_imports_no_json(code: str) -> None:
-    script = (f"import sys\nfrom exomonad.util import fastjson\n{code}\n"
-              "print(sorted(m for m in ('json', 're', 'enum') if m in sys.modules))")  # fmt: skip
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    assert (
+        imported_after(f"from exomonad.util import fastjson\n{code}", ("json", "re", "enum")) == []
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"

@@ -23,7 +23,8 @@ import orjson
 from exomonad import __version__
 from exomonad.errors import ExomonadError
 from exomonad.state import ensure_state_dir
-from exomonad.uds import pid_alive, pid_file, request
+from exomonad.uds import pid_file, request
+from exomonad.util.proc import pid_alive
 
 __all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request"]
 
