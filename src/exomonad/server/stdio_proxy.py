@@ -267,6 +267,8 @@ class Proxy:
 
     def _initialize(self, server: tuple[int, str], raw: bytes, request_id: object) -> None:
         """The client's own ``initialize``: a new session, its answer to the client."""
+        if self.session is not None:
+            self._forget(self.session)  # initialized again: the old one is done
         reply = uds.request(server[1], "POST", "/mcp", raw, self._headers(None),
                             timeout=HANDSHAKE_TIMEOUT)  # fmt: skip
         if reply.status >= 400:
