@@ -21,11 +21,13 @@ REGISTRY: dict[str, str] = {
     "notify": "benchmarks.notify",
     "team_load": "benchmarks.team_load",
     "hooks": "benchmarks.hooks",
+    "mcp_stdio": "benchmarks.mcp_stdio",
     "policy": "benchmarks.policy",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",
     "github_poll": "benchmarks.github_poll",
     "events": "benchmarks.events",
+    "roundtrip": "benchmarks.roundtrip",
 }
 
 __all__ = ["REGISTRY"]

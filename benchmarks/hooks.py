@@ -18,11 +18,14 @@ project) is walked up to ``.exomonad/``. Every answer is checked (exit 0, ``allo
 fail-open). Sequential runs interleave the variants round-robin so load drift hits all
 alike; then 16 at a time (a thread pool of 16 ``subprocess.run``). For reference, the
 same hook posted directly over the socket from this process (no hook process): the
-server's share.
+server's share. CPU per run: the hook processes' own (user + system, from
+``RUSAGE_CHILDREN``) and, 16 at a time, the server's (``/proc``): on 2 cores, 16 runs at
+once take about 8 times their CPU each.
 """
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import time
@@ -94,6 +97,12 @@ def _variants(server: ExoServer) -> list[Variant]:
     ]  # fmt: skip
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's children so far (the hook processes, once reaped)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _once(v: Variant, cwd: Path) -> float:
     t0 = time.perf_counter()
     done = subprocess.run(v.argv, input=v.stdin, env=v.env, cwd=cwd, capture_output=True,
@@ -110,11 +119,14 @@ def _once(v: Variant, cwd: Path) -> float:
     return dt
 
 
-def _concurrent(v: Variant, cwd: Path, runs: int) -> tuple[list[float], float]:
-    t0 = time.perf_counter()
+def _concurrent(v: Variant, cwd: Path, runs: int, server: ExoServer) -> dict[str, Any]:
+    c0, s0, t0 = _children_cpu(), server.cpu_seconds(), time.perf_counter()
     with ThreadPoolExecutor(CONCURRENCY) as pool:
         lat = list(pool.map(lambda _: _once(v, cwd), range(runs)))
-    return lat, time.perf_counter() - t0
+    elapsed = time.perf_counter() - t0
+    return {"latency": summarize(lat), "runs_per_s": runs / elapsed,
+            "cpu_ms": (_children_cpu() - c0) * 1000 / runs,
+            "server_cpu_ms": (server.cpu_seconds() - s0) * 1000 / runs}  # fmt: skip
 
 
 def run(settings: Settings, console: Console) -> dict[str, Any]:
@@ -131,18 +143,21 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         before = int(server.health()["counters"].get("hook_pre_tool_use", 0))
         console.log(f"hooks: {rounds} rounds of {len(variants)} variants, sequential")
         seq: dict[str, list[float]] = {v.name: [] for v in variants}
+        cpu = dict.fromkeys(seq, 0.0)
         for _ in range(rounds):
             for v in variants:
+                c0 = _children_cpu()
                 seq[v.name].append(_once(v, cwd))
+                cpu[v.name] += _children_cpu() - c0
         for v in variants:
             rows.append({"case": v.name, "mode": "sequential", "hook": v.runtime is not None,
-                         "runs": rounds, "latency": summarize(seq[v.name])})  # fmt: skip
+                         "runs": rounds, "latency": summarize(seq[v.name]),
+                         "cpu_ms": cpu[v.name] * 1000 / rounds})  # fmt: skip
         for v in (variants[0], variants[3]):
             console.log(f"hooks: {conc_runs} runs, {CONCURRENCY} at a time: {v.name}")
-            lat, elapsed = _concurrent(v, cwd, conc_runs)
             rows.append({"case": v.name, "mode": f"{CONCURRENCY} concurrent",
                          "hook": v.runtime is not None, "runs": conc_runs,
-                         "runs_per_s": conc_runs / elapsed, "latency": summarize(lat)})  # fmt: skip
+                         **_concurrent(v, cwd, conc_runs, server)})  # fmt: skip
         console.log(f"hooks: {direct_n} direct posts (no hook process)")
         claude, _ = _payloads(server)
         lead = server.lead_token
@@ -174,7 +189,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
 def render(data: dict[str, Any], console: Console) -> None:
     """One row per (variant, mode)."""
     table = Table(title=TITLE, caption=data["method"])
-    for col in ("command", "mode", "runs", "p50", "p90", "p99", "max", "runs/s", "target"):
+    for col in ("command", "mode", "runs", "p50", "p90", "p99", "max", "runs/s", "CPU/run",
+                "server CPU/run", "target"):  # fmt: skip
         table.add_column(col, justify="right")
     for r in data["rows"]:
         lat = r["latency"]
@@ -182,8 +198,11 @@ def render(data: dict[str, Any], console: Console) -> None:
         if r["hook"]:
             target = verdict(f"p50 < {TARGET_P50_MS:.0f}", lat["p50"] < TARGET_P50_MS)
         rate = f"{r['runs_per_s']:.0f}" if "runs_per_s" in r else ""
-        table.add_row(r["case"], r["mode"], str(r["runs"]), fmt_ms(lat["p50"]), fmt_ms(lat["p90"]),
-                      fmt_ms(lat["p99"]), fmt_ms(lat["max"]), rate, target)  # fmt: skip
+        cpu = fmt_ms(r["cpu_ms"]) if "cpu_ms" in r else ""
+        server = fmt_ms(r["server_cpu_ms"]) if "server_cpu_ms" in r else ""
+        table.add_row(r["case"], r["mode"], str(r["runs"]), fmt_ms(lat["p50"]),
+                      fmt_ms(lat["p90"]), fmt_ms(lat["p99"]), fmt_ms(lat["max"]), rate, cpu,
+                      server, target)  # fmt: skip
     console.print(table)
     console.print(
         f"times in ms; the server counted {data['server_hook_count']} PreToolUse/BeforeTool "

@@ -25,10 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exomonad import hookclient
+from exomonad import hookclient, uds
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, decision_output, too_deep
 from exomonad.policy import Allow, Deny, Escalate
 from exomonad.policy.hook_output import hook_output
+from exomonad.util import fastjson
 
 GATING = [("pre-tool-use", "claude"), ("before-tool", "gemini")]
 
@@ -169,13 +170,13 @@ def test_oversized_input_escalates_unparsed_without_asking_the_server(
     state: Path, event: str, runtime: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     parsed: list[Any] = []
-    loads = json.loads
+    loads = fastjson.loads
 
-    def spy(s: Any, **kw: Any) -> Any:
+    def spy(s: Any) -> Any:
         parsed.append(s)
-        return loads(s, **kw)
+        return loads(s)
 
-    monkeypatch.setattr(json, "loads", spy)
+    monkeypatch.setattr(hookclient, "loads", spy)  # what the client parses with
     monkeypatch.setattr(hookclient, "too_deep", lambda *_: pytest.fail("inspected"))
     body = b'{"tool_input": {"command": "' + b"x" * MAX_BODY + b'"}}'
     with serving(state, http(200, json.dumps(ALLOW).encode())) as server:
@@ -255,7 +256,7 @@ def test_an_internal_error_of_the_client_denies(
     def boom(*_: object) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(hookclient, "_server_socket", boom)
+    monkeypatch.setattr(uds, "live_server", boom)
     code, out, err = call([event, "--runtime", runtime], b"{}")
     assert (code, decision(runtime, out)) == (0, "deny")
     assert "hook client error (RuntimeError)" in err

@@ -59,6 +59,8 @@ ERRORS_ALL = [
     "LockError",
     "PaneError",
     "SandboxError",
+    "ServerError",
+    "ServerNotRunningError",
     "SymlinkRefusedError",
     "SymlinkedDirectoryError",
     "TaskError",
@@ -83,6 +85,8 @@ ERROR_PARENTS = {
     "PaneError": "ExomonadError",
     "SandboxError": "ExomonadError",
     "UnknownRuntimeError": "ExomonadError",
+    "ServerNotRunningError": "ExomonadError",
+    "ServerError": "ExomonadError",
 }
 
 

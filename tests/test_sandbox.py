@@ -391,10 +391,8 @@ def test_the_server_socket_answers_from_inside(project: Project) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout == "server got: hello from the sandbox"
     assert project.received == [b"hello from the sandbox"]
-    # The hook client's own lookup (pid file + liveness + socket) finds the server.
-    finder = (
-        "import sys; from exomonad.hookclient import _server_socket as s; print(s(sys.argv[1]))"
-    )
+    # The clients' own lookup (pid file + liveness + socket) finds the server.
+    finder = "import sys; from exomonad.uds import live_server as s; print(s(sys.argv[1])[1])"
     found = project.run_argv([sys.executable, "-c", finder, str(project.state)])
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == str(project.sock)

@@ -2,9 +2,8 @@
 
 :class:`ServerClient` finds the server by its pid file, sends the caller's token and
 turns error answers into :class:`ServerError`; each request is one
-:func:`~exomonad.server.pidfile.server_request` (the one HTTP client of the socket; the
-hook client keeps its own stdlib-only copy for start-up speed, and ``mcp-stdio`` speaks
-MCP through the SDK).
+:func:`~exomonad.server.pidfile.server_request`, on :mod:`exomonad.uds` (the one HTTP
+client of the socket, which the hook client and ``mcp-stdio`` use too).
 """
 
 from __future__ import annotations
@@ -17,20 +16,12 @@ from urllib.parse import urlencode
 
 import orjson
 
-from exomonad.errors import ExomonadError
+from exomonad.errors import ServerError, ServerNotRunningError
 from exomonad.server.events import SseMessage, parse_sse
 from exomonad.server.identity import TOKEN_HEADER, TokenStore
 from exomonad.server.pidfile import ServerInfo, read_server_info, server_request, server_stream
 
 __all__ = ["ServerClient", "ServerError", "ServerNotRunningError"]
-
-
-class ServerNotRunningError(ExomonadError):
-    """No ExoMonad server runs for this project."""
-
-
-class ServerError(ExomonadError):
-    """The server answered with an error (its message included)."""
 
 
 class ServerClient:

@@ -19,15 +19,21 @@ can catch one type. The tree::
     ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
     ├── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
     ├── GateError               a worker whose runtime would not run ExoMonad's hooks
+    ├── ServerNotRunningError   no ExoMonad server listens for the project (``uds``)
+    ├── ServerError             the server answered with an error, or not in HTTP
     └── GitHubError             (exomonad.github.errors) what GitHub answered is unusable
         ├── GitHubUnavailableError  unreachable or a 5xx: retried with back-off
         ├── RateLimitedError        a rate limit, with the time to wait until
         └── ShapeError              an answer without a field the poller needs
+
+Standard library only, and nothing costly: the hook client imports this module.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "CorruptFileError",
@@ -39,6 +45,8 @@ __all__ = [
     "LockError",
     "PaneError",
     "SandboxError",
+    "ServerError",
+    "ServerNotRunningError",
     "SymlinkRefusedError",
     "SymlinkedDirectoryError",
     "TaskError",
@@ -142,3 +150,12 @@ class UnknownRuntimeError(ExomonadError, ValueError):
 class GateError(ExomonadError):
     """No gate, no start: a worker's runtime would not run ExoMonad's hooks in its
     checkout (e.g. Codex hooks the user never trusted); the message says how to fix it."""
+
+
+class ServerNotRunningError(ExomonadError):
+    """No ExoMonad server runs for this project (no live pid file, or nobody listens on
+    its socket)."""
+
+
+class ServerError(ExomonadError):
+    """The server answered with an error (its message included), or not in HTTP."""

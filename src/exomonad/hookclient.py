@@ -28,14 +28,13 @@ parsers survive.
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import socket
 import sys
-import time
 
-from exomonad import runtimes
+from exomonad import runtimes, uds
+from exomonad.errors import ExomonadError, ServerNotRunningError
+from exomonad.state import nearest_state_dir
+from exomonad.util.fastjson import dumps, loads
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
 if TYPE_CHECKING:
@@ -62,7 +61,6 @@ MAX_BODY = 8 << 20
 MAX_DEPTH = 64
 #: Hook events that gate a tool call (every runtime's names for them).
 GATING_EVENTS = runtimes.gating_events()
-_MAX_ANSWER = 16 << 20
 
 #: A JSON string; its closing quote is optional, so a match never fails and the scan
 #: stays linear on malformed input. Compiled on first use (``re`` caches it): most hook
@@ -70,10 +68,6 @@ _MAX_ANSWER = 16 << 20
 _STRING = rb'"[^"\\]*(?:\\.[^"\\]*)*"?'
 _NOT_BRACKET = bytes(range(256)).translate(None, b"[]{}")
 _OPENERS = frozenset(b"[{")
-
-
-class _NoServer(Exception):
-    """No server listens on the project's socket (the one case that fails open)."""
 
 
 def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -85,6 +79,8 @@ def too_deep(body: bytes, limit: int = MAX_DEPTH) -> bool:
     """
     if body.count(b"[") + body.count(b"{") <= limit:
         return False  # the common case: a couple of bytes.count calls
+    import re  # ~7 ms of imports (enum): only for input that has this many brackets
+
     depth = 0
     for byte in re.sub(_STRING, b"", body, flags=re.DOTALL).translate(None, _NOT_BRACKET):
         if byte in _OPENERS:
@@ -108,107 +104,18 @@ def _print(runtime: str, output: dict[str, Any]) -> None:
     (Codex: ``{}`` is not "no output")."""
     known = runtimes.RUNTIMES.get(runtime)
     if output or known is None or not known.silent_empty:
-        sys.stdout.write(json.dumps(output) + "\n")
-
-
-def _post(sock_path: str, target: str, body: bytes, headers: dict[str, str],
-          timeout: float) -> tuple[int, bytes]:  # fmt: skip
-    """One HTTP/1.1 POST over the Unix socket, by hand (``http.client`` alone costs
-    ~35 ms of imports, and this runs on every tool call). ``timeout`` bounds the whole
-    exchange. :class:`_NoServer` if nobody listens on the socket."""
-    deadline = time.monotonic() + timeout
-    head = [f"POST {target} HTTP/1.1", "Host: localhost", "Connection: close",
-            f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in headers.items())]  # fmt: skip
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        try:
-            sock.connect(sock_path)
-        except (FileNotFoundError, ConnectionRefusedError) as exc:
-            raise _NoServer(str(exc)) from exc
-        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
-        chunks, size = [], 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"no answer within {timeout:g}s")
-            sock.settimeout(left)
-            data = sock.recv(65536)
-            if not data:
-                break
-            chunks.append(data)
-            size += len(data)
-            if size > _MAX_ANSWER:
-                raise ValueError("answer too large")
-    raw = b"".join(chunks)
-    header, _, payload = raw.partition(b"\r\n\r\n")
-    lines = header.split(b"\r\n")
-    status = int(lines[0].split()[1])
-    if any(line.lower() == b"transfer-encoding: chunked" for line in lines[1:]):
-        payload = _dechunk(payload)
-    return status, payload
-
-
-def _dechunk(data: bytes) -> bytes:
-    out = []
-    while data:
-        size_line, _, rest = data.partition(b"\r\n")
-        size = int(size_line.split(b";")[0], 16)
-        if size == 0:
-            break
-        out.append(rest[:size])
-        data = rest[size + 2 :]
-    return b"".join(out)
-
-
-def _state_dir(cwd: str | None) -> str | None:
-    env = os.environ.get("EXOMONAD_DIR")
-    if env:
-        return env
-    here = os.path.realpath(cwd or os.getcwd())
-    while True:
-        if os.path.isdir(os.path.join(here, ".exomonad")):
-            return os.path.join(here, ".exomonad")
-        parent = os.path.dirname(here)
-        if parent == here:
-            return None
-        here = parent
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
-
-
-def _server_socket(state: str) -> str | None:
-    try:
-        info = json.loads(_read(os.path.join(state, "server.pid")))
-        os.kill(int(info["pid"]), 0)
-        return str(info["socket"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        sys.stdout.write(dumps(output) + "\n")
 
 
 def _token(state: str, runtime: str = "claude") -> str | None:
     """``$EXOMONAD_TOKEN``; else, for a runtime that can lead (Claude Code) only, the
     root lead's token, if this hook runs for the lead's own Claude Code (not for a Claude
-    teammate, not below any other agent: see :mod:`exomonad.ancestry`).
+    teammate, not below any other agent: see :func:`exomonad.uds.caller_token`).
 
     A worker runtime's hook without a token gets no fallback (the least role): a worker
     whose environment lost its token must never be judged as the lead.
     """
-    token = os.environ.get("EXOMONAD_TOKEN")
-    if token:
-        return token
-    if not runtimes.get(runtime).can_lead:
-        return None
-    from exomonad.ancestry import claude_lead_ancestor
-
-    if claude_lead_ancestor() is not None:
-        return None
-    try:
-        return _read(os.path.join(state, "lead.token")).strip() or None
-    except OSError:
-        return None
+    return uds.caller_token(state, may_lead=runtimes.get(runtime).can_lead)
 
 
 def _offline_deny(runtime: str, payload: dict[str, Any], state: str | None,
@@ -238,8 +145,9 @@ def _offline_role(state: str | None, runtime: str) -> tuple[str, str]:
     if state is not None:
         token = _token(state, runtime)
         try:
-            found = json.loads(_read(os.path.join(state, "tokens.json"))).get(token or "")
-        except (OSError, ValueError):
+            with open(os.path.join(state, "tokens.json"), "rb") as fh:
+                found = loads(fh.read()).get(token or "")
+        except (OSError, ValueError, AttributeError):
             found = None
         if isinstance(found, dict):
             return str(found.get("role", "worker")), str(found.get("name", "unknown"))
@@ -292,18 +200,18 @@ def _run(event: str, runtime: str, timeout: float) -> int:
     if too_deep(body):
         return _refuse(event, runtime, "ask", f"hook input nested deeper than {MAX_DEPTH}")
     try:
-        payload = json.loads(body or b"{}")
+        payload = loads(body or b"{}")
     except ValueError as exc:
         return _refuse(event, runtime, "deny", f"hook input is not JSON ({exc})")
     if not isinstance(payload, dict):
         return _refuse(event, runtime, "deny", "hook input is not a JSON object")
     cwd = payload.get("cwd")
-    state = _state_dir(cwd if isinstance(cwd, str) else None)
-    sock = _server_socket(state) if state is not None else None
-    if state is not None and sock is not None:
+    state = nearest_state_dir(cwd if isinstance(cwd, str) else None)
+    server = uds.live_server(state) if state is not None else None
+    if state is not None and server is not None:
         try:
-            return _ask_server(event, runtime, body, state, sock, timeout)
-        except _NoServer:
+            return _ask_server(event, runtime, body, state, server[1], timeout)
+        except ServerNotRunningError:
             pass
     if _gates(event, runtime) and _offline_deny(runtime, payload, state, event):
         return 0
@@ -315,20 +223,24 @@ def _ask_server(event: str, runtime: str, body: bytes, state: str, sock: str,
     headers = {"Content-Type": "application/json"}
     token = _token(state, runtime)
     if token:
-        headers["x-exomonad-token"] = token
+        headers[uds.TOKEN_HEADER] = token
     if os.environ.get("TMUX_PANE"):
         headers["x-exomonad-pane"] = os.environ["TMUX_PANE"]
     try:
-        status, raw = _post(sock, f"/hook/{event}?runtime={runtime}", body, headers, timeout)
-    except (OSError, ValueError, IndexError) as exc:
+        reply = uds.request(sock, "POST", f"/hook/{event}?runtime={runtime}", body, headers,
+                            timeout=timeout)  # fmt: skip
+    except ServerNotRunningError:
+        raise
+    except (OSError, ExomonadError) as exc:
         return _refuse(event, runtime, "deny", f"server on {sock} did not answer ({exc})")
     try:
-        answer = json.loads(raw)
+        answer = reply.json()
     except ValueError:
         answer = None
-    if status != 200 or not isinstance(answer, dict):
+    if reply.status != 200 or not isinstance(answer, dict):
         error = answer.get("error") if isinstance(answer, dict) else None
-        return _refuse(event, runtime, "deny", f"server failed on the hook ({error or status})")
+        return _refuse(event, runtime, "deny",
+                       f"server failed on the hook ({error or reply.status})")  # fmt: skip
     output, code = answer.get("output") or {}, answer.get("exit_code", 0)
     if not isinstance(output, dict) or type(code) is not int:
         return _refuse(event, runtime, "deny", "server answered the hook in a wrong shape")

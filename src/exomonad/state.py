@@ -10,15 +10,20 @@ it is private: the directory is 0700 and every file ExoMonad creates in it is 06
 ``-shm`` files its own mode). :func:`secure_state_dir`, run when the server starts,
 takes group and other permissions off whatever is already there, so wider modes left by
 an earlier version are tightened at the next start.
+
+The hook client and ``exomonad mcp-stdio`` find the project with
+:func:`nearest_state_dir` on every start, so importing this module costs nothing beyond
+:mod:`os` (``pathlib`` and ``secrets`` are imported where they are used).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
-import sqlite3
-from pathlib import Path
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
+if TYPE_CHECKING:
+    import sqlite3
+    from pathlib import Path
 
 __all__ = [
     "STATE_DIR_NAME",
@@ -26,6 +31,7 @@ __all__ = [
     "create_private",
     "ensure_state_dir",
     "find_state_dir",
+    "nearest_state_dir",
     "open_private_db",
     "secure_state_dir",
     "write_private",
@@ -47,6 +53,9 @@ def ensure_state_dir(path: Path) -> Path:
 def secure_state_dir(path: Path) -> Path:
     """:func:`ensure_state_dir`, then take group/other permissions off everything in it
     (symlinks are neither followed nor changed)."""
+    import contextlib
+    from pathlib import Path
+
     ensure_state_dir(path)
     for top, dirs, files in os.walk(path):
         for name in [*dirs, *files]:
@@ -61,8 +70,10 @@ def secure_state_dir(path: Path) -> Path:
 def create_private(path: Path) -> Path:
     """Create ``path`` empty with mode 0600 unless it exists (e.g. before SQLite opens
     it, which would otherwise create it with the process umask's mode)."""
-    with contextlib.suppress(FileExistsError):
+    try:  # noqa: SIM105  (contextlib's imports would cost the hook client)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        pass
     return path
 
 
@@ -70,6 +81,8 @@ def open_private_db(path: Path, schema: str) -> sqlite3.Connection:
     """Open the SQLite database ``path`` (made 0600 first, its directory too if missing)
     for use from several threads under the caller's lock: autocommit, WAL,
     ``synchronous=NORMAL``, waiting up to 5 s for another writer; ``schema`` run."""
+    import sqlite3
+
     path.parent.mkdir(parents=True, exist_ok=True)
     create_private(path)  # its -wal and -shm files get its 0600 too
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=5.0)
@@ -82,6 +95,8 @@ def open_private_db(path: Path, schema: str) -> sqlite3.Connection:
 
 def write_private(path: Path, data: bytes) -> None:
     """Replace ``path`` atomically by a 0600 file holding ``data`` (temp file + rename)."""
+    import secrets
+
     tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
@@ -93,20 +108,34 @@ def write_private(path: Path, data: bytes) -> None:
         raise
 
 
-def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
-    """Return the project's state dir (``$EXOMONAD_DIR`` wins); make it if ``create``."""
+def nearest_state_dir(start: str | None = None) -> str | None:
+    """``$EXOMONAD_DIR``, else the nearest existing ``.exomonad/`` at or above ``start``
+    (default: the working directory; symlinks resolved), else None."""
     env = os.environ.get("EXOMONAD_DIR")
     if env:
-        found = Path(env).expanduser()
+        return os.path.expanduser(env)
+    here = os.path.realpath(start or os.getcwd())
+    while True:
+        if os.path.isdir(os.path.join(here, STATE_DIR_NAME)):
+            return os.path.join(here, STATE_DIR_NAME)
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
+    """Return the project's state dir: :func:`nearest_state_dir`, else one at the
+    enclosing git repository's root, else in ``start``; make it if ``create``."""
+    from pathlib import Path
+
+    existing = nearest_state_dir(None if start is None else str(start))
+    if existing is not None:
+        found = Path(existing)
     else:
         here = (start or Path.cwd()).resolve()
-        candidates = [here, *here.parents]
-        found = next(
-            (d / STATE_DIR_NAME for d in candidates if (d / STATE_DIR_NAME).is_dir()), None
-        ) or next(
-            (d / STATE_DIR_NAME for d in candidates if (d / ".git").exists()),
-            here / STATE_DIR_NAME,
-        )
+        found = next((d / STATE_DIR_NAME for d in [here, *here.parents] if (d / ".git").exists()),
+                     here / STATE_DIR_NAME)  # fmt: skip
     if create:
         ensure_state_dir(found)
     return found

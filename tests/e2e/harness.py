@@ -4,7 +4,7 @@
   (`VENV_BIN` first on PATH).
 * `deep_merge()`: settings / config overrides.
 * `write_launcher()`: a /bin/sh script that runs a CLI with exactly a given env.
-* `pid_alive()`: a process check that treats zombies as dead.
+* `pid_alive()`: a process check that treats zombies as dead (`exomonad.util.proc`'s).
 * `fail_if_missing()`: fail (never skip) a test whose pinned CLI or tmux is missing.
 * `ExomonadServe`: `python -m exomonad serve --tmux-socket ...` with its output in a log.
 """
@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import pytest
 
+from exomonad.util.proc import pid_alive
 from exomonad.util.waiting import retry_until
 
 #: Variables copied from the caller's environment; everything else is dropped.
@@ -78,21 +79,6 @@ def write_launcher(
     path.write_text(script, encoding="utf-8")
     path.chmod(0o755)
     return path
-
-
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs (a zombie, which an init that never reaps may keep, is dead)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def fail_if_missing(*checks: Callable[[], str | None]) -> None:

@@ -4,7 +4,6 @@ is in :mod:`exomonad.cli.status`)."""
 from __future__ import annotations
 
 import logging
-import os
 from typing import Annotated
 
 import typer
@@ -12,7 +11,6 @@ from rich.logging import RichHandler
 
 from exomonad import runtimes
 from exomonad.cli.common import ConfigDirOpt, StateDirOpt, err_console, handle_errors, state_of
-from exomonad.server.config import load_project_config
 
 __all__ = ["register"]
 
@@ -61,12 +59,11 @@ def mcp_stdio(
     The role comes from the agent's token ($EXOMONAD_TOKEN, issued at spawn); the root
     lead (--role tl) uses .exomonad/lead.token. Without a token: the least role.
     """
-    from exomonad.server.stdio_bridge import resolve_token, run_stdio_bridge
+    from exomonad.server.stdio_bridge import run_stdio_bridge
+    from exomonad.server.stdio_proxy import session_token
 
     state = state_of(state_dir)
-    lead_role = load_project_config(state).lead.role
-    token = resolve_token(state, os.environ.get("EXOMONAD_TOKEN"), role, lead_role)
-    run_stdio_bridge(state, token, root=config_dir)
+    run_stdio_bridge(state, session_token(str(state), role), root=config_dir)
 
 
 def hook(

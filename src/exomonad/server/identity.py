@@ -22,10 +22,9 @@ from pathlib import Path
 
 import orjson
 
-__all__ = ["TOKEN_HEADER", "Identity", "TokenStore"]
+from exomonad.uds import LEAD_TOKEN_FILE, TOKEN_HEADER
 
-#: HTTP header carrying the agent's token.
-TOKEN_HEADER = "x-exomonad-token"
+__all__ = ["TOKEN_HEADER", "Identity", "TokenStore"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class TokenStore:
 
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "tokens.json"
-        self.lead_path = state_dir / "lead.token"
+        self.lead_path = state_dir / LEAD_TOKEN_FILE
         self._lock = threading.Lock()
         self._tokens: dict[str, Identity] = {}
         if self.path.exists():

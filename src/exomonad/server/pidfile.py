@@ -5,16 +5,14 @@ there and checks liveness with ``kill(pid, 0)``. A second server for the same pr
 refuses to start; a stale pid file or socket (its process gone) is cleaned up. Creating
 the pid file uses ``O_EXCL``, so two servers starting at once cannot both win.
 
-:func:`server_request` is the one small HTTP client for that socket (the hook client has
-its own, stdlib-only, because it runs on every tool call).
+:func:`server_request` is the JSON client of that socket for ExoMonad's own commands, on
+:mod:`exomonad.uds` (the one client, which the hook client and ``mcp-stdio`` use too).
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import os
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,8 +22,10 @@ from typing import Any
 import orjson
 
 from exomonad import __version__
-from exomonad.errors import ExomonadError
+from exomonad.errors import ExomonadError, ServerError
 from exomonad.state import ensure_state_dir
+from exomonad.uds import Connection, pid_file, request
+from exomonad.util.proc import pid_alive
 
 __all__ = ["PidFile", "ServerInfo", "read_server_info", "server_request", "server_stream"]
 
@@ -43,43 +43,19 @@ class ServerInfo:
     def alive(self) -> bool:
         """Whether the process still runs (a zombie, exited but not yet reaped by its
         parent, e.g. tmux, does not)."""
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as fh:
-                return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-        except (OSError, IndexError):
-            return True
+        return pid_alive(self.pid)
 
 
 def read_server_info(state_dir: Path) -> ServerInfo | None:
     """The pid file's content, or None if absent or unreadable."""
+    data = pid_file(str(state_dir))
+    if data is None:
+        return None
     try:
-        data = orjson.loads((state_dir / "server.pid").read_bytes())
         return ServerInfo(int(data["pid"]), str(data["socket"]), float(data["started_at"]),
                           str(data["version"]))  # fmt: skip
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         return None
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(self.unix_path)
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
 
 
 def server_request(sock_path: str, method: str, target: str, body: Any = None, *,
@@ -89,20 +65,16 @@ def server_request(sock_path: str, method: str, target: str, body: Any = None, *
 
     Raises :class:`ExomonadError` when the server does not answer with JSON.
     """
-    conn = _UnixConnection(sock_path, timeout)
+    headers = {
+        **(headers or {}),
+        **({"Content-Type": "application/json"} if body is not None else {}),
+    }
+    payload = orjson.dumps(body) if body is not None else b""
     try:
-        headers = {
-            **(headers or {}),
-            **({"Content-Type": "application/json"} if body is not None else {}),
-        }
-        payload = orjson.dumps(body) if body is not None else None
-        conn.request(method, target, body=payload, headers=headers)
-        response = conn.getresponse()
-        return response.status, orjson.loads(response.read())
-    except (OSError, http.client.HTTPException, orjson.JSONDecodeError) as exc:
+        reply = request(sock_path, method, target, payload, headers, timeout=timeout)
+        return reply.status, orjson.loads(reply.body)
+    except (OSError, ExomonadError, orjson.JSONDecodeError) as exc:
         raise ExomonadError(f"the server on {sock_path} did not answer {target}: {exc}") from exc
-    finally:
-        conn.close()
 
 
 @contextlib.contextmanager
@@ -112,15 +84,27 @@ def server_stream(sock_path: str, target: str, *, timeout: float = 60.0,
     """A streaming GET on ``sock_path``: the status and the body's lines (each read
     within ``timeout`` seconds). Raises :class:`ExomonadError` when the connection fails
     or breaks."""
-    conn = _UnixConnection(sock_path, timeout)
+    conn = Connection(sock_path, None, read_timeout=timeout)
     try:
-        conn.request("GET", target, headers=headers or {})
-        response = conn.getresponse()
-        yield response.status, iter(response.readline, b"")
-    except (OSError, http.client.HTTPException) as exc:
+        conn.send("GET", target, b"", headers)
+        status, _ = conn.head()
+        yield status, _lines(conn.chunks())
+    except (OSError, ServerError) as exc:
         raise ExomonadError(f"the server on {sock_path} broke off {target}: {exc}") from exc
     finally:
         conn.close()
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of a body arriving in ``chunks`` (each with its ``\\n``)."""
+    buf = b""
+    for chunk in chunks:
+        buf += chunk
+        while (end := buf.find(b"\n")) >= 0:
+            line, buf = buf[: end + 1], buf[end + 1 :]
+            yield line
+    if buf:
+        yield buf
 
 
 class PidFile:

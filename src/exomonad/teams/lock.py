@@ -34,6 +34,7 @@ from types import TracebackType
 
 from exomonad.errors import ExomonadError, LockCompromisedError, LockError
 from exomonad.teams.dirs import SafeDir
+from exomonad.util.proc import pid_alive
 
 __all__ = [
     "CLAUDE_INBOX_LOCK",
@@ -172,7 +173,7 @@ def recover_locks(directory: Path) -> list[Path]:
         return removed
     for entry in directory.iterdir():
         pid_text = entry.name.split("-", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
+        if not pid_text.isdigit() or pid_alive(int(pid_text)):
             continue
         with contextlib.suppress(OSError, ValueError, IndexError, ExomonadError):
             lines = entry.read_text().split("\n")
@@ -191,16 +192,6 @@ def _remove_recorded(lines: list[str]) -> bool:
         if d.lstat(lock.name).st_mtime_ns != mtime_ns:
             return False
         os.rmdir(lock.name, dir_fd=d.fd)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 
