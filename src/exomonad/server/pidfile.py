@@ -84,25 +84,31 @@ def server_stream(sock_path: str, target: str, *, timeout: float = 60.0,
     """A streaming GET on ``sock_path``: the status and the body's lines (each read
     within ``timeout`` seconds). Raises :class:`ExomonadError` when the connection fails
     or breaks."""
+    why = f"the server on {sock_path} broke off {target}"
     conn = Connection(sock_path, None, read_timeout=timeout)
     try:
-        conn.send("GET", target, b"", headers)
-        status, _ = conn.head()
-        yield status, _lines(conn.chunks())
-    except (OSError, ServerError) as exc:
-        raise ExomonadError(f"the server on {sock_path} broke off {target}: {exc}") from exc
+        try:
+            conn.send("GET", target, b"", headers)
+            status, _ = conn.head()
+        except (OSError, ServerError) as exc:
+            raise ExomonadError(f"{why}: {exc}") from exc
+        yield status, _lines(conn.chunks(), why)
     finally:
         conn.close()
 
 
-def _lines(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """The lines of a body arriving in ``chunks`` (each with its ``\\n``)."""
+def _lines(chunks: Iterator[bytes], why: str) -> Iterator[bytes]:
+    """The lines of a body arriving in ``chunks`` (each with its ``\\n``); a broken
+    connection is an :class:`ExomonadError` saying ``why``."""
     buf = b""
-    for chunk in chunks:
-        buf += chunk
-        while (end := buf.find(b"\n")) >= 0:
-            line, buf = buf[: end + 1], buf[end + 1 :]
-            yield line
+    try:
+        for chunk in chunks:
+            buf += chunk
+            while (end := buf.find(b"\n")) >= 0:
+                line, buf = buf[: end + 1], buf[end + 1 :]
+                yield line
+    except (OSError, ServerError) as exc:
+        raise ExomonadError(f"{why}: {exc}") from exc
     if buf:
         yield buf
 
