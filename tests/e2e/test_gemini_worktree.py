@@ -158,7 +158,14 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         for name, model in (("w1", m1), ("w2", m2)):
             home = prepare_home(tmp_path / f"gem-{name}")
             command = worker_launcher(home, model.url, extra_env=GIT_ENV)
-            workers.append({"name": name, "task": f"task for {name}", "command": str(command)})
+            workers.append(
+                {
+                    "name": name,
+                    "task": f"task for {name}",
+                    "command": str(command),
+                    "runtime": "gemini",
+                }
+            )  # a launcher script: say what it starts
         out = p.lead().tool("spawn_workers", {"workers": workers})
         assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
         assert all(w["ready"] for w in out["workers"]), out

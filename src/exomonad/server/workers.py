@@ -155,7 +155,9 @@ def _check_ungated(svc: Services, runner: runtimes.Runtime) -> None:
         "git's pre-push gate would stand between it and the remote. Run such workers "
         'under the sandbox (`sandbox = "bwrap"` in [workers] of .exomonad/config.toml: '
         "it may write only its worktree), or consent to them running ungated "
-        "(`allow_ungated = true` there); see docs/guarantees.md"
+        "(`allow_ungated = true` there); see docs/guarantees.md. A command that starts "
+        "Gemini CLI or Codex CLI through a wrapper is known by its runtime: name it "
+        '(`"runtime": "gemini"` in spawn_workers, --runtime for `worker start`)'
     )
 
 
