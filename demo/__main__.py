@@ -33,8 +33,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 from tests.e2e.gemini_cli import gemini_install_problem, prepare_home, worker_launcher
-from tests.e2e.gemini_model import ScriptedGemini
 
+from exomonad.scripted.gemini import ScriptedGemini
 from exomonad.teams import Mailbox, TeamPaths, create_team
 from exomonad.util.waiting import retry_until
 

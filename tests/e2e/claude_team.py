@@ -28,6 +28,7 @@ import orjson
 
 import exomonad
 from exomonad.runtimes import CODEX
+from exomonad.scripted.anthropic import RecordedRequest, ScriptedClaude
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths
 from exomonad.teams.protocol import ShutdownApproved, decode
@@ -41,7 +42,6 @@ from tests.e2e.claude_cli import (
     wait_for_session_team,
 )
 from tests.e2e.claude_cli import prepare_home as prepare_claude_home
-from tests.e2e.claude_model import RecordedRequest, ScriptedClaude
 from tests.e2e.codex_cli import CodexHome, codex_env, require_codex
 from tests.e2e.gemini_cli import EXOMONAD_WORKER_ENV, GeminiHome, gemini_command, gemini_env
 from tests.e2e.harness import ExomonadServe, pid_alive, scrubbed_env, write_launcher

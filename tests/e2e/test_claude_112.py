@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from exomonad.teams import (
     Mailbox,
     TeamPaths,
@@ -46,7 +47,6 @@ from tests.e2e.claude_cli import (
     start_headless,
     wait_for_path,
 )
-from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]

@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 
+from exomonad.scripted.anthropic import RecordedRequest, ScriptedClaude
 from exomonad.teams import Mailbox, TeamPaths, register_synthetic
 from tests.e2e.claude_cli import (
     CLAUDE_330,
@@ -48,7 +49,6 @@ from tests.e2e.claude_cli import (
     wait_for_path,
     wait_for_session_team,
 )
-from tests.e2e.claude_model import RecordedRequest, ScriptedClaude
 from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

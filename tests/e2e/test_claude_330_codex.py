@@ -45,11 +45,13 @@ from pathlib import Path
 import pytest
 
 from exomonad.runtimes.codex import WORKER_INSTRUCTIONS
+from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from exomonad.scripted.gemini import ScriptedGemini
+from exomonad.scripted.openai import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
 from exomonad.server.gateprobe import PROBE_MARK
 from exomonad.teams.protocol import ShutdownApproved
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
-from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from tests.e2e.claude_team import (
     LEAD,
     READY,
@@ -71,10 +73,8 @@ from tests.e2e.claude_team import (
     write_gemini_launcher,
 )
 from tests.e2e.codex_cli import CodexHome, codex_install_problem, codex_processes, prepare_home
-from tests.e2e.codex_model import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
 from tests.e2e.gemini_cli import gemini_install_problem
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
-from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.harness import fail_if_missing, pid_alive
 from tests.support.git import git
 

@@ -58,10 +58,12 @@ from pathlib import Path
 
 import pytest
 
+from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from exomonad.scripted.gemini import RecordedRequest as GeminiRequest
+from exomonad.scripted.gemini import ScriptedGemini
 from exomonad.teams.protocol import ShutdownApproved
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
-from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from tests.e2e.claude_team import (
     LEAD,
     READY,
@@ -89,8 +91,6 @@ from tests.e2e.gemini_cli import (
     start_gemini_in_tmux,
 )
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
-from tests.e2e.gemini_model import RecordedRequest as GeminiRequest
-from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.harness import fail_if_missing, pid_alive
 from tests.support.git import git
 

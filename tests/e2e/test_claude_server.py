@@ -25,6 +25,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from exomonad.server.hooks import TEAM_CREATE_CONTEXT
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.teams import TeamPaths, create_team, register_synthetic
@@ -38,7 +39,6 @@ from tests.e2e.claude_cli import (
     prepare_home,
     start_headless,
 )
-from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(200)]

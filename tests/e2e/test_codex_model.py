@@ -28,6 +28,13 @@ from typing import Any
 
 import pytest
 
+from exomonad.scripted.openai import (
+    ScriptedCodex,
+    apply_patch_reply,
+    error_reply,
+    mcp_reply,
+    tool_search_reply,
+)
 from tests.e2e.codex_cli import (
     DEFAULT_MODEL,
     CodexHome,
@@ -43,13 +50,6 @@ from tests.e2e.codex_cli import (
     stub_mcp_server,
 )
 from tests.e2e.codex_fixtures import check_fixture
-from tests.e2e.codex_model import (
-    ScriptedCodex,
-    apply_patch_reply,
-    error_reply,
-    mcp_reply,
-    tool_search_reply,
-)
 from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.codex_cli import HOOK_PROBE, command_hook, probe_command
-from tests.e2e.codex_model import (
+from exomonad.scripted.openai import (
     DEFAULT_TEXT,
     ScriptedCodex,
     error_reply,
@@ -23,6 +22,7 @@ from tests.e2e.codex_model import (
     shell_reply,
     tool_search_reply,
 )
+from tests.e2e.codex_cli import HOOK_PROBE, command_hook, probe_command
 from tests.e2e.codex_trust import hook_state_key, hook_trust_entries, hook_trust_hash, toml_dumps
 
 AGENT_TOOLS = [

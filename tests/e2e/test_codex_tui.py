@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from exomonad.scripted.openai import ScriptedCodex, shell_reply
 from exomonad.util.waiting import retry_until
 from tests.e2e.codex_cli import (
     READY_MARKER,
@@ -40,7 +41,6 @@ from tests.e2e.codex_cli import (
     tmux_install_problem,
 )
 from tests.e2e.codex_fixtures import check_fixture
-from tests.e2e.codex_model import ScriptedCodex, shell_reply
 from tests.e2e.codex_trust import hook_trust_entries
 from tests.e2e.harness import fail_if_missing
 

@@ -47,6 +47,7 @@ import exomonad
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
 from exomonad.runtimes import CODEX
+from exomonad.scripted.openai import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
 from exomonad.server.gateprobe import PROBE_MARK
 from exomonad.server.identity import TokenStore
 from exomonad.teams import Mailbox, TeamPaths, create_team
@@ -60,7 +61,6 @@ from tests.e2e.codex_cli import (
     require_codex,
     tmux_install_problem,
 )
-from tests.e2e.codex_model import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
 from tests.e2e.gemini_cli import EXOMONAD_WORKER_ENV
 from tests.e2e.harness import ExomonadServe, fail_if_missing, scrubbed_env, write_launcher
 from tests.e2e.tmux import Tmux

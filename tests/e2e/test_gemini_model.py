@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.gemini_model import DEFAULT_TEXT, ScriptedGemini, function_call_reply
+from exomonad.scripted.gemini import DEFAULT_TEXT, ScriptedGemini, function_call_reply
 
 TOOLS = [{"functionDeclarations": [{"name": "mcp_exo_notify_parent"}]}]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from exomonad.scripted.gemini import ScriptedGemini
 from tests.e2e.gemini_cli import (
     GeminiPane,
     Tmux,
@@ -28,7 +29,6 @@ from tests.e2e.gemini_cli import (
     start_gemini_in_tmux,
     tmux_install_problem,
 )
-from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.harness import fail_if_missing
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]

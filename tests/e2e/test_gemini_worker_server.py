@@ -53,12 +53,12 @@ from typing import Any
 import orjson
 import pytest
 
+from exomonad.scripted.gemini import RecordedRequest, ScriptedGemini
 from exomonad.server.identity import Identity, TokenStore
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.teams.protocol import IdleNotification, decode
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.gemini_cli import GeminiPane, Tmux, prepare_home, start_gemini_in_tmux
-from tests.e2e.gemini_model import RecordedRequest, ScriptedGemini
 from tests.e2e.harness import ExomonadServe
 from tests.e2e.test_gemini_pane import READY_TIMEOUT, REQUEST_TIMEOUT, _require_installed
 

@@ -35,11 +35,11 @@ import orjson
 import pytest
 
 from exomonad.client import ServerClient
+from exomonad.scripted.gemini import RecordedRequest, ScriptedGemini
 from exomonad.server.identity import TokenStore
 from exomonad.teams import TeamPaths, create_team
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.gemini_cli import prepare_home, worker_launcher
-from tests.e2e.gemini_model import RecordedRequest, ScriptedGemini
 from tests.e2e.harness import ExomonadServe, scrubbed_env
 from tests.e2e.test_gemini_pane import READY_TIMEOUT, REQUEST_TIMEOUT, _require_installed
 from tests.e2e.tmux import Tmux

@@ -18,9 +18,9 @@ import pytest
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.watcher import InboxWatcher
 from exomonad.panes import TmuxBackend
+from exomonad.scripted.gemini import ScriptedGemini
 from exomonad.teams import TeamPaths, create_team, register_synthetic
 from tests.e2e.gemini_cli import Tmux, prepare_home, start_gemini_in_tmux
-from tests.e2e.gemini_model import ScriptedGemini
 from tests.e2e.test_gemini_pane import READY_TIMEOUT, REQUEST_TIMEOUT, _require_installed
 from tests.interop.peers import node_writer
 

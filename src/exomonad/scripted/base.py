@@ -1,4 +1,4 @@
-"""The generic half of the scripted model APIs (`claude_model`, `gemini_model`).
+"""The generic half of the scripted model APIs (`anthropic`, `gemini`, `openai`).
 
 `ScriptedServer` is a threaded stdlib HTTP server on 127.0.0.1 (port chosen by the OS),
 used as a context manager. It records every request (`RecordedRequestBase`, parsed JSON

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from tests.e2e.scripted_server import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
+from exomonad.scripted.base import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
 
 Part = dict[str, Any]
 ReplySpec = str | Part | Sequence[Part]
