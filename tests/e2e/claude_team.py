@@ -13,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
-import shlex
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,12 +24,13 @@ from typing import Any
 
 import orjson
 
-import exomonad
-from exomonad.runtimes import CODEX
+from exomonad.clis import launchers
+from exomonad.clis.launchers import write_shims
 from exomonad.scripted.anthropic import RecordedRequest, ScriptedClaude
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths
 from exomonad.teams.protocol import ShutdownApproved, decode
+from exomonad.util.probe import Probe
 from exomonad.util.waiting import retry_until
 from tests.e2e.claude_cli import (
     ClaudeHome,
@@ -42,78 +41,16 @@ from tests.e2e.claude_cli import (
     wait_for_session_team,
 )
 from tests.e2e.claude_cli import prepare_home as prepare_claude_home
-from tests.e2e.codex_cli import CodexHome, codex_env, require_codex
-from tests.e2e.gemini_cli import EXOMONAD_WORKER_ENV, GeminiHome, gemini_command, gemini_env
-from tests.e2e.harness import ExomonadServe, pid_alive, scrubbed_env, write_launcher
+from tests.e2e.codex_cli import CodexHome
+from tests.e2e.harness import ExomonadServe, pid_alive, scrubbed_env
 from tests.support.git import GIT_ENV, git
 
 STEP = 60.0  # one hop on a loaded 2-core box (idle: 1-5 s)
 READY = 90.0  # a CLI's first prompt
 LEAD = "team-lead"
-VENV_BIN = Path(sys.executable).parent
-#: This checkout's source tree (what the shims put on PYTHONPATH).
-SRC = Path(exomonad.__file__).resolve().parents[1]
-
-
-def write_shims(bin_dir: Path) -> Path:
-    """`exomonad` and `exomonad-teammate` in `bin_dir` that run the venv's console scripts
-    with this checkout first on PYTHONPATH (argv stays `python <venv>/bin/<script> ...`)."""
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
-    for name in ("exomonad", "exomonad-teammate"):
-        shim = bin_dir / name
-        shim.write_text(f"#!/bin/sh\nPYTHONPATH={shlex.quote(path)} exec "
-                        f"{shlex.quote(sys.executable)} {shlex.quote(str(VENV_BIN / name))} "
-                        '"$@"\n', "utf-8")  # fmt: skip
-        shim.chmod(0o755)
-    return bin_dir
 
 
 # ---------------------------------------------------------------------------- probes
-
-
-class Probe:
-    """Polls named conditions every 20 ms in a thread; records when each first held.
-
-    Used for on-disk hops (an inbox entry appearing) that no process reports.
-    """
-
-    def __init__(self) -> None:
-        self.checks: dict[str, Callable[[], bool]] = {}
-        self.seen: dict[str, float] = {}
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="probe", daemon=True)
-        self._thread.start()
-
-    def watch(self, name: str, check: Callable[[], bool]) -> None:
-        with self._lock:
-            self.checks[name] = check
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.02):
-            with self._lock:
-                pending = [(n, c) for n, c in self.checks.items() if n not in self.seen]
-            for name, check in pending:
-                with contextlib.suppress(Exception):
-                    if check():
-                        self.seen[name] = time.monotonic()
-
-    def at(self, name: str, timeout: float = STEP) -> float:
-        """When `name` first held (waits for it)."""
-        retry_until(lambda: name in self.seen, timeout=timeout, interval=0.02,
-                    message=f"probe {name!r} never held")  # fmt: skip
-        return self.seen[name]
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Probe:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def inbox(path: Path) -> list[dict[str, Any]]:
@@ -348,39 +285,7 @@ def approvals(paths: TeamPaths) -> list[ShutdownApproved]:
 # ---------------------------------------------------------------------------- workers
 
 
-LAUNCHER = """#!/bin/sh
-# Gemini CLI for `exomonad teammate`: the offline env, plus what the teammate passes on.
-exec env -i TERM="${{TERM:-xterm-256color}}" \\
-  EXOMONAD_TOKEN="${{EXOMONAD_TOKEN}}" EXOMONAD_DIR="${{EXOMONAD_DIR}}" \\
-  EXOMONAD_NAME="${{EXOMONAD_NAME}}" EXOMONAD_TEAM="${{EXOMONAD_TEAM}}" \\
-  CLAUDE_CONFIG_DIR="${{CLAUDE_CONFIG_DIR}}" TMUX_PANE="${{TMUX_PANE}}" \\
-  {assigns} {argv}
-"""
-
-
-def write_gemini_launcher(home: GeminiHome, base_url: str, bin_dir: Path) -> Path:
-    """The `[[teammate.routes]] command`: Gemini's offline env (HOME with its settings,
-    GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_CLI_TRUST_WORKSPACE, ...), nothing
-    else from the pane but TERM and what `exomonad teammate` sets; `bin_dir` (this
-    checkout's `exomonad`, for its MCP server and hooks) first on PATH."""
-    env = gemini_env(home, base_url)
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()))
-    argv = " ".join(shlex.quote(a) for a in gemini_command(yolo=True))
-    path = home.root / "gemini-teammate.sh"
-    path.write_text(LAUNCHER.format(assigns=assigns, argv=argv), "utf-8")
-    path.chmod(0o755)
-    return path
-
-
 def write_codex_launcher(home: CodexHome, bin_dir: Path, *extra: str) -> Path:
-    """The `[[teammate.routes]] command` for Codex: the TUI (`--no-daemon`, bypass: the
-    hooks are the gate) against the scripted model, `bin_dir` (this checkout's `exomonad`,
-    for its MCP server and hooks) first on PATH; ExoMonad's identity and the CODEX_HOME
-    the server checked the hooks' trust in are taken from what `exomonad teammate` sets.
-    ``extra``: more arguments for Codex."""
-    env = {**codex_env(home), **GIT_ENV}
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
-    argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:], *extra]
-    return write_launcher(home.root / "codex-teammate.sh", None, env, argv,
-                          from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip
+    """The `[[teammate.routes]] command` for Codex (`exomonad.clis.launchers`), with the
+    tests' git identity; ``extra``: more arguments for Codex."""
+    return launchers.write_codex_launcher(home, bin_dir, *extra, extra_env=GIT_ENV)

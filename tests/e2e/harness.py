@@ -1,10 +1,8 @@
 """Pieces the real-CLI harnesses (`claude_cli`, `gemini_cli`) and their tests share.
 
-* `PASSTHROUGH_ENV`, `scrubbed_env()`: the start of every environment built from scratch
-  (`VENV_BIN` first on PATH).
-* `deep_merge()`: settings / config overrides.
-* `write_launcher()`: a /bin/sh script that runs a CLI with exactly a given env.
-* `pid_alive()`: a process check that treats zombies as dead (`exomonad.util.proc`'s).
+* From the package (:mod:`exomonad.clis.env`, what the demo uses too): `PASSTHROUGH_ENV`,
+  `scrubbed_env()`, `deep_merge()`, `write_launcher()`, `VENV_BIN`; `pid_alive()` is
+  :mod:`exomonad.util.proc`'s.
 * `fail_if_missing()`: fail (never skip) a test whose pinned CLI or tmux is missing.
 * `ExomonadServe`: `python -m exomonad serve --tmux-socket ...` with its output in a log.
 """
@@ -12,73 +10,24 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pytest
 
+from exomonad.clis.env import (
+    PASSTHROUGH_ENV,
+    VENV_BIN,
+    deep_merge,
+    scrubbed_env,
+    write_launcher,
+)
 from exomonad.util.proc import pid_alive
 from exomonad.util.waiting import retry_until
-
-#: Variables copied from the caller's environment; everything else is dropped.
-PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "USER", "LOGNAME", "TZ", "TMPDIR")
-#: The venv's bin dir (its console scripts `exomonad` and `exomonad-teammate`).
-VENV_BIN = Path(sys.executable).parent
-
-
-def scrubbed_env() -> dict[str, str]:
-    """`PASSTHROUGH_ENV` from os.environ, with a default PATH and LANG; the venv's bin dir
-    first on PATH, as after `pip install`: the files `exomonad init` writes run
-    `exomonad ...` and `exomonad-teammate` from PATH."""
-    env = {k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ}
-    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
-    env.setdefault("LANG", "C.UTF-8")
-    return env
-
-
-def deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """`base` with `extra` merged in, nested dicts merged key by key."""
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def write_launcher(
-    path: Path,
-    workspace: Path | None,
-    env: Mapping[str, str],
-    argv: Sequence[str],
-    *,
-    from_pane: Sequence[str] = (),
-) -> Path:
-    """A /bin/sh script at `path` that runs `argv` in `workspace` (None: where it is
-    started, e.g. the worktree ExoMonad opens a worker's pane in) with exactly `env`.
-
-    TERM is taken from the pane (tmux sets it), and so is every variable named in
-    `from_pane` (e.g. TMUX, TMUX_PANE); nothing else from outside gets in.
-    """
-    inherited = " ".join(f'{k}="${k}"' for k in from_pane)
-    skip = {"TERM", *from_pane}
-    assigns = " ".join(shlex.quote(f"{k}={v}") for k, v in sorted(env.items()) if k not in skip)
-    script = (
-        "#!/bin/sh\n"
-        + (f"cd {shlex.quote(str(workspace))} || exit 1\n" if workspace is not None else "")
-        + f'exec env -i TERM="${{TERM:-tmux-256color}}" {inherited + " " if inherited else ""}'
-        f"{assigns} {' '.join(shlex.quote(a) for a in argv)}\n"
-    )
-    path.write_text(script, encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 def fail_if_missing(*checks: Callable[[], str | None]) -> None:

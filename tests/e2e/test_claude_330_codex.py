@@ -27,7 +27,7 @@ fix). So the teammate types the task only once the agent's MCP client has reache
 server (`Runtime.waits_for_mcp`, `/teammate/mcp-ready`); in the mixed test,
 `tool_search` is Codex's very first call.
 
-Every `exomonad` here is this checkout's (`tests.e2e.claude_team.write_shims`); the test
+Every `exomonad` here is this checkout's (`exomonad.clis.launchers.write_shims`); the test
 checks the teammate's and Codex's environments to prove it. Hop latencies are printed
 (`-s`). These tests never skip: a missing CLI or tmux is a failure.
 """
@@ -44,22 +44,22 @@ from pathlib import Path
 
 import pytest
 
+from exomonad.clis.env import VENV_BIN
+from exomonad.clis.launchers import SRC, write_gemini_launcher
 from exomonad.runtimes.codex import WORKER_INSTRUCTIONS
 from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from exomonad.scripted.gemini import ScriptedGemini
 from exomonad.scripted.openai import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
 from exomonad.server.gateprobe import PROBE_MARK
 from exomonad.teams.protocol import ShutdownApproved
+from exomonad.util.probe import Probe
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
 from tests.e2e.claude_team import (
     LEAD,
     READY,
-    SRC,
     STEP,
-    VENV_BIN,
     Lead,
-    Probe,
     Project,
     approvals,
     find_teammate,
@@ -70,7 +70,6 @@ from tests.e2e.claude_team import (
     proc_children,
     start_lead,
     write_codex_launcher,
-    write_gemini_launcher,
 )
 from tests.e2e.codex_cli import CodexHome, codex_install_problem, codex_processes, prepare_home
 from tests.e2e.gemini_cli import gemini_install_problem

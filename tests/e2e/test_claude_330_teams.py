@@ -39,7 +39,7 @@ kills the pane as soon as it reads the approval).
 `init` writes portable files: `exomonad ...` and `exomonad-teammate` found on PATH. So
 every environment here (the `exomonad` commands, Claude Code, Gemini CLI, the tmux
 server whose panes run teammates) has this checkout's shims of both first on PATH
-(`tests.e2e.claude_team.write_shims`).
+(`exomonad.clis.launchers.write_shims`).
 
 Latencies of every hop are printed (`-s`) for docs/performance.md. These tests never
 skip: a missing CLI or tmux is a failure.
@@ -58,19 +58,20 @@ from pathlib import Path
 
 import pytest
 
+from exomonad.clis.env import VENV_BIN
+from exomonad.clis.launchers import write_gemini_launcher
 from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from exomonad.scripted.gemini import RecordedRequest as GeminiRequest
 from exomonad.scripted.gemini import ScriptedGemini
 from exomonad.teams.protocol import ShutdownApproved
+from exomonad.util.probe import Probe
 from exomonad.util.waiting import WaitTimeout, retry_until
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
 from tests.e2e.claude_team import (
     LEAD,
     READY,
     STEP,
-    VENV_BIN,
     Lead,
-    Probe,
     Project,
     approvals,
     delta,
@@ -82,7 +83,6 @@ from tests.e2e.claude_team import (
     open_project,
     proc_children,
     start_lead,
-    write_gemini_launcher,
 )
 from tests.e2e.gemini_cli import (
     GeminiHome,

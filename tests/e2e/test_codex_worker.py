@@ -45,6 +45,7 @@ import pytest
 
 import exomonad
 from exomonad.client import ServerClient
+from exomonad.clis.launchers import EXOMONAD_WORKER_ENV
 from exomonad.errors import ExomonadError
 from exomonad.runtimes import CODEX
 from exomonad.scripted.openai import ScriptedCodex, mcp_reply, shell_reply, tool_search_reply
@@ -61,7 +62,6 @@ from tests.e2e.codex_cli import (
     require_codex,
     tmux_install_problem,
 )
-from tests.e2e.gemini_cli import EXOMONAD_WORKER_ENV
 from tests.e2e.harness import ExomonadServe, fail_if_missing, scrubbed_env, write_launcher
 from tests.e2e.tmux import Tmux
 from tests.support.git import GIT_ENV, git, make_repo
