@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Generic, Self, TypeVar, cast
 
+from exomonad.scripted.relay import relay
+
 JSON = dict[str, Any]
 
 
@@ -48,6 +50,21 @@ class RecordedRequestBase:
     def mentions(self, needle: str) -> bool:
         raise NotImplementedError
 
+    def body_text(self) -> str:
+        """The whole parsed body as JSON text (to look for a string anywhere in it)."""
+        return json.dumps(self.body, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sent back for request #`index` (its status and whole body, a
+    stream's events included), and when the last byte went out."""
+
+    index: int
+    status: int
+    body: str
+    sent_at: float  # time.monotonic()
+
 
 RequestT = TypeVar("RequestT", bound=RecordedRequestBase)
 ReplyT = TypeVar("ReplyT")
@@ -60,13 +77,15 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
     timeout = 60  # idle keep-alive connections close after this
+    wire_body = b""  # the request body as received (still compressed, if it was)
+    answering = -1  # the index of the request being answered
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _read_body(self) -> bytes:
         n = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(n) if n > 0 else b""
+        raw = self.wire_body = self.rfile.read(n) if n > 0 else b""
         enc = (self.headers.get("Content-Encoding") or "").lower()
         if enc == "gzip":
             raw = gzip.decompress(raw)
@@ -86,6 +105,7 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+        self.server.owner._answered(self.answering, status, data)
 
     def send_json(self, status: int, obj: Any) -> None:
         self.send(status, "application/json", json.dumps(obj).encode())
@@ -99,7 +119,11 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         body = parsed if isinstance(parsed, dict) else {"__json__": parsed}
         owner = self.server.owner
         req = owner._record(self.command, self.path, dict(self.headers.items()), body)
-        owner.respond(self, req)
+        self.answering = req.index
+        if owner.upstream is not None:
+            relay(self, req, owner.upstream)
+        else:
+            owner.respond(self, req)
 
     def do_POST(self) -> None:
         self._handle()
@@ -140,7 +164,9 @@ class ScriptedServer(Generic[RequestT, ReplyT, SpecT]):
         self._cond = threading.Condition()
         self._script: deque[ReplyT] = deque(self.normalize(r) for r in script)
         self._requests: list[RequestT] = []
+        self._answers: list[Answer] = []
         self.default_text = default_text
+        self.upstream: str | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -156,6 +182,13 @@ class ScriptedServer(Generic[RequestT, ReplyT, SpecT]):
     def _describe(self, since: int) -> str:
         """The requests from #`since` on, for a timeout message ("" if none)."""
         return "".join(f"\n  #{r.index} {r.method} {r.path}" for r in self._requests[since:])
+
+    def relay_to(self, upstream: str) -> Self:
+        """Answer nothing from the script: relay every request to the real API at
+        ``upstream`` (e.g. ``https://api.anthropic.com``; the request path is appended)
+        and stream its answer back, recording both as usual."""
+        self.upstream = upstream.rstrip("/")
+        return self
 
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> Self:
@@ -264,6 +297,27 @@ class ScriptedServer(Generic[RequestT, ReplyT, SpecT]):
                     )
                 self._cond.wait(remaining)
 
+    def answers(self) -> list[Answer]:
+        """Every answer sent so far, in the order they were finished."""
+        with self._cond:
+            return list(self._answers)
+
+    def wait_for_answer(
+        self, predicate: Callable[[Answer], bool], timeout: float = 30.0, *, since: int = 0
+    ) -> Answer:
+        """The first answer (to a request with `index >= since`) that satisfies
+        `predicate`, waiting for it; TimeoutError after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for answer in self._answers:
+                    if answer.index >= since and predicate(answer):
+                        return answer
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no matching answer within {timeout:.1f}s")
+                self._cond.wait(remaining)
+
     def wait_for_user_text(self, needle: str, timeout: float = 30.0, *, since: int = 0) -> RequestT:
         """The first agent turn (index >= since) whose user texts contain `needle`."""
         return self.wait_for_request(
@@ -271,6 +325,12 @@ class ScriptedServer(Generic[RequestT, ReplyT, SpecT]):
         )
 
     # -- internals (called from handler threads) ---------------------------------
+    def _answered(self, index: int, status: int, data: bytes) -> None:
+        answer = Answer(index, status, data.decode("utf-8", "replace"), time.monotonic())
+        with self._cond:
+            self._answers.append(answer)
+            self._cond.notify_all()
+
     def _record(self, method: str, path: str, headers: dict[str, str], body: JSON) -> RequestT:
         with self._cond:
             req = cast(
@@ -291,6 +351,7 @@ class ScriptedServer(Generic[RequestT, ReplyT, SpecT]):
 
 __all__ = [
     "JSON",
+    "Answer",
     "RecordedRequestBase",
     "ScriptedHandler",
     "ScriptedServer",
