@@ -38,8 +38,8 @@ node: sysdeps
 setup: sysdeps venv node
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks demo
-	$(BIN)/ruff format --check src tests benchmarks demo
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy
 
 unit: setup
@@ -49,7 +49,7 @@ test: setup lint
 	$(BIN)/pytest -q
 
 demo: setup
-	$(BIN)/python -m demo
+	$(BIN)/exomonad demo
 
 bench: setup
 	$(BIN)/python -m benchmarks

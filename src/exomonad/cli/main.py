@@ -7,6 +7,7 @@ import typer
 from exomonad import __version__
 from exomonad.cli import (
     dashboard,
+    demo,
     doctor,
     inbox,
     init,
@@ -44,6 +45,7 @@ policy.register(app)
 lifecycle.register(app)
 notify.register(app)
 dashboard.register(app)
+demo.register(app)
 
 
 @app.command()

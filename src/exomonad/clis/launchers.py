@@ -36,8 +36,14 @@ __all__ = [
 #: The source tree this installation imports ``exomonad`` from (a checkout's ``src/``).
 SRC = Path(exomonad.__file__).resolve().parents[1]
 #: What ExoMonad puts in a worker's environment, passed through by the launchers.
-EXOMONAD_WORKER_ENV = ("EXOMONAD_TOKEN", "EXOMONAD_DIR", "EXOMONAD_NAME", "EXOMONAD_TEAM",
-                       "CLAUDE_CONFIG_DIR", "GIT_CONFIG_PARAMETERS")  # fmt: skip
+EXOMONAD_WORKER_ENV = (
+    "EXOMONAD_TOKEN",
+    "EXOMONAD_DIR",
+    "EXOMONAD_NAME",
+    "EXOMONAD_TEAM",
+    "CLAUDE_CONFIG_DIR",
+    "GIT_CONFIG_PARAMETERS",
+)
 
 
 def write_shims(bin_dir: Path) -> Path:
@@ -94,5 +100,10 @@ def write_codex_launcher(
     env = codex_env(home, extra=extra_env)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     argv = [str(require_codex()), *shlex.split(CODEX.worker_command or "")[1:], *extra]
-    return write_launcher(home.root / "codex-teammate.sh", None, env, argv,
-                          from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"))  # fmt: skip
+    return write_launcher(
+        home.root / "codex-teammate.sh",
+        None,
+        env,
+        argv,
+        from_pane=(*EXOMONAD_WORKER_ENV, "CODEX_HOME"),
+    )

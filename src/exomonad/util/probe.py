@@ -47,8 +47,12 @@ class Probe:
     def at(self, name: str, timeout: float = 60.0) -> float:
         """When ``name`` first held (``time.monotonic()``), waiting up to ``timeout`` s
         (:class:`~exomonad.util.waiting.WaitTimeout` after)."""
-        retry_until(lambda: name in self.seen, timeout=timeout, interval=0.02,
-                    message=f"probe {name!r} never held")  # fmt: skip
+        retry_until(
+            lambda: name in self.seen,
+            timeout=timeout,
+            interval=0.02,
+            message=f"probe {name!r} never held",
+        )
         return self.seen[name]
 
     def close(self) -> None:

@@ -1,1 +1,0 @@
-"""`make demo`: ExoMonad's main job, end to end, on this machine (see __main__)."""
