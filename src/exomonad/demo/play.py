@@ -119,9 +119,7 @@ def start(scene: Scene) -> None:
     )
     if done.returncode != 0:
         raise ExomonadError(f"exomonad up failed: {done.stderr.strip()}")
-    scene.timeline.record(
-        "lead", f"exomonad up: server healthy, lead in {stage.session}", time.monotonic()
-    )
+    scene.timeline.record("lead", "exomonad up: server healthy, lead started", time.monotonic())
     tmux = TmuxBackend(stage.socket)
     scene.lead_pane = tmux.run(
         "list-panes", "-t", f"={stage.session}:lead", "-F", "#{pane_id}"

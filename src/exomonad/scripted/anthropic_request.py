@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from exomonad.scripted.base import JSON, RecordedRequestBase
 
@@ -39,10 +38,6 @@ class TeammateMessage:
 @dataclass(frozen=True)
 class RecordedRequest(RecordedRequestBase):
     """One request as Claude Code sent it (`path` e.g. "/v1/messages?beta=true")."""
-
-    @property
-    def route(self) -> str:
-        return urlsplit(self.path).path
 
     @property
     def is_messages(self) -> bool:

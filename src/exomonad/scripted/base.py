@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Generic, Self, TypeVar, cast
+from urllib.parse import urlsplit
 
 from exomonad.scripted.relay import relay
 
@@ -38,6 +39,11 @@ class RecordedRequestBase:
     headers: dict[str, str]
     body: JSON  # parsed JSON body ({} when empty or not JSON)
     received_at: float  # time.monotonic()
+
+    @property
+    def route(self) -> str:
+        """The path without the query string."""
+        return urlsplit(self.path).path
 
     @property
     def is_agent_turn(self) -> bool:

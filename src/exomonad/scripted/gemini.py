@@ -26,7 +26,6 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
-from urllib.parse import urlsplit
 
 from exomonad.scripted.base import JSON, RecordedRequestBase, ScriptedHandler, ScriptedServer
 
@@ -45,7 +44,7 @@ class RecordedRequest(RecordedRequestBase):
     @property
     def model(self) -> str | None:
         """`gemini-3.1-pro-preview` for `/v1beta/models/gemini-3.1-pro-preview:...`."""
-        tail = urlsplit(self.path).path.rsplit("/models/", 1)
+        tail = self.route.rsplit("/models/", 1)
         if len(tail) != 2:
             return None
         return tail[1].split(":", 1)[0]
@@ -53,7 +52,7 @@ class RecordedRequest(RecordedRequestBase):
     @property
     def method_name(self) -> str | None:
         """The RPC after the colon: `generateContent`, `streamGenerateContent`, ..."""
-        p = urlsplit(self.path).path
+        p = self.route
         return p.rsplit(":", 1)[1] if ":" in p else None
 
     @property

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from exomonad.scripted.base import JSON, RecordedRequestBase
 
@@ -37,10 +36,6 @@ def output_text(output: Any) -> str:
 @dataclass(frozen=True)
 class RecordedRequest(RecordedRequestBase):
     """One request as Codex sent it (`path` e.g. "/v1/responses")."""
-
-    @property
-    def route(self) -> str:
-        return urlsplit(self.path).path
 
     @property
     def is_responses(self) -> bool:
