@@ -111,6 +111,14 @@ def _reported(inbox: Mailbox, name: str) -> Callable[[], bool]:
     )
 
 
+def _team(client: ServerClient) -> str:
+    """The team the server serves now ("" while it cannot say)."""
+    try:
+        return str(client.health().get("team") or "")
+    except ExomonadError:
+        return ""
+
+
 def start(scene: Scene) -> None:
     """``exomonad up`` with the lead; Claude Code's prompt; the server adopts its team."""
     stage = scene.stage
@@ -125,7 +133,7 @@ def start(scene: Scene) -> None:
         "list-panes", "-t", f"={stage.session}:lead", "-F", "#{pane_id}"
     ).split()[0]
 
-    def ready(_: float) -> float:
+    def ready(timeout: float) -> float:
         def shown() -> bool:
             screen = tmux.capture(scene.lead_pane)
             for marker, hint in BLOCKING_DIALOGS.items():
@@ -133,7 +141,7 @@ def start(scene: Scene) -> None:
                     raise ExomonadError(f"Claude Code shows a dialog: {hint}")
             return is_ready_screen(screen)
 
-        retry_until(shown, timeout=scene.timeout, interval=0.1, message="no prompt")
+        retry_until(shown, timeout=timeout, interval=0.1, message="no prompt")
         return time.monotonic()
 
     scene.timeline.wait("lead", "Claude Code 2.1.330 shows its prompt", ready, scene.timeout)
@@ -141,7 +149,7 @@ def start(scene: Scene) -> None:
 
     def adopted(timeout: float) -> float:
         retry_until(
-            lambda: str(client.health().get("team") or "").startswith("session-"),
+            lambda: _team(client).startswith("session-"),
             timeout=timeout,
             interval=0.05,
             message="no session team",
@@ -149,7 +157,7 @@ def start(scene: Scene) -> None:
         return time.monotonic()
 
     scene.timeline.wait("lead", "the server adopts its session team", adopted, scene.timeout)
-    scene.team = str(client.health()["team"])
+    scene.team = _team(client)
     inbox = Mailbox(TeamPaths(scene.team, stage.claude.config_dir))
     for w in WORKERS:
         tree = stage.project / ".worktrees" / w.name / ".git"
@@ -188,8 +196,10 @@ def spawn(scene: Scene, worker: Worker) -> None:
         return float(req.received_at)
 
     tl.wait(chain, f"its task reaches {worker.model}'s model", task, scene.timeout)
-    # The lead's turn ends before the next prompt is typed.
-    lead.wait_for_answer(lambda a: "end_turn" in a.body, scene.timeout, since=since)
+    try:  # the next prompt is typed once the lead's turn is over
+        lead.wait_for_answer(lambda a: "end_turn" in a.body, scene.timeout, since=since)
+    except TimeoutError as exc:
+        raise ExomonadError(f"the lead's turn did not end after spawning {worker.name}") from exc
 
 
 def push(scene: Scene, worker: Worker = CODEX) -> None:
