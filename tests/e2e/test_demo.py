@@ -24,6 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from rich.console import Console
 
@@ -197,9 +198,15 @@ def test_keep_leaves_the_session_and_server_up_until_the_printed_stop(tmp_path: 
         rest, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, f"{out}{rest}\n{err}"
         panes = subprocess.run(
-            ["tmux", "-L", socket, "list-panes", "-a"], capture_output=True, text=True, check=True
-        ).stdout.splitlines()
-        assert len(panes) == 4, panes  # the server, the lead and its two teammates
+            ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_id}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        [config] = (root / "claude" / "config" / "teams").glob("session-*/config.json")
+        members = {m["name"]: m for m in orjson.loads(config.read_bytes())["members"]}
+        for name in ("gemini-1", "codex-1"):  # the teammates' panes are still there
+            assert members[name]["tmuxPaneId"] in panes, (members[name], panes)
         assert ServerClient(state, timeout=5).health()["status"] == "ok"
         stop = re.search(r"^stop:\s+(.+)$", out, re.M).group(1)  # type: ignore[union-attr]
         done = subprocess.run(
