@@ -93,6 +93,10 @@ def header(out: str) -> tuple[Path, str]:
     return project.parents[1], socket
 
 
+def socket_file(socket: str) -> Path:
+    return Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}" / socket
+
+
 def tmux_up(socket: str) -> bool:
     done = subprocess.run(["tmux", "-L", socket, "has-session"], capture_output=True, check=False)
     return done.returncode == 0
@@ -145,6 +149,7 @@ def test_demo_shows_every_hop_and_leaves_nothing_behind() -> None:
     assert "force push to a protected branch: git push --force origin main" in out
     assert "Traceback" not in out + err, err
     assert not tmux_up(socket)
+    assert not socket_file(socket).exists()
     retry_until(
         lambda: not processes_of(root), timeout=20, message=f"left running: {processes_of(root)}"
     )
@@ -175,6 +180,7 @@ def test_a_missing_hop_fails_the_demo_and_names_it(
     ]
     assert result.stage is not None
     assert not tmux_up(result.stage.socket)  # cleaned up all the same
+    assert not socket_file(result.stage.socket).exists()
     retry_until(
         lambda: not processes_of(root), timeout=20, message=f"left running: {processes_of(root)}"
     )
@@ -216,6 +222,7 @@ def test_keep_leaves_the_session_and_server_up_until_the_printed_stop(tmp_path: 
         assert "gemini-1 shut down" in done.stdout, done.stdout  # through the protocol
         assert "codex-1 shut down" in done.stdout, done.stdout
         assert not tmux_up(socket)
+        assert not socket_file(socket).exists()
         info = read_server_info(state)
         assert info is None or not info.alive
         retry_until(

@@ -16,6 +16,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -129,6 +130,8 @@ def start(scene: Scene) -> None:
         raise ExomonadError(f"exomonad up failed: {done.stderr.strip()}")
     scene.timeline.record("lead", "exomonad up: server healthy, lead started", time.monotonic())
     tmux = TmuxBackend(stage.socket)
+    path = Path(tmux.run("display-message", "-p", "#{socket_path}").strip())
+    stage.socket_path = path if path.name == stage.socket else None
     scene.lead_pane = tmux.run(
         "list-panes", "-t", f"={stage.session}:lead", "-F", "#{pane_id}"
     ).split()[0]

@@ -91,28 +91,29 @@ def attach_command(stage: Stage) -> str:
 
 def stop_command(stage: Stage) -> str:
     """What ends a kept demo: ``exomonad down`` (it closes the windows ``up`` opened, and
-    the tmux server goes with its last one), then the tmux server if anything is left."""
+    the tmux server goes with its last one), then the tmux server if anything is left,
+    and the socket file tmux leaves behind."""
     env = " ".join(f"{k}={shlex.quote(stage.env[k])}" for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME"))
     exo = shlex.quote(str(stage.bin_dir / "exomonad"))
-    return (
-        f"cd {shlex.quote(str(stage.project))} && {env} {exo} down --tmux-socket "
-        f"{stage.socket} && (tmux -L {stage.socket} kill-server 2>/dev/null || true)"
-    )
+    tail = f"tmux -L {stage.socket} kill-server 2>/dev/null"
+    if stage.socket_path is not None:
+        tail += f"; rm -f {shlex.quote(str(stage.socket_path))}"
+    down = f"{env} {exo} down --tmux-socket {stage.socket}"
+    return f"cd {shlex.quote(str(stage.project))} && {down} && ({tail}; true)"
 
 
 def teardown(stage: Stage) -> list[str]:
-    """``exomonad down`` (workers shut down through the protocol, server stopped), then
-    the tmux server and what Codex leaves running; returns what went wrong."""
+    """``exomonad down`` (workers shut down through the protocol, server stopped; the tmux
+    server exits with the last window ``up`` opened), then whatever is left of the tmux
+    server (its socket file too) and what Codex leaves running; returns what went wrong."""
     problems = []
     done = stage.exo("down", "--tmux-socket", stage.socket)
     if done.returncode != 0:
         problems.append(f"exomonad down: {done.stderr.strip()}")
-    tmux = TmuxBackend(stage.socket)
-    with contextlib.suppress(PaneError):  # no server left: nothing to kill
-        path = Path(tmux.run("display-message", "-p", "#{socket_path}").strip())
-        tmux.run("kill-server")
-        if path.name == stage.socket:
-            path.unlink(missing_ok=True)
+    with contextlib.suppress(PaneError):  # gone with its last window
+        TmuxBackend(stage.socket).run("kill-server")
+    if stage.socket_path is not None:
+        stage.socket_path.unlink(missing_ok=True)
     kill_codex_processes(stage.codex)
     return problems
 

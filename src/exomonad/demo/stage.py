@@ -105,6 +105,8 @@ class Stage:
     session: str  # the tmux session `exomonad up` makes
     lead_command: str  # Claude Code, as `exomonad up --lead` runs it
     origin_main: str  # `main` on origin when the demo began
+    #: The tmux server's socket file, once it runs (tmux leaves it behind when it exits).
+    socket_path: Path | None = None
 
     @property
     def project(self) -> Path:
