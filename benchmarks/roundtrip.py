@@ -1,6 +1,6 @@
 """Real-client round trips: a Claude Code 2.1.330 lead and a Gemini CLI 0.61.0 worker.
 
-Both models are scripted (the e2e tests' model servers, imported from ``tests/e2e``);
+Both models are scripted (the e2e tests' model servers, :mod:`exomonad.scripted`);
 everything else is real: ``exomonad init``, ``exomonad serve``, Claude Code in tmux,
 ``Agent(subagent_type="gemini-worker")`` → ``exomonad-teammate`` → Gemini CLI on the
 teammate's pty, Gemini's ``exo`` MCP server (``exomonad mcp-stdio``) and hooks.
@@ -19,7 +19,7 @@ it is given with ``notify_parent("round k done")``; the lead's model answers eac
   ``mcp-stdio`` and the server's verified append; after it: Claude Code's own inbox poll,
   once a second, and its turn).
 
-Inbox appearances are polled every 20 ms (``tests.e2e.claude_team.Probe``); model
+Inbox appearances are polled every 20 ms (``exomonad.util.probe.Probe``); model
 requests are timed where the scripted servers receive them. Round 0 (the spawn) is left
 out of the figures.
 """
@@ -36,25 +36,25 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 from tests.e2e.claude_cli import CLAUDE_330, tmux_install_problem
-from tests.e2e.claude_model import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
 from tests.e2e.claude_team import (
     LEAD,
     READY,
     STEP,
-    Probe,
     has_text,
     last_tool,
     open_project,
     start_lead,
-    write_gemini_launcher,
 )
 from tests.e2e.gemini_cli import gemini_install_problem
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
-from tests.e2e.gemini_model import Part, ScriptedGemini, function_call_reply, text_reply
-from tests.e2e.gemini_model import RecordedRequest as GeminiRequest
 
 from benchmarks._common import Settings, fmt_ms, summarize
 from benchmarks._live import temp_root
+from exomonad.clis.launchers import write_gemini_launcher
+from exomonad.scripted.anthropic import RecordedRequest, ReplySpec, ScriptedClaude, tool_reply
+from exomonad.scripted.gemini import Part, ScriptedGemini, function_call_reply, text_reply
+from exomonad.scripted.gemini import RecordedRequest as GeminiRequest
+from exomonad.util.probe import Probe
 
 NAME = "roundtrip"
 TITLE = "Round trips through real clients: Claude Code 2.1.330 lead ↔ Gemini CLI worker"

@@ -29,12 +29,12 @@ import pytest
 from rich.console import Console
 
 from exomonad.client import ServerClient
-from exomonad.clis.env import pid_alive
 from exomonad.demo import script
 from exomonad.demo.run import Options, install_problems, run_demo
 from exomonad.demo.stage import SESSION
 from exomonad.scripted.anthropic import Responder
 from exomonad.server.pidfile import read_server_info
+from exomonad.util.proc import pid_alive
 from exomonad.util.waiting import retry_until
 from tests.e2e.harness import fail_if_missing
 
