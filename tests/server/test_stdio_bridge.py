@@ -184,3 +184,33 @@ def test_a_killed_server_fails_calls_at_once_and_its_restart_keeps_the_session(
     anyio.run(main)
     texts = [e["text"] for e in Mailbox(lead_inbox).read_raw("team-lead")]
     assert texts == ["[from: w1] success: one", "[from: w1] success: 3"]
+
+
+def test_sessions_that_end_print_no_traceback(project: Project, tmp_path: Path) -> None:
+    """Regression (issue 12: `make demo` printed `Exception in callback
+    Future.set_result(None)` / `InvalidStateError` at random): the proxy, then on anyio's
+    Unix socket streams, cancelled its reads of the server's answers each time a client
+    finished, and anyio 4.16 completes such a read's future from the event loop's reader
+    callback without checking that it was cancelled in that same loop iteration (the
+    server closing the session is what makes the socket readable just then). In the old
+    demo about one session in three ended with that traceback on the agent's stderr; the
+    proxy now speaks HTTP on the standard library (`exomonad.server.stdio_proxy`). Each
+    session here is an agent's whole life: handshake, tools, a call, stdin closed."""
+    lead = (project.state / "lead.token").read_text().strip()
+    logs = [tmp_path / f"stderr-{i}.txt" for i in range(12)]
+
+    async def session(log: Path) -> None:
+        with log.open("w") as errlog:
+            async with (
+                stdio_client(project.agent(lead), errlog=errlog) as (r, w),
+                ClientSession(r, w) as lead_session,
+            ):
+                await lead_session.initialize()
+                assert "team_status" in {t.name for t in (await lead_session.list_tools()).tools}
+                status = await lead_session.call_tool("team_status", {})
+                assert not status.is_error, status.content
+
+    for log in logs:
+        anyio.run(session, log)
+    said = {log.name: log.read_text() for log in logs if log.read_text().strip()}
+    assert said == {}, said  # not a traceback, not a word
