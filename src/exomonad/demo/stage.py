@@ -61,7 +61,9 @@ SESSION = "exomonad-demo"
 README = "# demo\n\nA small project for `exomonad demo`: a lead and two workers.\n"
 #: The caller's variables that stay out of everything the demo starts (the CLIs get
 #: their keys from their launchers; ExoMonad's and Claude's from the stage).
-PRIVATE = ("EXOMONAD_", "CLAUDE", "TMUX", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENAI_", "CODEX_")
+PRIVATE = ("EXOMONAD_", "CLAUDE", "ANTHROPIC_", "GEMINI_", "GOOGLE_", "OPENAI_", "CODEX_")
+#: The caller's own tmux session (TMUX_TMPDIR stays: the demo's tmux server is found there).
+OWN_TMUX = ("TMUX", "TMUX_PANE")
 
 
 @dataclass
@@ -143,7 +145,7 @@ class Stage:
 
 
 def _env(bin_dir: Path, claude: ClaudeHome, codex: CodexHome) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE) and k not in OWN_TMUX}
     env.update(
         GIT_IDENTITY,
         CLAUDE_CONFIG_DIR=str(claude.config_dir),
