@@ -22,6 +22,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import orjson
@@ -214,6 +216,16 @@ def test_keep_leaves_the_session_and_server_up_until_the_printed_stop(tmp_path: 
         for name in ("gemini-1", "codex-1"):  # the teammates' panes are still there
             assert members[name]["tmuxPaneId"] in panes, (members[name], panes)
         assert ServerClient(state, timeout=5).health()["status"] == "ok"
+        # The dashboard runs, on loopback behind the token it printed (and not without).
+        url = re.search(r"^dashboard: (http://127\.0\.0\.1:\d+/\S+/)$", out, re.M)
+        assert url is not None, out
+        with urllib.request.urlopen(url.group(1), timeout=30) as page:
+            assert page.status == 200
+            assert b"ExoMonad" in page.read()
+        base = url.group(1).rsplit("/", 2)[0]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{base}/not-the-token/", timeout=30)
+        assert refused.value.code in (401, 403, 404)
         stop = re.search(r"^stop:\s+(.+)$", out, re.M).group(1)  # type: ignore[union-attr]
         done = subprocess.run(
             stop, shell=True, capture_output=True, text=True, timeout=120, check=False

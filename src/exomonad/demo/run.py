@@ -22,6 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from exomonad.client import ServerClient
 from exomonad.clis.claude import CLAUDE_330
 from exomonad.clis.codex import codex_install_problem, kill_codex_processes
 from exomonad.clis.gemini import gemini_install_problem
@@ -137,14 +138,24 @@ def _serve_until_stopped(console: Console, stage: Stage) -> None:
     try:
         console.print(
             "The team stays up. The models answer from this process: Ctrl-C stops them "
-            f"(the tmux session and the server stay up).\nattach: {attach_command(stage)}\n"
-            f"stop:   {stop_command(stage)}"
+            f"(the tmux session and the server stay up).\n{_dashboard(stage)}\n"
+            f"attach: {attach_command(stage)}\nstop:   {stop_command(stage)}"
         )
         while not stopped.wait(0.5):
             pass
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _dashboard(stage: Stage) -> str:
+    """The dashboard's line: its URL (the server's loopback listener, a one-time token:
+    this process is the person's), or why there is none."""
+    try:
+        opened = ServerClient(stage.state, timeout=30).call("POST", "/dashboard/api/open", {})
+    except ExomonadError as exc:
+        return f"dashboard: not available ({exc})"
+    return f"dashboard: {opened['url']}"
 
 
 def _report(result: Result, console: Console) -> None:
