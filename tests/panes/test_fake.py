@@ -116,3 +116,29 @@ def test_concurrent_deliveries_do_not_interleave(fake: FakePaneBackend) -> None:
         t.join(10)
     assert sorted(fake.submitted(pane)) == sorted(messages["A"] + messages["B"])
     assert all(r.submitted for r in receipts)
+
+
+def test_text_before_the_first_question_mark_is_seen_before_the_rest_is_typed(
+    tmp_path: Path,
+) -> None:
+    """Gemini CLI drops a "?" that reaches its key handler while its input still looks
+    empty to it (a render behind): the text before the first "?" is typed, and seen on
+    the screen, before the rest (the real twin: tests/e2e/test_gemini_worker_server.py
+    ::test_lead_text_with_question_and_exclamation_marks_reaches_gemini_intact)."""
+    pieces: list[tuple[str, str]] = []  # (what was typed, what the screen showed then)
+
+    class Recording(FakePaneBackend):
+        def _type(self, pane: str, line: str) -> None:
+            pieces.append((line, self.capture(pane)))
+            super()._type(pane, line)
+
+    fake = Recording(spool_dir=tmp_path / "spool", echo_timeout=1.0)
+    pane = fake.add_pane()
+    receipt = fake.deliver(pane, "[from lead] any news? and then? ok")
+    assert fake.submitted(pane) == ["[from lead] any news? and then? ok"]
+    assert receipt.submitted
+    assert pieces == [("[from lead] any news", ""),
+                      ("? and then? ok", "[from lead] any news")]  # fmt: skip
+    pieces.clear()
+    fake.deliver(pane, "no question here")
+    assert [p[0] for p in pieces] == ["no question here"]  # one piece

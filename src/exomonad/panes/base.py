@@ -271,7 +271,17 @@ class KeystrokeBackend(ABC):
         with self._ready(pane) as canonical:
             outgoing = self.spool.prepare(text, sender=sender)
             unread = self._snapshot(canonical) if self.echo_timeout > 0 else None
-            self._type(canonical, outgoing.line)
+            head, mark, rest = outgoing.line.partition("?")
+            if mark and head and unread is not None:
+                # Gemini CLI takes a "?" for its shortcuts help when its input looks empty
+                # to a key handler still a render behind (the text typed just before it
+                # not drawn yet), and drops it: what comes before the first "?" is typed
+                # and seen on screen first.
+                self._type(canonical, head)
+                self._await_echo(canonical, unread, head)
+                self._type(canonical, mark + rest)
+            else:
+                self._type(canonical, outgoing.line)
             typed_at = time.time()
             if unread is not None:
                 self._await_echo(canonical, unread, outgoing.line)
