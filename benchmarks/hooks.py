@@ -44,7 +44,9 @@ from benchmarks._live import ExoServer, exomonad_server, verdict
 NAME = "hooks"
 TITLE = "Hook process wall time: `exomonad hook pre-tool-use` against a running server"
 
-TARGET_P50_MS = 50.0
+TARGET_P50_MS = 50.0  # one hook process
+#: Issue 14's target for 16 hook processes at once (on 2 cores).
+TARGET_CONCURRENT_P50_MS = 100.0
 WORKER = "gemini-1"
 CONCURRENCY = 16
 
@@ -196,7 +198,8 @@ def render(data: dict[str, Any], console: Console) -> None:
         lat = r["latency"]
         target = ""
         if r["hook"]:
-            target = verdict(f"p50 < {TARGET_P50_MS:.0f}", lat["p50"] < TARGET_P50_MS)
+            bound = TARGET_P50_MS if r["mode"] == "sequential" else TARGET_CONCURRENT_P50_MS
+            target = verdict(f"p50 < {bound:.0f}", lat["p50"] < bound)
         rate = f"{r['runs_per_s']:.0f}" if "runs_per_s" in r else ""
         cpu = fmt_ms(r["cpu_ms"]) if "cpu_ms" in r else ""
         server = fmt_ms(r["server_cpu_ms"]) if "server_cpu_ms" in r else ""
