@@ -18,8 +18,9 @@ import orjson
 
 from exomonad.errors import ServerError, ServerNotRunningError
 from exomonad.server.events import SseMessage, parse_sse
-from exomonad.server.identity import TOKEN_HEADER, TokenStore
+from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.pidfile import ServerInfo, read_server_info, server_request, server_stream
+from exomonad.uds import LEAD_TOKEN_FILE
 
 __all__ = ["ServerClient", "ServerError", "ServerNotRunningError"]
 
@@ -46,7 +47,7 @@ class ServerClient:
     def as_lead(cls, state: Path, *, timeout: float = 60.0) -> ServerClient:
         """A client presenting the lead's token (``lead.token``) if there is one, else
         none. The server counts it only from a person's or the lead's own process."""
-        path = TokenStore(state).lead_path
+        path = state / LEAD_TOKEN_FILE
         token = path.read_text().strip() if path.exists() else None
         return cls(state, token=token or None, timeout=timeout)
 

@@ -27,16 +27,11 @@ from exomonad.server.events import (
 )
 from exomonad.server.events import message_fields as fields
 from exomonad.server.presence import PresenceBook
+from exomonad.teams.presence import IMPLIED
 
 __all__ = ["Feeds"]
 
 log = logging.getLogger("exomonad.server")
-
-#: A sender's presence implied by the protocol message it wrote (anything else: active).
-_IMPLIED: dict[str | None, PresenceState] = {
-    "idle_notification": "idle",
-    "shutdown_approved": "terminated",
-}
 
 
 class Feeds:
@@ -75,7 +70,8 @@ class Feeds:
         never raises: the message is in the inbox whatever happens here)."""
         try:
             event = self.bus.publish(MessageOut(team=team, to=to, **fields(entry)))
-            state = _IMPLIED.get(event.protocol, "active")
+            implied = IMPLIED.get(event.protocol or "")
+            state: PresenceState = implied.value if implied is not None else "active"
             self.presence.note(team, event.sender, state, f"message:{event.protocol or 'text'}")
         except Exception:
             log.exception("message_out event for %s/%s failed", team, to)

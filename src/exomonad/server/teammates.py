@@ -3,6 +3,8 @@ everything back out (see :mod:`exomonad.server.workers`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio.to_thread
 import orjson
 from starlette.requests import Request
@@ -22,6 +24,18 @@ __all__ = ["caller", "teammate_routes"]
 def caller(svc: Services, request: Request) -> Identity:
     """Who sent ``request``: its token, checked against the connecting process."""
     return svc.identify(request.headers.get(TOKEN_HEADER), peer_pid(request.scope))
+
+
+def _worker(svc: Services, request: Request) -> Identity | None:
+    """The worker behind ``request``'s token (None: no worker's token)."""
+    who = caller(svc, request)
+    return who if who.authenticated and who.team is not None else None
+
+
+async def _waiting(request: Request) -> tuple[dict[str, Any], float]:
+    """A waiting route's body and its ``timeout`` (seconds, at most 600)."""
+    body = orjson.loads(await request.body() or b"{}")
+    return body, min(float(body.get("timeout", 60)), 600.0)
 
 
 def teammate_routes(svc: Services) -> list[Route]:
@@ -58,8 +72,8 @@ def teammate_routes(svc: Services) -> list[Route]:
 
     async def teammate_release(request: Request) -> Response:
         """A teammate that is shutting down gives back its token and worktree."""
-        who = caller(svc, request)
-        if not who.authenticated or who.team is None:
+        who = _worker(svc, request)
+        if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
         return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
@@ -67,12 +81,11 @@ def teammate_routes(svc: Services) -> list[Route]:
     async def teammate_mcp_ready(request: Request) -> Response:
         """A teammate waits (``timeout`` seconds, at most 600) until its agent's MCP
         client has reached this server, before the agent reads its task."""
-        who = caller(svc, request)
-        if not who.authenticated or who.team is None:
+        who = _worker(svc, request)
+        if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         try:
-            body = orjson.loads(await request.body() or b"{}")
-            timeout = min(float(body.get("timeout", 60)), 600.0)
+            _, timeout = await _waiting(request)
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
         ready = await anyio.to_thread.run_sync(await_mcp, svc, who.team, who.name, timeout)
@@ -80,20 +93,19 @@ def teammate_routes(svc: Services) -> list[Route]:
 
     async def teammate_gate_probe(request: Request) -> Response:
         """A teammate whose runtime proves its gate live gets its probe text to type."""
-        who = caller(svc, request)
-        if not who.authenticated or who.team is None:
+        who = _worker(svc, request)
+        if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         return JSONResponse({"text": svc.gate_probes.start(who.team, who.name)})
 
     async def teammate_gate_live(request: Request) -> Response:
         """...then waits (``timeout`` seconds, at most 600) for it to come back through
         its agent's own prompt hook; the answer says why not, and how to fix it."""
-        who = caller(svc, request)
-        if not who.authenticated or who.team is None:
+        who = _worker(svc, request)
+        if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         try:
-            body = orjson.loads(await request.body() or b"{}")
-            timeout = min(float(body.get("timeout", 60)), 600.0)
+            body, timeout = await _waiting(request)
             runner = runtimes.get(str(body.get("runtime")))
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)

@@ -35,7 +35,6 @@ from exomonad.teams.dirs import SafeDir
 
 __all__ = [
     "dump_json",
-    "fsync_dir",
     "parse_json_array",
     "read_bytes",
     "read_json",
@@ -138,8 +137,9 @@ def write_json_atomic(
     With ``durable`` the temp file is fsynced before the rename and (``sync_dir``) the
     directory after, so the new content survives a power cut; without it the write is
     still atomic for readers, just not crash-durable. A caller holding a lock may pass
-    ``sync_dir=False`` and call :func:`fsync_dir` after releasing it. Returns the inode of
-    the file written, so a caller can check the rename put *its* file in place.
+    ``sync_dir=False`` and fsync the directory (:meth:`SafeDir.fsync`) after releasing
+    it. Returns the inode of the file written, so a caller can check the rename put
+    *its* file in place.
     """
     if at is None:
         with SafeDir.trusting(path.parent) as d:
@@ -170,10 +170,3 @@ def _write_at(d: SafeDir, name: str, value: Any, durable: bool, sync_dir: bool) 
     if durable and sync_dir:
         d.fsync()
     return inode
-
-
-def fsync_dir(directory: Path) -> None:
-    """fsync a directory, making a rename in it durable (:meth:`SafeDir.fsync` when the
-    directory is open already)."""
-    with SafeDir.trusting(directory) as d:
-        d.fsync()

@@ -124,13 +124,13 @@ def mutate(
                 acquired = time.perf_counter()
                 entries = read_json_array(path, at=d)
                 wrote = change(entries, d)
-                ids = verify() if verify is not None else ()
                 if wrote:
                     inode = write_json_atomic(path, entries, durable=durable, sync_dir=False, at=d)
                     st = d.lstat(path.name)
                     version = (st.st_ino, st.st_mtime_ns, st.st_size)
                     ok = st.st_ino == inode
-                else:
+                else:  # nothing written: are the ids there already (an earlier write's)?
+                    ids = verify() if verify is not None else ()
                     ok = not ids or not missing_ids(read_bytes(path, at=d), ids)
             held = time.perf_counter() - acquired
         if wrote and durable:

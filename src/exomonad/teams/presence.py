@@ -27,6 +27,7 @@ from exomonad.teams.protocol import decode
 
 __all__ = [
     "IDLE_AFTER",
+    "IMPLIED",
     "InboxDigest",
     "MemberPresence",
     "Presence",
@@ -45,6 +46,14 @@ class Presence(StrEnum):
     ACTIVE = "active"
     IDLE = "idle"
     TERMINATED = "terminated"
+
+
+#: A member's presence implied by the protocol message it wrote last (anything else it
+#: writes: active; an old one: idle).
+IMPLIED: dict[str, Presence] = {
+    "idle_notification": Presence.IDLE,
+    "shutdown_approved": Presence.TERMINATED,
+}
 
 
 @dataclass(frozen=True)
@@ -159,10 +168,8 @@ def presence_from(
         )
         event = digest.latest.get(m.name)
         ts, kind = event if event is not None else (joined, "joined")
-        if kind == "shutdown_approved":
-            state = Presence.TERMINATED
-        elif kind == "idle_notification":
-            state = Presence.IDLE
+        if kind in IMPLIED:
+            state = IMPLIED[kind]
         elif ts is not None and (now - ts).total_seconds() <= idle_after:
             state = Presence.ACTIVE
         else:
