@@ -8,8 +8,6 @@ SDK: same tools, no watcher.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import anyio
@@ -18,8 +16,7 @@ from mcp.server.stdio import stdio_server
 from exomonad.server.identity import Identity
 from exomonad.server.mcp_app import build_mcp_server
 from exomonad.server.services import Services
-from exomonad.server.stdio_proxy import Proxy
-from exomonad.uds import live_server
+from exomonad.server.stdio_proxy import proxy_if_running
 
 __all__ = ["run_stdio_bridge"]
 
@@ -32,9 +29,7 @@ async def _embedded(svc: Services, who: Identity) -> None:
 
 def run_stdio_bridge(state_dir: Path, token: str | None, *, root: Path | None = None) -> str:
     """Bridge stdio to the project's server, or serve embedded; returns the mode used."""
-    server = live_server(str(state_dir))
-    if server is not None and os.path.exists(server[1]):
-        Proxy(str(state_dir), token, sys.stdout.buffer).run(sys.stdin.buffer)
+    if proxy_if_running(str(state_dir), token):
         return "proxy"
     svc = Services(state_dir, root=root)
     try:

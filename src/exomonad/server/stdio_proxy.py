@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from typing import IO, Any
 
-__all__ = ["DRAIN_TIMEOUT", "HANDSHAKE_TIMEOUT", "Proxy", "events", "main", "session_token"]
+__all__ = ["DRAIN_TIMEOUT", "HANDSHAKE_TIMEOUT", "Proxy", "events", "main", "proxy_if_running",
+           "session_token"]  # fmt: skip
 
 #: Seconds to wait, after stdin closed, for answers to requests already forwarded.
 DRAIN_TIMEOUT = 30.0
@@ -386,12 +387,21 @@ def main(argv: list[str]) -> int | None:
     if found is None:
         return None
     state = found.get("state_dir") or nearest_state_dir()
-    server = uds.live_server(state) if state else None
-    if state is None or server is None or not os.path.exists(server[1]):
+    if state is None:
         return None
-    token = session_token(state, found.get("role", "worker"))
     try:
-        Proxy(state, token, sys.stdout.buffer).run(sys.stdin.buffer)
+        if not proxy_if_running(state, session_token(state, found.get("role", "worker"))):
+            return None
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def proxy_if_running(state: str, token: str | None) -> bool:
+    """Proxy stdio to the project's server if one runs (its socket there); False if
+    none does (nothing was read or written)."""
+    server = uds.live_server(state)
+    if server is None or not os.path.exists(server[1]):
+        return False
+    Proxy(state, token, sys.stdout.buffer).run(sys.stdin.buffer)
+    return True
