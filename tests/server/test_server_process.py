@@ -347,3 +347,33 @@ def test_without_a_server_pre_tool_use_still_denies_what_the_default_denies(
     done = _hook(project, "before-tool", ls, token=None, runtime="gemini")
     assert orjson.loads(done.stdout) == {}  # not denied: fail open, and say so
     assert "fail-open" in done.stderr
+
+
+def test_only_the_teammate_process_may_check_its_gate(project: Project) -> None:
+    """The gate probe's routes answer only the process the worker's token was issued to
+    (an `exomonad teammate`, by the kernel's peer credentials): the agent it runs, holding
+    the same token, cannot fetch a probe and post it back through a hook itself."""
+    anon = ServerClient(project.state, timeout=60)
+    mate = anon.call("POST", "/teammate/token", {"name": "c1", "team": "proj",
+                                                  "pid": os.getpid()})  # fmt: skip
+    as_mate = ServerClient(project.state, token=mate["token"], timeout=60)
+    status, probe = as_mate.request("POST", "/teammate/gate-probe")
+    assert status == 200, probe
+    assert probe["text"].startswith("ExoMonad gate check")
+    # The agent: another process with the same token.
+    ask = (
+        "from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
+        "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
+        "for path in ('/teammate/gate-probe', '/teammate/gate-live'):\n"
+        "    print(c.request('POST', path, {'timeout': 0, 'runtime': 'codex'})[0])"
+    )
+    done = subprocess.run([sys.executable, "-c", ask, str(project.state), mate["token"]],
+                          env=project.env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.split() == ["403", "403"], done.stdout + done.stderr
+    # A worker with no teammate process (spawned by the server) has no such routes.
+    other = anon.call("POST", "/teammate/token", {"name": "c2", "team": "proj"})
+    status, answer = ServerClient(project.state, token=other["token"]).request(
+        "POST", "/teammate/gate-probe"
+    )
+    assert status == 403, answer
+    assert "only the `exomonad teammate` process" in answer["error"]

@@ -32,6 +32,18 @@ def _worker(svc: Services, request: Request) -> Identity | None:
     return who if who.authenticated and who.team is not None else None
 
 
+#: Why a gate probe is refused to anyone but the worker's own ``exomonad teammate``.
+_NOT_TEAMMATE = ("only the `exomonad teammate` process that holds this worker's token may "
+                 "check its gate: the agent itself could otherwise vouch for hooks that "
+                 "never ran")  # fmt: skip
+
+
+def _from_teammate(who: Identity, request: Request) -> bool:
+    """Whether ``request`` comes from the teammate process ``who``'s token was issued to
+    (the kernel's ``SO_PEERCRED``), not from the agent it runs."""
+    return who.pid is not None and peer_pid(request.scope) == who.pid
+
+
 async def _waiting(request: Request) -> tuple[dict[str, Any], float]:
     """A waiting route's body and its ``timeout`` (seconds, at most 600)."""
     body = orjson.loads(await request.body() or b"{}")
@@ -96,6 +108,8 @@ def teammate_routes(svc: Services) -> list[Route]:
         who = _worker(svc, request)
         if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        if not _from_teammate(who, request):
+            return JSONResponse({"error": _NOT_TEAMMATE}, status_code=403)
         return JSONResponse({"text": svc.gate_probes.start(who.team, who.name)})
 
     async def teammate_gate_live(request: Request) -> Response:
@@ -104,6 +118,8 @@ def teammate_routes(svc: Services) -> list[Route]:
         who = _worker(svc, request)
         if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        if not _from_teammate(who, request):
+            return JSONResponse({"error": _NOT_TEAMMATE}, status_code=403)
         try:
             body, timeout = await _waiting(request)
             runner = runtimes.get(str(body.get("runtime")))
