@@ -3,6 +3,7 @@ client, tmux panes, and the watcher typing a spawned worker's task into its pane
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
@@ -201,6 +202,23 @@ def test_single_instance_and_clean_shutdown(project: Project, tmux_server: TmuxS
     assert info.pid == project.proc.pid
     project.proc.send_signal(signal.SIGTERM)
     _, err = project.proc.communicate(timeout=30)
+    assert project.proc.returncode == 0, err
+    assert not (project.state / "server.sock").exists()
+    assert not (project.state / "server.pid").exists()
+
+
+def test_signals_repeated_during_shutdown_still_exit_cleanly(project: Project) -> None:
+    """Measured: a second SIGTERM ~0.2 s after the first (uvicorn done, the process
+    finishing its cleanup) killed the server with -15. A SIGTERM every 20 ms until it is
+    gone must still end in exit 0 with the socket and pid file removed."""
+    sent = 0
+    while project.proc.poll() is None:
+        project.proc.send_signal(signal.SIGTERM)
+        sent += 1
+        with contextlib.suppress(subprocess.TimeoutExpired):  # still running: again
+            project.proc.wait(timeout=0.02)
+    _, err = project.proc.communicate(timeout=30)
+    assert sent > 1  # the shutdown took long enough to get more than one
     assert project.proc.returncode == 0, err
     assert not (project.state / "server.sock").exists()
     assert not (project.state / "server.pid").exists()

@@ -168,7 +168,14 @@ def _bind(path: Path) -> socket.socket:
 
 class _Server(uvicorn.Server):
     """uvicorn, minus re-raising SIGTERM/SIGINT after shutdown (it would skip our cleanup),
-    and calling ``before_shutdown`` first when it shuts down."""
+    and calling ``before_shutdown`` first when it shuts down.
+
+    Once uvicorn has stopped, further SIGTERM/SIGINT are ignored (``SIG_IGN``, which,
+    unlike a Python handler, the interpreter keeps through its own finalization) instead
+    of the default handlers coming back: the process is on its way out (closing the
+    ledger, removing the socket and pid file, joining threads), and a second signal then
+    killed it with -15.
+    """
 
     def __init__(self, config: uvicorn.Config,
                  before_shutdown: Callable[[], Awaitable[None]]) -> None:  # fmt: skip
@@ -184,12 +191,13 @@ class _Server(uvicorn.Server):
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        old = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self.handle_exit)
         try:
             yield
         finally:
-            for sig, handler in old.items():
-                signal.signal(sig, handler)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_IGN)
 
 
 async def _serve(svc: Services, sock: socket.socket, app: Starlette) -> None:
