@@ -167,6 +167,7 @@ def tmux_server(tmp_path: Path) -> Iterator[TmuxServer]:
     socket = f"exo-test-{uuid.uuid4().hex[:12]}"
     subprocess.run(
         ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main",
+         "-n", "sleep",  # named: automatic-rename showed "tmux" until the exec
          "-x", str(WIDTH), "-y", str(HEIGHT), "--", "sleep", "86400"],
         check=True,
         env=_environment(),
