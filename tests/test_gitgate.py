@@ -8,12 +8,17 @@ that ends in `git push` runs, which the agent's own hook only sees as "sh script
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import orjson
 
 from exomonad.server.pidfile import read_server_info
+from exomonad.util.proc import pid_alive
+from exomonad.util.waiting import retry_until
 from tests.support.git import git
 from tests.test_lifecycle import Project, _adopt_team, project  # noqa: F401 - the fixture
 
@@ -72,3 +77,43 @@ def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project)
     assert gate == [("allow", "GitPush"), ("human", "GitPush"), ("tl", "GitPush")]
     p.down()
     assert read_server_info(p.state) is None
+
+
+def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> None:  # noqa: F811
+    """Measured: with the server killed (`pkill -f exomonad` was allowed to a worker),
+    both gates judged the worker's `git push origin HEAD:main` offline, where the
+    built-in policy only escalates it and nobody was there to ask: the push went
+    through. Now a caller with a token and no server is refused by both."""
+    p = project
+    cfg = p.state / "config.toml"
+    cfg.write_text(cfg.read_text().replace('"ready>"', '""\nallow_ungated = true'))
+    p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
+    _adopt_team(p)
+    w = p.json("worker", "start", "--name", "w1", "--runtime", "terminal", "--command", "sleep 600")
+    wt = Path(w["worktree"])
+    tokens = orjson.loads((p.state / "tokens.json").read_bytes())
+    as_worker = {"EXOMONAD_TOKEN": next(t for t, i in tokens.items() if i["name"] == "w1")}
+    remote = p.root.parent / "remote.git"
+    main_before = git(remote, "rev-parse", "main").strip()
+    (wt / "f.txt").write_text("work\n")
+    git(wt, "add", "f.txt")
+    git(wt, "commit", "-q", "-m", "work")
+    info = read_server_info(p.state)
+    assert info is not None
+    os.kill(info.pid, signal.SIGKILL)  # what `pkill -9 -f "exomonad serve"` does
+    retry_until(lambda: not pid_alive(info.pid), timeout=30, message="server still alive")
+
+    push = {"tool_name": "Bash", "tool_input": {"command": "git push origin HEAD:main"},
+            "cwd": str(wt)}  # fmt: skip
+    hook = subprocess.run([sys.executable, "-m", "exomonad", "hook", "pre-tool-use"],
+                          input=orjson.dumps(push), cwd=wt, env={**p.env, **as_worker},
+                          capture_output=True, timeout=60, check=False)  # fmt: skip
+    answer = orjson.loads(hook.stdout)["hookSpecificOutput"]
+    assert (hook.returncode, answer["permissionDecision"]) == (0, "deny"), hook.stderr
+    for script in ("git push -q origin HEAD:main", "git push -q origin exo/w1"):
+        pushed = _push(p, wt, script, as_worker)
+        assert pushed.returncode != 0, script
+        assert "never judged without it" in pushed.stderr
+    assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
+    assert git(remote, "branch", "--list", "exo/w1").strip() == ""
+    p.down()

@@ -3,7 +3,8 @@
 Regressions: a deeply nested hook input killed the client with RecursionError (exit 1,
 which Claude Code and Gemini CLI treat as "go ahead"); a server that failed, answered
 badly or too late made the client answer "fail-open". Now a tool-gating hook above the
-bounds is escalated unparsed, and every error denies it; only "no server" fails open.
+bounds is escalated unparsed, and every error denies it; only "no server" fails open,
+and only for a caller without an ExoMonad token (an agent ExoMonad started is denied).
 """
 
 from __future__ import annotations
@@ -261,6 +262,26 @@ def test_an_internal_error_of_the_client_denies(
     assert (code, decision(runtime, out)) == (0, "deny")
     assert "hook client error (RuntimeError)" in err
     code, out, _ = call(["session-start"], b"{}")
+    assert (code, json.loads(out)) == (0, {})
+
+
+@pytest.mark.parametrize(("event", "runtime"), GATING)
+def test_an_agent_with_its_token_is_denied_when_its_server_is_gone(
+    state: Path, event: str, runtime: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Measured: a worker ran `pkill -f exomonad` (allowed), and then its hook failed open
+    on `git push origin HEAD:main` (the built-in policy only escalates that, and an
+    escalation with nobody to ask went ahead). A token holder is never judged offline."""
+    monkeypatch.setenv("EXOMONAD_TOKEN", "w1-token")
+    push = b'{"tool_name": "Bash", "tool_input": {"command": "git push origin HEAD:main"}}'
+    for pid_file in (None, {"pid": 2**22 + 1, "socket": str(state / "s.sock")},
+                     {"pid": os.getpid(), "socket": str(state / "gone.sock")}):  # fmt: skip
+        if pid_file is not None:  # a stale pid file; a live pid whose socket is gone
+            (state / "server.pid").write_text(json.dumps(pid_file))
+        code, out, err = call([event, "--runtime", runtime], push)
+        assert (code, decision(runtime, out)) == (0, "deny"), pid_file
+        assert "never judged without it" in err
+    code, out, err = call(["session-start"], b"{}")  # other events never block
     assert (code, json.loads(out)) == (0, {})
 
 

@@ -10,8 +10,9 @@ forward, ``git push REMOTE :BRANCH`` for a deletion), and the server judges it a
 call of the pushing agent (its ``EXOMONAD_TOKEN``), escalations and audit included.
 
 Exit 0 lets the push go, anything else stops it (git prints our stderr). A push by a
-person (no agent among its parents, no token) is not ours to judge. With no server
-running, the built-in policy's denials still apply; every other fault stops the push.
+person (no agent among its parents, no token) is not ours to judge. A push carrying a
+token with no server running is refused: the agent's server is gone (an agent that
+kills it must not push unjudged). Every other fault stops the push.
 
 The worktree's config alone is not enough: Gemini CLI runs every shell command with
 ``GIT_CONFIG_COUNT`` entries that set ``core.hooksPath`` to nothing (hooks off). So a
@@ -93,18 +94,10 @@ def worker_env(*, token: str, name: str, team: str, state_dir: str, hooks: str |
     return env
 
 
-def _judge_offline(command: str, cwd: str) -> str | None:
-    """With no server: the built-in policy's denial, if any (else None: allowed)."""
-    from exomonad.policy import Deny, PolicyEngine, ToolRequest
-
-    decision = PolicyEngine().decide(ToolRequest("claude", "worker", "git-gate", "Bash",
-                                                 {"command": command}, cwd=cwd))  # fmt: skip
-    return decision.reason if isinstance(decision, Deny) else None
-
-
 def _gate(argv: list[str], stdin: str) -> tuple[bool, str]:
     from exomonad.ancestry import agent_session
     from exomonad.client import ServerClient, ServerNotRunningError
+    from exomonad.hookclient import NO_SERVER_FOR_AGENT
     from exomonad.state import find_state_dir
 
     if len(argv) < 2 or argv[0] != "pre-push":
@@ -122,10 +115,7 @@ def _gate(argv: list[str], stdin: str) -> tuple[bool, str]:
         try:
             answer: Any = client.call("POST", "/gate/pre-push", {"command": command, "cwd": cwd})
         except ServerNotRunningError:
-            denied = _judge_offline(command, cwd)
-            if denied is not None:
-                return False, denied
-            continue
+            return False, f"{command}: {NO_SERVER_FOR_AGENT}"
         if not isinstance(answer, dict) or answer.get("decision") != "allow":
             why = answer.get("reason") if isinstance(answer, dict) else answer
             return False, f"{command}: {why}"

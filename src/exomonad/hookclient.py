@@ -12,9 +12,13 @@ crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``: see
   is not parsed: the call is escalated (``ask``) to whoever the runtime asks;
 * input that is not a JSON object, a server that fails, answers badly or not within the
   time-out, and any error of this client itself deny the call, with the reason;
+* a call of an agent ExoMonad started (``$EXOMONAD_TOKEN`` set) is denied when no
+  server runs: its server is gone (killed by the agent itself, say), not absent;
 * only when no server runs for the project (no pid file, its process gone, the socket
-  refusing connections) does the client fail open (empty answer, exit 0), saying so on
-  stderr, except that a call the built-in policy would deny is denied.
+  refusing connections) and the caller holds no token (the lead's own Claude Code, a
+  person's session in an ``init``-ed checkout) does the client fail open (empty answer,
+  exit 0), saying so on stderr, except that a call the built-in policy would deny is
+  denied.
 
 Other events never block the agent's session: on any failure they exit 0 with ``{}`` on
 stdout and a note on stderr.
@@ -44,6 +48,7 @@ __all__ = [
     "GATING_EVENTS",
     "MAX_BODY",
     "MAX_DEPTH",
+    "NO_SERVER_FOR_AGENT",
     "TIMEOUT",
     "decision_output",
     "main",
@@ -61,6 +66,11 @@ MAX_BODY = 8 << 20
 MAX_DEPTH = 64
 #: Hook events that gate a tool call (every runtime's names for them).
 GATING_EVENTS = runtimes.gating_events()
+#: Why an agent's tool call (or push) is refused when its project's server is gone.
+NO_SERVER_FOR_AGENT = (
+    "no ExoMonad server is running for this project, and an agent ExoMonad started is "
+    "never judged without it (was the server stopped? `exomonad up` starts it)"
+)
 
 #: A JSON string; its closing quote is optional, so a match never fails and the scan
 #: stays linear on malformed input. Compiled on first use (``re`` caches it): most hook
@@ -213,6 +223,8 @@ def _run(event: str, runtime: str, timeout: float) -> int:
             return _ask_server(event, runtime, body, state, server[1], timeout)
         except ServerNotRunningError:
             pass
+    if os.environ.get("EXOMONAD_TOKEN"):  # an agent ExoMonad started: never judged offline
+        return _refuse(event, runtime, "deny", NO_SERVER_FOR_AGENT)
     if _gates(event, runtime) and _offline_deny(runtime, payload, state, event):
         return 0
     return _fail_open(event, runtime, "no ExoMonad server is running for this project")
