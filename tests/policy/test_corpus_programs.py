@@ -160,6 +160,11 @@ FILES: list[Case] = [
     bash("mkdir -p build/out", WriteFile(f"{W}/build/out")),
     bash("chmod +x script.sh", WriteFile(f"{W}/script.sh")),
     bash("chmod -R 755 /srv", WriteFile("/srv")),
+    # A symbolic mode that looks like an option: `chmod -x` of the pre-push gate was read
+    # as "chmod with option -x, mode = the path" and allowed (the gate off, unasked).
+    bash("chmod -x /w/.git/exomonad-hooks/pre-push", WriteFile("/w/.git/exomonad-hooks/pre-push")),
+    bash("chmod -R -w,o-r a b", WriteFile(f"{W}/a"), WriteFile(f"{W}/b")),
+    bash("chmod -x script.sh", WriteFile(f"{W}/script.sh")),
     bash("sed -i 's/a/b/' file.py", WriteFile(f"{W}/file.py")),
     bash("sed -i.bak -e 's/a/b/' a.py b.py", WriteFile(f"{W}/a.py"), WriteFile(f"{W}/b.py")),
     bash("sed 's/a/b/' file.py", sh("sed", "s/a/b/", "file.py")),

@@ -12,6 +12,7 @@ returns actions, or ``None`` to fall back to a plain :class:`~exomonad.policy.ac
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -242,6 +243,11 @@ def _delete(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
     return [DeleteFile(resolve_path(cwd, w), recursive) for w in positionals] or None
 
 
+#: A symbolic ``chmod`` mode that starts with ``-`` (``-x``, ``-w,o+r``): not an option
+#: (chmod's are ``-c -f -v -R``, none of the mode letters ``rwxXst``).
+_CHMOD_MODE = re.compile(r"-[rwxXst]+(?:,[ugoa]*[-+=][rwxXstugo]*)*")
+
+
 def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     with_arg = {
         "cp": "-S --suffix -t --target-directory",
@@ -256,6 +262,9 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
         "chown": "--reference",
         "chgrp": "--reference",
     }[name]
+    if name == "chmod":  # a symbolic mode may look like an option: chmod -x FILE
+        args = [Word(w.text.lstrip("-") or w.text, w.dynamic, w.quoted)
+                if _CHMOD_MODE.fullmatch(w.text) else w for w in args]  # fmt: skip
     positionals, opts = scan_options(args, frozenset(with_arg.split()))
     targets: list[Word] = [
         w for k in ("-t", "--target-directory") for w in opts.get(k, []) if w is not None
