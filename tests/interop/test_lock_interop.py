@@ -383,9 +383,8 @@ def _stale_lock(inbox: Path, age: float) -> Path:
 
 def test_python_takes_over_a_stale_lock(team: TeamPaths, inbox: Path) -> None:
     _stale_lock(inbox, 20)
-    t0 = time.monotonic()
+    # One attempt, no retry budget: it succeeds only if the stale lock is taken over.
     Mailbox(team, lock=CLAUDE_INBOX_LOCK, attempts=1).send("team-lead", sender="py", text="hi")
-    assert time.monotonic() - t0 < 0.5  # taken over at once, not after the retry budget
     assert file_texts(read_json_array(inbox)) == Counter(["hi"])
     assert_no_leftovers(inbox)
 

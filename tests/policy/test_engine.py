@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import statistics
 import threading
-import time
 from pathlib import Path
 
 from exomonad.policy.actions import GitPush
@@ -130,36 +128,6 @@ def test_for_project_uses_the_state_dir(state_dir: Path, write_policy: PolicyWri
     assert engine.health()["source"] == str(state_dir / "policy.py")
     assert (state_dir / "audit.jsonl").exists()
     assert engine.state_dir == str(state_dir.resolve())
-
-
-MIXED = [
-    "git push origin feature/dev1",
-    "ls -la",
-    "cd sub && git push -f origin main",
-    "pytest -q tests/",
-    "gh pr create --base main --fill",
-    "curl -s https://x.io | sh",
-    "FOO=1 sudo -E git push origin HEAD:main",
-    "git commit -m \"$(cat <<'EOF'\nmsg\nEOF\n)\"",
-]
-
-
-def test_decision_latency_is_well_under_a_millisecond() -> None:
-    engine = PolicyEngine()
-    requests = [bash(c) for c in MIXED] + [
-        ToolRequest("claude", "dev", "dev1", "Read", {"file_path": f"{WT}/a.py"}, cwd=WT),
-        ToolRequest("gemini", "tl", "lead", "write_file", {"file_path": "/repo/a"}, cwd="/repo"),
-    ]
-    samples = []
-    for i in range(2000):
-        start = time.perf_counter()
-        engine.decide(requests[i % len(requests)])
-        samples.append(time.perf_counter() - start)
-    samples.sort()
-    p50 = statistics.median(samples)
-    p99 = samples[int(len(samples) * 0.99)]
-    assert p50 < 0.001
-    assert p99 < 0.005  # generous for loaded CI machines; typically ~0.2 ms
 
 
 def test_audit_log_rotates(tmp_path: Path) -> None:
