@@ -96,12 +96,12 @@ class ServerClient:
         query = urlencode({k: v for k, v in (("since", since), ("team", team)) if v is not None})
         target = "/events" + (f"?{query}" if query else "")
         with server_stream(self.info().socket, target, timeout=self.timeout,
-                           headers=self._headers()) as (status, lines):  # fmt: skip
+                           headers=self._headers()) as (status, chunks):  # fmt: skip
             if status != 200:
-                body = b"".join(lines)
+                body = b"".join(chunks)
                 try:
                     error = orjson.loads(body).get("error")
                 except (orjson.JSONDecodeError, AttributeError):
                     error = body.decode(errors="replace")
                 raise ServerError(f"/events: {error}")
-            yield parse_sse(line.decode().rstrip("\r\n") for line in lines)
+            yield parse_sse(chunks)

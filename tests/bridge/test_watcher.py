@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,9 @@ from exomonad.teams import (
     FileLock,
     Mailbox,
     TeamPaths,
+    atomic,
     create_team,
+    filecache,
     register_synthetic,
 )
 
@@ -221,3 +224,21 @@ async def test_a_symlinked_teams_dir_is_reported_not_a_crash(
     w.request_stop()
     await asyncio.wait_for(task, 5)
     assert sink.texts() == []
+
+
+async def test_a_config_event_reads_config_json_once(
+    running: InboxWatcher, team: TeamPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filecache, "SETTLED", 1e9)  # nothing cached: every read is a read
+    reads: list[str] = []
+    real_read_at = atomic._read_at
+
+    def counting(d: Any, name: str, path: Path) -> bytes:
+        reads.append(name)
+        return real_read_at(d, name, path)
+
+    register_synthetic(team, "late", pane="%4")
+    monkeypatch.setattr(atomic, "_read_at", counting)
+    running._load_team(team.config_dir)  # what a config.json event runs
+    assert reads.count("config.json") == 1
+    assert running.watched() == {"Bridge Team": ["gemini-1", "late"]}

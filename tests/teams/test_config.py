@@ -19,11 +19,13 @@ from exomonad.errors import (
     LockError,
     TeamNotFoundError,
 )
+from exomonad.teams import filecache
 from exomonad.teams.atomic import dump_json
 from exomonad.teams.config import (
     create_team,
     list_teams,
     load_config,
+    load_config_in,
     register_synthetic,
     remove_all_synthetic,
     remove_synthetic,
@@ -124,6 +126,20 @@ def test_load_config(team: TeamPaths) -> None:
     assert cfg.name == "alpha"
     assert cfg.description == "unit tests"
     assert cfg.member_names() == {"team-lead"}
+
+
+def test_load_config_in_reads_a_directory_whatever_team_it_names(
+    team: TeamPaths, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(filecache, "SETTLED", 0.0)  # keep what is read at once
+    assert load_config_in(team.root, team.config_dir) is load_config(team)  # one cache
+    assert load_config_in(team.root, team.config_dir, lambda name: name != "alpha") is None
+    write_config(team, {"name": "alpha", "members": {}})
+    with pytest.raises(CorruptFileError):
+        load_config_in(team.root, team.config_dir)
+    assert load_config_in(team.root, team.config_dir, lambda name: False) is None  # not judged
+    team.config_file.write_bytes(b"[]")
+    assert load_config_in(team.root, team.config_dir) is None  # names no team
 
 
 def test_missing_team_is_team_not_found_everywhere(root: Path) -> None:

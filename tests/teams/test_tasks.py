@@ -241,14 +241,7 @@ def test_update_honours_the_task_file_lock(store: TaskStore) -> None:
     assert store.path("1").read_bytes() == before
 
 
-# -- get / update ------------------------------------------------------------------------
-
-
-def test_get_missing_and_bad_ids(store: TaskStore) -> None:
-    with pytest.raises(TaskError, match="not found"):
-        store.get("1")
-    with pytest.raises(InvalidNameError):
-        store.get("../../etc/passwd")
+# -- update ------------------------------------------------------------------------------
 
 
 def test_update_merges_fields(store: TaskStore) -> None:

@@ -36,8 +36,7 @@ from exomonad.bridge.ledger import Ledger
 from exomonad.bridge.render import render
 from exomonad.errors import ExomonadError, SymlinkedDirectoryError
 from exomonad.panes.contract import TextSink
-from exomonad.teams.atomic import read_json
-from exomonad.teams.config import load_config
+from exomonad.teams.config import load_config, load_config_in
 from exomonad.teams.dialects import Dialect
 from exomonad.teams.dirs import SafeDir
 from exomonad.teams.mailbox import Mailbox
@@ -284,14 +283,15 @@ class InboxWatcher:
 
     def _load_team(self, config_dir: Path) -> None:
         """(Re)read a team's config.json: its synthetic members and their panes."""
+        only = self.only
         try:
-            with SafeDir.open(self.root, config_dir) as d:
-                data = read_json(config_dir / "config.json", at=d)
-            name = data.get("name") if isinstance(data, dict) else None
-            if not isinstance(name, str) or (self.only is not None and name not in self.only):
+            config = load_config_in(self.root, config_dir, lambda n: only is None or n in only)
+            if config is None:  # names no team, or one not watched
                 return
+            name = config.name
             paths = TeamPaths(name, self.root)
-            config = load_config(paths)
+            if paths.config_dir != config_dir:  # the team's own config is another file
+                config = load_config(paths)
         except (ExomonadError, OSError) as exc:
             log.warning("skipping %s: %s", config_dir, exc)
             return

@@ -33,7 +33,7 @@ events it missed; it is never published and has no ``seq``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from exomonad.policy.decisions import DecisionLabel
 from exomonad.teams.models import message_identity
 from exomonad.teams.protocol import decode
+from exomonad.util import sse
 
 __all__ = [
     "MAX_TEXT",
@@ -268,28 +269,12 @@ class SseMessage:
     id: str | None = None
 
 
-def parse_sse(lines: Iterator[str]) -> Iterator[SseMessage]:
-    """Server-sent events from the stream's lines (without their line ends); comments
-    and ``retry:`` are skipped.
+def parse_sse(chunks: Iterable[bytes]) -> Iterator[SseMessage]:
+    """Server-sent events from a stream's body as it arrives (read by
+    :func:`exomonad.util.sse.parse`); comments and ``retry:`` are skipped.
 
-    >>> list(parse_sse(iter(["id: 1", "event: x", "data: {}", "", ": ping", ""])))
+    >>> list(parse_sse([b"id: 1\\nevent: x\\ndata: {}\\n\\n: ping\\n\\n"]))
     [SseMessage(event='x', data='{}', id='1')]
     """
-    event, sid = "message", None
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                yield SseMessage(event, "\n".join(data), sid)
-            event, data, sid = "message", [], None
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if name == "event":
-            event = value
-        elif name == "data":
-            data.append(value)
-        elif name == "id":
-            sid = value
+    for event, data, sid in sse.parse(chunks):
+        yield SseMessage(event.decode(), data.decode(), None if sid is None else sid.decode())

@@ -81,9 +81,9 @@ def server_request(sock_path: str, method: str, target: str, body: Any = None, *
 def server_stream(sock_path: str, target: str, *, timeout: float = 60.0,
                   headers: dict[str, str] | None = None
                   ) -> Iterator[tuple[int, Iterator[bytes]]]:  # fmt: skip
-    """A streaming GET on ``sock_path``: the status and the body's lines (each read
-    within ``timeout`` seconds). Raises :class:`ExomonadError` when the connection fails
-    or breaks."""
+    """A streaming GET on ``sock_path``: the status and the body as it arrives (each read
+    within ``timeout`` seconds; :mod:`exomonad.util.sse` reads events off it). Raises
+    :class:`ExomonadError` when the connection fails or breaks."""
     why = f"the server on {sock_path} broke off {target}"
     conn = Connection(sock_path, None, read_timeout=timeout)
     try:
@@ -92,25 +92,18 @@ def server_stream(sock_path: str, target: str, *, timeout: float = 60.0,
             status, _ = conn.head()
         except (OSError, ServerError) as exc:
             raise ExomonadError(f"{why}: {exc}") from exc
-        yield status, _lines(conn.chunks(), why)
+        yield status, _chunks(conn, why)
     finally:
         conn.close()
 
 
-def _lines(chunks: Iterator[bytes], why: str) -> Iterator[bytes]:
-    """The lines of a body arriving in ``chunks`` (each with its ``\\n``); a broken
-    connection is an :class:`ExomonadError` saying ``why``."""
-    buf = b""
+def _chunks(conn: Connection, why: str) -> Iterator[bytes]:
+    """``conn``'s body as it arrives; a broken connection is an :class:`ExomonadError`
+    saying ``why``."""
     try:
-        for chunk in chunks:
-            buf += chunk
-            while (end := buf.find(b"\n")) >= 0:
-                line, buf = buf[: end + 1], buf[end + 1 :]
-                yield line
+        yield from conn.chunks()
     except (OSError, ServerError) as exc:
         raise ExomonadError(f"{why}: {exc}") from exc
-    if buf:
-        yield buf
 
 
 class PidFile:

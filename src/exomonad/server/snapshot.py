@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
+from exomonad.policy.approvals import Approval
+from exomonad.server.identity import Identity
 from exomonad.server.presence import iso, merge
 from exomonad.server.services import Services
 from exomonad.teams import load_config
@@ -27,6 +30,7 @@ from exomonad.teams.tasks import TaskStore
 
 __all__ = [
     "USER_INBOX_LIMIT",
+    "Shared",
     "health",
     "member_pane",
     "member_rows",
@@ -38,16 +42,21 @@ __all__ = [
 USER_INBOX_LIMIT = 100
 
 
-def health(svc: Services) -> dict[str, Any]:
-    """The ``/health`` document (open to every caller: no messages in it)."""
+def health(svc: Services, approvals: list[Approval] | None = None) -> dict[str, Any]:
+    """The ``/health`` document (open to every caller: no messages in it).
+
+    ``approvals``: the pending approvals if the caller has read them already.
+    """
     stats = svc.watcher.stats
+    if approvals is None:
+        approvals = svc.approvals.list_pending()
     return {
         "status": "ok",
         "version": svc.version,
         "pid": os.getpid(),
         "uptime": round(time.time() - svc.started_at, 3),
         "policy": svc.gatekeeper.engine.health(),
-        "approvals_pending": len(svc.approvals.list_pending()),
+        "approvals_pending": len(approvals),
         "team": svc.registry.current,
         "tmux_socket": svc.backend.socket_name if isinstance(svc.backend, TmuxBackend) else None,
         "watched": svc.watcher.watched(),
@@ -78,23 +87,48 @@ def member_pane(ours: str | None, theirs: str | None) -> str | None:
     return theirs if theirs and theirs.startswith("%") else None
 
 
-def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class Shared:
+    """What every team's member rows need, read once per snapshot (keys hold the team)."""
+
+    #: Worker identities by (name, team).
+    workers: dict[tuple[str, str | None], Identity]
+    #: Runtimes of the registered sessions by (team, name).
+    runtimes: dict[tuple[str | None, str], str]
+    #: Each worker's newest pull request by (team, worker).
+    prs: dict[tuple[str, str], dict[str, Any]]
+    #: The watcher's undelivered messages by ``team/member``.
+    pending: dict[str, int]
+
+    @classmethod
+    def read(cls, svc: Services) -> Shared:
+        """Read them all now."""
+        return cls(
+            workers={(i.name, i.team): i for i in svc.tokens.identities()},
+            runtimes={(s.team, s.name): s.runtime for s in svc.registry.sessions()},
+            prs=svc.github.pull_requests(),
+            pending=svc.watcher.stats.pending,
+        )
+
+
+def member_rows(
+    svc: Services, team: str, shared: Shared | None = None
+) -> tuple[str | None, list[dict[str, Any]]]:
     """The team's lead and one row per member (one read of config and inboxes).
 
     ``kind``: ``synthetic`` (a member ExoMonad added, its pane typed into by the
     watcher), ``teammate`` (a member Claude Code spawned that runs another agent through
     ``exomonad teammate``: it holds a worker token) or ``claude`` (Claude Code's own).
+    ``shared``: what all teams need, when the caller reads several (read here if not).
     """
     paths = svc.paths(team)
     config = load_config(paths)
     digest = inbox_digest(paths)
     inbox = presence_from(config, digest)
-    pending = svc.watcher.stats.pending
-    runtimes = {(s.team, s.name): s.runtime for s in svc.registry.sessions()}
-    prs = svc.github.pull_requests()
+    shared = shared or Shared.read(svc)
+    workers, runtimes, prs, pending = shared.workers, shared.runtimes, shared.prs, shared.pending
     now = time.time()
     rows = []
-    workers = {(i.name, i.team): i for i in svc.tokens.identities()}  # one read
     for m in config.members:
         held = workers.get((m.name, team))
         seen = merge(svc.presence.state(team, m.name, now), inbox.get(m.name))
@@ -124,10 +158,10 @@ def member_rows(svc: Services, team: str) -> tuple[str | None, list[dict[str, An
     return config.lead_name, rows
 
 
-def team_status_doc(svc: Services, team: str) -> dict[str, Any]:
+def team_status_doc(svc: Services, team: str, shared: Shared | None = None) -> dict[str, Any]:
     """One team for ``/status``: members, tasks and the ``user`` inbox (or its error)."""
     try:
-        lead, members = member_rows(svc, team)
+        lead, members = member_rows(svc, team, shared)
         tasks = [t.to_json() for t in TaskStore(svc.paths(team)).list()]
         user = svc.mailbox(team).read_raw("user")[-USER_INBOX_LIMIT:]
     except ExomonadError as exc:  # its config gone, or a file we must not read
@@ -139,12 +173,16 @@ def team_status_doc(svc: Services, team: str) -> dict[str, Any]:
 def status(svc: Services) -> dict[str, Any]:
     """The ``/status`` document (see the module doc)."""
     seq = svc.bus.last_seq  # first: anything later is in the event stream
+    shared = Shared.read(svc)
+    teams = [team_status_doc(svc, t, shared) for t in sorted(svc.teams())]
+    approvals = svc.approvals.list_pending()
+    server = health(svc, approvals)
     return {
         "seq": seq,
         "at": datetime.now(UTC).isoformat(),
         "current_team": svc.registry.current,
-        "teams": [team_status_doc(svc, t) for t in sorted(svc.teams())],
-        "approvals": [a.to_dict() for a in svc.approvals.list_pending()],
-        "policy": svc.gatekeeper.engine.health(),
-        "server": health(svc),
+        "teams": teams,
+        "approvals": [a.to_dict() for a in approvals],
+        "policy": server["policy"],
+        "server": server,
     }

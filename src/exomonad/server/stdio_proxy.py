@@ -33,14 +33,15 @@ import threading
 from exomonad import uds
 from exomonad.errors import ExomonadError, ServerError, ServerNotRunningError
 from exomonad.state import nearest_state_dir
+from exomonad.util import sse
 from exomonad.util.fastjson import dumps, loads
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from typing import IO, Any
 
-__all__ = ["DRAIN_TIMEOUT", "HANDSHAKE_TIMEOUT", "Proxy", "events", "main", "proxy_if_running",
+__all__ = ["DRAIN_TIMEOUT", "HANDSHAKE_TIMEOUT", "Proxy", "main", "proxy_if_running",
            "session_token"]  # fmt: skip
 
 #: Seconds to wait, after stdin closed, for answers to requests already forwarded.
@@ -62,36 +63,13 @@ def _note(message: str) -> None:
     sys.stderr.flush()
 
 
-def events(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The data of each ``message`` event of a server-sent event stream.
-
-    >>> list(events([b": ping\\r\\n\\r\\nevent: message\\r\\ndata: {}\\r\\n", b"\\r\\n"]))
-    [b'{}']
-    """
-    buf, kind = b"", b"message"
-    data: list[bytes] = []
-    for chunk in chunks:
-        buf += chunk
-        while (end := buf.find(b"\n")) >= 0:
-            line, buf = buf[:end].rstrip(b"\r"), buf[end + 1 :]
-            if not line:
-                if data and kind == b"message":
-                    yield b"\n".join(data)
-                data, kind = [], b"message"
-                continue
-            field, _, value = line.partition(b":")
-            value = value[1:] if value.startswith(b" ") else value
-            if field == b"data":
-                data.append(value)
-            elif field == b"event":
-                kind = value
-
-
 class _Session:
     """One MCP session on one server process, and its ``GET`` stream."""
 
-    def __init__(self, pid: int, sock: str, session_id: str | None) -> None:
-        self.pid, self.sock, self.id = pid, sock, session_id
+    def __init__(self, server: tuple[int, str], reply: uds.Response) -> None:
+        """The session ``reply`` (the answer to ``initialize``) opened on ``server``."""
+        self.pid, self.sock = server
+        self.id = reply.headers.get(SESSION_HEADER)
         self.stream: uds.Connection | None = None
 
 
@@ -222,7 +200,7 @@ class Proxy:
                 if is_request:
                     self._refused(request_id, status, conn.body())
             elif headers.get("content-type", "").startswith("text/event-stream"):
-                if not self._relay(events(conn.chunks()), request_id) and is_request:
+                if not self._relay(sse.messages(conn.chunks()), request_id) and is_request:
                     self.fail(request_id, _GONE)
             elif is_request:
                 self.emit(conn.body())
@@ -266,29 +244,38 @@ class Proxy:
 
     # -- sessions -------------------------------------------------------------------------
 
+    def _handshake(self, server: tuple[int, str], raw: bytes,
+                   session: _Session | None = None) -> uds.Response:  # fmt: skip
+        """POST one message of the handshake (``initialize``, ``initialized``) and read
+        its whole answer."""
+        return uds.request(server[1], "POST", "/mcp", raw, self._headers(session),
+                           timeout=HANDSHAKE_TIMEOUT)  # fmt: skip
+
     def _initialize(self, server: tuple[int, str], raw: bytes, request_id: object) -> None:
         """The client's own ``initialize``: a new session, its answer to the client."""
         if self.session is not None:
             self._forget(self.session)  # initialized again: the old one is done
-        reply = uds.request(server[1], "POST", "/mcp", raw, self._headers(None),
-                            timeout=HANDSHAKE_TIMEOUT)  # fmt: skip
+        reply = self._handshake(server, raw)
         if reply.status >= 400:
             self._refused(request_id, reply.status, reply.body)
             return
-        self.session = _Session(server[0], server[1], reply.headers.get(SESSION_HEADER))
+        self.session = _Session(server, reply)
         self._relay(self._messages(reply), None)
 
     def _replay(self, server: tuple[int, str]) -> _Session:
         """A new session on a (restarted) server, opened with the client's own handshake;
         the answers are the client's no more (it had them from the first server)."""
         init, *rest = self.handshake
-        session, answer = self._open(server, init)
+        reply = self._handshake(server, init)
+        answer = next(iter(self._messages(reply)), b"")
+        if reply.status >= 400 or not answer:
+            raise ServerError(f"initialize answered with HTTP {reply.status}: {answer[:200]!r}")
         error = loads(answer).get("error")
         if error is not None:
             raise ServerError(f"the restarted server refused initialize: {error}")
+        session = _Session(server, reply)
         for note in rest:
-            reply = uds.request(server[1], "POST", "/mcp", note, self._headers(session),
-                                timeout=HANDSHAKE_TIMEOUT)  # fmt: skip
+            reply = self._handshake(server, note, session)
             if reply.status >= 400:
                 raise ServerError(f"the restarted server refused {note[:80]!r}: {reply.status}")
         if rest:
@@ -296,19 +283,11 @@ class Proxy:
         _note(f"took the session over to the ExoMonad server with pid {server[0]}")
         return session
 
-    def _open(self, server: tuple[int, str], init: bytes) -> tuple[_Session, bytes]:
-        reply = uds.request(server[1], "POST", "/mcp", init, self._headers(None),
-                            timeout=HANDSHAKE_TIMEOUT)  # fmt: skip
-        body = next(iter(self._messages(reply)), b"")
-        if reply.status >= 400 or not body:
-            raise ServerError(f"initialize answered with HTTP {reply.status}: {body[:200]!r}")
-        return _Session(server[0], server[1], reply.headers.get(SESSION_HEADER)), body
-
     @staticmethod
     def _messages(reply: uds.Response) -> list[bytes]:
         """The messages of a whole answer: its JSON body, or its events' data."""
         if reply.headers.get("content-type", "").startswith("text/event-stream"):
-            return list(events([reply.body]))
+            return list(sse.messages([reply.body]))
         return [reply.body] if reply.body.strip() else []
 
     def _listen(self, session: _Session) -> None:
@@ -330,7 +309,7 @@ class Proxy:
         try:
             status, headers = conn.head()
             if status == 200 and headers.get("content-type", "").startswith("text/event-stream"):
-                self._relay(events(conn.chunks()), None)
+                self._relay(sse.messages(conn.chunks()), None)
         except (OSError, ExomonadError):
             pass  # the server went away (or closed the session): nothing more comes
         finally:

@@ -34,6 +34,7 @@ __all__ = [
     "create_team",
     "list_teams",
     "load_config",
+    "load_config_in",
     "register_synthetic",
     "remove_all_synthetic",
     "remove_synthetic",
@@ -60,9 +61,23 @@ def _read_raw(paths: TeamPaths, d: SafeDir) -> dict[str, Any]:
         data = read_json(paths.config_file, at=d)  # a symlink: SymlinkRefusedError
     except FileNotFoundError:
         raise _not_found(paths) from None
+    return _checked_raw(paths.config_file, data)
+
+
+def _checked_raw(path: Path, data: object) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("members", []), list):
-        raise CorruptFileError(paths.config_file, "not a team config object")
+        raise CorruptFileError(path, "not a team config object")
     return data
+
+
+def _validated(path: Path, raw: dict[str, Any]) -> TeamConfig:
+    try:
+        return TeamConfig.from_json(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
+        )
+        raise CorruptFileError(path, f"not a valid team config ({problems})") from exc
 
 
 _configs: FileCache[TeamConfig] = FileCache()
@@ -83,14 +98,33 @@ def load_config(paths: TeamPaths) -> TeamConfig:
         if cached is not None:
             return cached
         raw = _read_raw(paths, d)
-    try:
-        config = TeamConfig.from_json(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3]
-        )
-        raise CorruptFileError(paths.config_file, f"not a valid team config ({problems})") from exc
+    config = _validated(paths.config_file, raw)
     _configs.put(paths.config_file, st, config)
+    return config
+
+
+def load_config_in(
+    root: Path, directory: Path, wanted: Callable[[str], bool] = lambda name: True
+) -> TeamConfig | None:
+    """The config in ``directory``/``config.json`` (a directory under ``root``, whatever
+    team it names), read once and cached like :func:`load_config`.
+
+    None, without validating it, when the file names no team or a team ``wanted``
+    refuses. Raises what :func:`load_config` raises for a bad file, and OSError
+    (FileNotFoundError) when there is none.
+    """
+    path = directory / "config.json"
+    with SafeDir.open(root, directory) as d:
+        st = d.lstat(path.name)
+        cached = _configs.get(path, st)
+        if cached is not None:
+            return cached if wanted(cached.name) else None
+        data = read_json(path, at=d)
+    name = data.get("name") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not wanted(name):
+        return None
+    config = _validated(path, _checked_raw(path, data))
+    _configs.put(path, st, config)
     return config
 
 

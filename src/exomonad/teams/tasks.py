@@ -33,33 +33,22 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import ValidationError
-
 from exomonad.errors import CorruptFileError, TaskError
-from exomonad.teams.atomic import read_bytes, read_json, write_json_atomic
+from exomonad.teams.atomic import write_json_atomic
 from exomonad.teams.dirs import SafeDir
-from exomonad.teams.filecache import FileCache
-from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
+from exomonad.teams.lock import FileLock
 from exomonad.teams.models import Task, TaskStatus
-from exomonad.teams.paths import TeamPaths, validate_name
+from exomonad.teams.paths import validate_name
+from exomonad.teams.taskread import HIGHWATERMARK, LIST_LOCK, TaskReader, parse_int
 
 __all__ = ["HIGHWATERMARK", "LIST_LOCK", "TASK_STATUSES", "ClaimRefusedError", "TaskStore"]
 
-#: File holding the largest id ever handed out (a bare integer).
-HIGHWATERMARK = ".highwatermark"
-#: The list lock's target file; the lock directory is ``.lock.lock``.
-LIST_LOCK = ".lock"
 #: Valid task statuses, in workflow order.
 TASK_STATUSES: tuple[TaskStatus, ...] = get_args(TaskStatus)
 
-#: Tasks as read, per version of their file (the lock-free reads: get, list).
-_read_tasks: FileCache[Task] = FileCache()
-_PARSE_INT = re.compile(r"\s*([+-]?\d+)")
 _STANDARD = (
     "id",
     "subject",
@@ -78,20 +67,7 @@ class _Unset(enum.Enum):
 
 
 _UNSET = _Unset.UNSET
-_Problems = list[CorruptFileError]
-_Tasks = list[Task]  # the alias keeps ``TaskStore.list`` from shadowing the builtin
 _Change = Callable[[dict[str, Any], Task], bool]
-
-
-def _parse_int(text: str) -> int | None:
-    """JavaScript ``parseInt(text, 10)``: the leading integer, or None (NaN)."""
-    m = _PARSE_INT.match(text)
-    return int(m.group(1)) if m else None
-
-
-def _id_key(task: Task) -> tuple[int, int, str]:
-    n = _parse_int(task.id)
-    return (0, n, task.id) if n is not None else (1, 0, task.id)
 
 
 def _normalise(raw: dict[str, Any]) -> dict[str, Any]:
@@ -129,8 +105,11 @@ class ClaimRefusedError(TaskError):
         self.blocked_by = list(blocked_by)
 
 
-class TaskStore:
-    """The task list of one team (or of ``$CLAUDE_CODE_TASK_LIST_ID``).
+class TaskStore(TaskReader):
+    """The task list of one team (or of ``$CLAUDE_CODE_TASK_LIST_ID``), read and written.
+
+    Reading is :class:`~exomonad.teams.taskread.TaskReader`'s; the writes here take
+    Claude Code's locks.
 
     Parameters
     ----------
@@ -148,6 +127,7 @@ class TaskStore:
         :meth:`list` call had to skip (empty when all files were readable).
 
     >>> import tempfile
+    >>> from exomonad.teams.paths import TeamPaths
     >>> store = TaskStore(TeamPaths("demo", root=tempfile.mkdtemp()))
     >>> store.create("write the parser").id, store.create("test it", blocked_by=["1"]).id
     ('1', '2')
@@ -155,69 +135,13 @@ class TaskStore:
     ['2']
     """
 
-    def __init__(
-        self, paths: TeamPaths, *, lock: LockSettings = DEFAULT_LOCK, durable: bool = True
-    ) -> None:
-        self.paths = paths
-        self.dir: Path = paths.tasks_dir
-        self.lock = lock
-        self.durable = durable
-        self.problems: list[CorruptFileError] = []
-
-    # -- files ---------------------------------------------------------------------------
-
-    def path(self, task_id: str) -> Path:
-        """The file of task ``task_id`` (the id is checked so it cannot escape the dir)."""
-        return self.dir / f"{validate_name(task_id, 'task id')}.json"
-
-    def _open(self, *, create: bool = False) -> SafeDir:
-        """The list directory, opened without following symlinks."""
-        return self.paths.open_dir(self.dir, create=create)
-
-    def _open_existing(self, task_id: str) -> SafeDir:
-        try:
-            return self._open()
-        except FileNotFoundError:
-            raise TaskError(f"task {task_id} not found in {self.dir}") from None
-
-    def _load(self, path: Path, d: SafeDir) -> tuple[dict[str, Any], Task]:
-        """Read and validate one task file; FileNotFoundError if it is gone."""
-        raw = read_json(path, at=d)
-        if not isinstance(raw, dict):
-            raise CorruptFileError(path, f"top level is {type(raw).__name__}, not an object")
-        try:
-            return raw, Task.from_json(raw)
-        except ValidationError as exc:
-            errs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise CorruptFileError(path, f"not a valid task ({errs})") from exc
-
-    def _task(self, path: Path, d: SafeDir) -> Task:
-        """:meth:`_load`'s task, parsed once per version of the file (treat as read-only)."""
-        st = d.lstat(path.name)
-        task = _read_tasks.get(path, st)
-        if task is None:
-            task = self._load(path, d)[1]
-            _read_tasks.put(path, st, task)
-        return task
-
-    def _read(self, task_id: str, d: SafeDir) -> tuple[dict[str, Any], Task]:
-        try:
-            return self._load(self.path(task_id), d)
-        except FileNotFoundError:
-            raise TaskError(f"task {task_id} not found in {self.dir}") from None
+    # -- locked files --------------------------------------------------------------------
 
     def _write(self, raw: dict[str, Any], d: SafeDir) -> Task:
         raw = _normalise(raw)
         task = Task.from_json(raw)  # never write what we could not read back
         write_json_atomic(self.path(task.id), raw, durable=self.durable, at=d)
         return task
-
-    def _highwatermark(self, d: SafeDir) -> int:
-        try:
-            n = _parse_int(read_bytes(self.dir / HIGHWATERMARK, at=d).decode(errors="replace"))
-        except FileNotFoundError:
-            return 0
-        return n or 0
 
     def _set_highwatermark(self, value: int, d: SafeDir) -> None:
         write_json_atomic(self.dir / HIGHWATERMARK, value, durable=self.durable, at=d)
@@ -244,59 +168,6 @@ class TaskStore:
                     return task
                 raw["id"] = task_id
                 return self._write(raw, d)
-
-    # -- reading -------------------------------------------------------------------------
-
-    def list(self) -> _Tasks:
-        """All readable tasks sorted by numeric id; unreadable files go to :attr:`problems`."""
-        tasks, self.problems = self._scan()
-        return tasks
-
-    def _scan(self) -> tuple[_Tasks, _Problems]:
-        problems: list[CorruptFileError] = []
-        tasks: list[Task] = []
-        try:
-            d = self._open()
-        except FileNotFoundError:
-            return tasks, problems
-        with d:
-            for name in d.listdir():
-                if not name.endswith(".json"):
-                    continue
-                try:
-                    tasks.append(self._task(self.dir / name, d))
-                except (FileNotFoundError, IsADirectoryError):
-                    continue
-                except CorruptFileError as exc:
-                    problems.append(exc)
-        return sorted(tasks, key=_id_key), problems
-
-    def get(self, task_id: str) -> Task:
-        """Task ``task_id``; :class:`TaskError` if missing, CorruptFileError if unreadable."""
-        self.path(task_id)  # a bad id is InvalidNameError, whether the list exists or not
-        with self._open_existing(task_id) as d:
-            try:
-                return self._task(self.path(task_id), d)
-            except FileNotFoundError:
-                raise TaskError(f"task {task_id} not found in {self.dir}") from None
-
-    def next_id(self) -> str:
-        """The id the next :meth:`create` would take (a snapshot; take the list lock to use it)."""
-        try:
-            d = self._open()
-        except FileNotFoundError:
-            return "1"
-        with d:
-            return self._next_id(d)
-
-    def _next_id(self, d: SafeDir) -> str:
-        top = 0
-        for name in d.listdir():
-            if name.endswith(".json"):
-                n = _parse_int(name[: -len(".json")])
-                if n is not None and n > top:
-                    top = n
-        return str(max(top, self._highwatermark(d)) + 1)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -445,7 +316,7 @@ class TaskStore:
         with self._list_lock() as d:
             if not d.exists(name):
                 raise TaskError(f"task {task_id} not found in {self.dir}")
-            n = _parse_int(task_id)
+            n = parse_int(task_id)
             if n is not None and n > self._highwatermark(d):
                 self._set_highwatermark(n, d)
             os.unlink(name, dir_fd=d.fd)
