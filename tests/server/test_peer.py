@@ -14,7 +14,12 @@ import pytest
 import uvicorn
 import uvloop
 
-from exomonad.server.peer import PeerH11Protocol, PeerHttpToolsProtocol, peer_pid
+from exomonad.server.peer import (
+    CoalescingTransport,
+    PeerH11Protocol,
+    PeerHttpToolsProtocol,
+    peer_pid,
+)
 
 
 async def _app(scope: Any, receive: Any, send: Any) -> None:
@@ -59,3 +64,42 @@ def test_the_peer_pid_is_the_scope_client(tmp_path: Path, protocol: type[Any]) -
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         answer = runner.run(main())
     assert answer == str(os.getpid())  # this process connected: the kernel says so
+
+
+class _Recorder(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[Any] = []
+        self.closing = False
+
+    def write(self, data: Any) -> None:
+        self.calls.append(("write", bytes(data)))
+
+    def close(self) -> None:
+        self.calls.append(("close",))
+        self.closing = True
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def test_writes_in_one_turn_leave_as_one_and_close_sends_what_is_pending() -> None:
+    async def main() -> list[Any]:
+        inner = _Recorder()
+        corked = CoalescingTransport(inner)
+        corked.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        corked.write(b"body")
+        assert corked.get_write_buffer_size() == 23
+        assert inner.calls == []  # nothing yet: the turn is not over
+        await asyncio.sleep(0)
+        corked.write(b"next")
+        corked.close()  # the pending write goes first
+        corked.write(b"late")  # after close: dropped by the real transport's rule
+        await asyncio.sleep(0)
+        return inner.calls
+
+    calls = asyncio.run(main())
+    assert calls == [("write", b"HTTP/1.1 200 OK\r\n\r\nbody"), ("write", b"next"), ("close",)]

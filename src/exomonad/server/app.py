@@ -14,6 +14,7 @@ MCP call they cost a fraction of h11 on asyncio's pure-Python loop
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -41,7 +42,8 @@ from exomonad.policy.decisions import label
 from exomonad.server.dashboard import dashboard
 from exomonad.server.hooks import hook_request
 from exomonad.server.identity import TOKEN_HEADER
-from exomonad.server.mcp_app import build_mcp_server, mcp_first
+from exomonad.server.mcp_app import ToolCatalog, build_mcp_server, mcp_first
+from exomonad.server.mcp_fast import Established, FastPath
 from exomonad.server.observe import observe_routes
 from exomonad.server.peer import PeerHttpToolsProtocol, peer_pid
 from exomonad.server.pidfile import PidFile
@@ -132,9 +134,14 @@ def build_app(
         Route("/gate/pre-push", gate_route, methods=["POST"]),
         Route("/hook/{event}", hook_route, methods=["POST"]),
     ]
-    app = build_mcp_server(svc).streamable_http_app(
+    catalog, established = ToolCatalog(svc), Established()
+    server = build_mcp_server(svc, catalog=catalog, on_served=established.note)
+    app = server.streamable_http_app(
         json_response=True, transport_security=_SECURITY, custom_starlette_routes=routes
     )
+    app.state.mcp_fast = functools.partial(FastPath, svc, manager=server.session_manager,
+                                           security=_SECURITY, catalog=catalog,
+                                           established=established)  # fmt: skip
     listener, person_app = dashboard(svc, port=dashboard_port, announce=announce)
     svc.services.register(listener)
     app.router.routes.append(Mount("/dashboard", app=person_app))
