@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from exomonad.scripted.anthropic import ScriptedClaude, tool_reply
+from exomonad.scripted.anthropic import ReplySpec, ScriptedClaude, tool_reply
 from exomonad.teams import TeamPaths, create_team
 from tests.e2e.claude_cli import CLAUDE_330, prepare_home, start_headless
 from tests.e2e.harness import ExomonadServe, fail_if_missing
@@ -74,8 +74,11 @@ def test_cd_into_a_planted_state_dir_does_not_move_the_judge(
     create_team(TeamPaths("mine", fake_claude))
     servers = [_serve(state, home.config_dir, tmux_server, tmp_path / "serve.log"),
                _serve(planted, fake_claude, tmux_server, tmp_path / "fake.log")]  # fmt: skip
-    script = [tool_reply("Bash", {"command": "cd sub && pwd", "description": "cd"}),
-              tool_reply("Bash", {"command": PUSH, "description": "push"}), "done"]  # fmt: skip
+    script: list[ReplySpec] = [
+        tool_reply("Bash", {"command": "cd sub && pwd", "description": "cd"}),
+        tool_reply("Bash", {"command": PUSH, "description": "push"}),
+        "done",
+    ]
     env = {"PYTHONPATH": os.environ.get("PYTHONPATH", ""), **GIT_ENV,
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # fmt: skip
     try:
