@@ -52,15 +52,23 @@ CONFIG = '[policy]\napproval_timeout = 0.5\non_timeout = "deny"\npopup = false\n
 PUSH = "git push -q origin HEAD:main"
 
 
-def _serve(state: Path, claude: Path, tmux: TmuxServer, log: Path) -> ExomonadServe:
+def serve(state: Path, claude: Path, tmux: TmuxServer, log: Path) -> ExomonadServe:
+    """A real ``exomonad serve`` for ``state``, its teams under ``claude``."""
     env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
     env.update(GIT_ENV, CLAUDE_CONFIG_DIR=str(claude), EXOMONAD_DIR=str(state),
                EXOMONAD_LOCK_DIR=str(state.parent / "locks"),
                EXOMONAD_SPOOL_DIR=str(state.parent / "spool"))  # fmt: skip
-    serve = ExomonadServe(state=state, env=env, tmux_socket=tmux.socket, log_path=log,
-                          cwd=state.parent)  # fmt: skip
-    serve.start()
-    return serve
+    server = ExomonadServe(state=state, env=env, tmux_socket=tmux.socket, log_path=log,
+                           cwd=state.parent)  # fmt: skip
+    server.start()
+    return server
+
+
+def audit(state: Path) -> list[dict[str, Any]]:
+    """The decisions the server of ``state`` recorded."""
+    path = state / "audit.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(x) for x in lines]
 
 
 class Scene:
@@ -74,7 +82,7 @@ class Scene:
         claude = tmp / "claude"
         create_team(TeamPaths("proj", claude))
         self.token = TokenStore(self.state).issue(Identity("w1", "worker", "proj", "team-lead"))
-        self.servers = [_serve(self.state, claude, tmux, tmp / "serve.log")]
+        self.servers = [serve(self.state, claude, tmux, tmp / "serve.log")]
         self.main = git(self.remote, "rev-parse", "main").strip()
 
     def plant(self, where: Path) -> Path:
@@ -90,7 +98,7 @@ class Scene:
     def serve_planted(self, planted: Path) -> None:
         claude = planted.parent / "claude-fake"
         create_team(TeamPaths("mine", claude))
-        self.servers.append(_serve(planted, claude, self.tmux, self.tmp / "fake.log"))
+        self.servers.append(serve(planted, claude, self.tmux, self.tmp / "fake.log"))
 
     def tool_call(self, cwd: Path, env: dict[str, str], runtime: str = "claude") -> str:
         """The hook for ``git push origin HEAD:main`` in ``cwd``, then the command
@@ -122,11 +130,6 @@ class Scene:
     def main_unmoved(self) -> bool:
         return git(self.remote, "rev-parse", "main").strip() == self.main
 
-    def audit(self, state: Path) -> list[dict[str, Any]]:
-        path = state / "audit.jsonl"
-        lines = path.read_text().splitlines() if path.exists() else []
-        return [json.loads(x) for x in lines]
-
 
 @pytest.fixture
 def scene(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Scene]:
@@ -141,8 +144,14 @@ def _worker(scene: Scene, *, with_dir: bool) -> dict[str, str]:
     return {**env, "EXOMONAD_DIR": str(scene.state)} if with_dir else env
 
 
-def test_a_planted_state_dir_without_a_server_does_not_fail_open(scene: Scene) -> None:
+@pytest.mark.parametrize("own_server", [False, True], ids=["offline", "own-server"])
+def test_a_workers_planted_state_dir_never_judges_its_push(scene: Scene, own_server: bool) -> None:
     planted = scene.plant(scene.tmp / "mine")
+    if own_server:
+        scene.serve_planted(planted)
+        # The planted server is real and permissive: asked directly, it allows the push.
+        assert _ask_directly(scene, planted) == "allow"
+    before = len(audit(planted))
     for runtime in ("claude", "gemini"):
         judged = scene.tool_call(planted.parent, _worker(scene, with_dir=True), runtime)
         assert judged.startswith(("deny", "ask")), judged
@@ -150,27 +159,10 @@ def test_a_planted_state_dir_without_a_server_does_not_fail_open(scene: Scene) -
         assert lost.startswith("deny"), lost
         assert "without EXOMONAD_DIR" in lost
     assert scene.main_unmoved()
-    judged_by_real = [e for e in scene.audit(scene.state) if e["agent"] == "w1"]
+    assert len(audit(planted)) == before  # never asked
+    judged_by_real = [e for e in audit(scene.state) if e["agent"] == "w1"]
     assert len(judged_by_real) == 2  # the two with EXOMONAD_DIR, each not allowed
     assert all(e["decision"] != "allow" for e in judged_by_real)
-
-
-def test_a_planted_state_dir_with_its_own_server_is_never_asked(scene: Scene) -> None:
-    planted = scene.plant(scene.tmp / "mine")
-    scene.serve_planted(planted)
-    # The planted server is real and permissive: asked directly, it allows the push.
-    direct = _ask_directly(scene, planted)
-    assert direct == "allow", direct
-    before = len(scene.audit(planted))
-    for runtime in ("claude", "gemini"):
-        judged = scene.tool_call(planted.parent, _worker(scene, with_dir=True), runtime)
-        assert judged.startswith(("deny", "ask")), judged
-        lost = scene.tool_call(planted.parent, _worker(scene, with_dir=False), runtime)
-        assert lost.startswith("deny"), lost
-        assert "without EXOMONAD_DIR" in lost
-    assert scene.main_unmoved()
-    assert len(scene.audit(planted)) == before  # never asked
-    assert len([e for e in scene.audit(scene.state) if e["agent"] == "w1"]) == 2
 
 
 def test_a_claude_teammate_that_cds_into_a_planted_dir_meets_the_real_server(
@@ -180,13 +172,13 @@ def test_a_claude_teammate_that_cds_into_a_planted_dir_meets_the_real_server(
     and its hook's working directory follow ``cd``; ``$CLAUDE_PROJECT_DIR`` does not."""
     planted = scene.plant(scene.proj / "sub")
     scene.serve_planted(planted)
-    before = len(scene.audit(planted))
+    before = len(audit(planted))
     teammate = {"CLAUDE_PROJECT_DIR": str(scene.proj)}
     judged = scene.tool_call(planted.parent, teammate)
     assert judged.startswith(("deny", "ask")), judged
     assert scene.main_unmoved()
-    assert len(scene.audit(planted)) == before
-    assert any(e["decision"] != "allow" for e in scene.audit(scene.state))
+    assert len(audit(planted)) == before
+    assert any(e["decision"] != "allow" for e in audit(scene.state))
 
 
 def _ask_directly(scene: Scene, planted: Path) -> str:

@@ -18,36 +18,21 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from exomonad.scripted.anthropic import ReplySpec, ScriptedClaude, tool_reply
 from exomonad.teams import TeamPaths, create_team
 from tests.e2e.claude_cli import CLAUDE_330, prepare_home, start_headless
-from tests.e2e.harness import ExomonadServe, fail_if_missing
+from tests.e2e.harness import fail_if_missing
 from tests.support.git import GIT_ENV, git, make_repo
 from tests.support.tmux import TmuxServer
-from tests.test_statedir_live import CONFIG, PLANTED_POLICY
+from tests.test_statedir_live import CONFIG, PLANTED_POLICY, audit, serve
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 STEP = 60.0
 PUSH = "git push origin HEAD:main"
-
-
-def _serve(state: Path, claude: Path, tmux: TmuxServer, log: Path) -> ExomonadServe:
-    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
-    env.update(GIT_ENV, CLAUDE_CONFIG_DIR=str(claude), EXOMONAD_DIR=str(state))
-    serve = ExomonadServe(state=state, env=env, tmux_socket=tmux.socket, log_path=log,
-                          cwd=state.parent)  # fmt: skip
-    serve.start()
-    return serve
-
-
-def _audit(state: Path) -> list[dict[str, Any]]:
-    path = state / "audit.jsonl"
-    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
 
 def test_cd_into_a_planted_state_dir_does_not_move_the_judge(
@@ -72,8 +57,8 @@ def test_cd_into_a_planted_state_dir_does_not_move_the_judge(
     (planted / "config.toml").write_text(CONFIG)
     fake_claude = tmp_path / "fake-claude"
     create_team(TeamPaths("mine", fake_claude))
-    servers = [_serve(state, home.config_dir, tmux_server, tmp_path / "serve.log"),
-               _serve(planted, fake_claude, tmux_server, tmp_path / "fake.log")]  # fmt: skip
+    servers = [serve(state, home.config_dir, tmux_server, tmp_path / "serve.log"),
+               serve(planted, fake_claude, tmux_server, tmp_path / "fake.log")]  # fmt: skip
     script: list[ReplySpec] = [
         tool_reply("Bash", {"command": "cd sub && pwd", "description": "cd"}),
         tool_reply("Bash", {"command": PUSH, "description": "push"}),
@@ -94,7 +79,7 @@ def test_cd_into_a_planted_state_dir_does_not_move_the_judge(
     assert results[0][1].strip().endswith("/sub"), results  # the cd took effect
     assert "asks: git push origin main" in results[1][1], results  # the real server's words
     assert git(remote, "rev-parse", "main").strip() == main  # main never moved
-    judged = [e for e in _audit(state) if "GitPush" in json.dumps(e.get("actions"))]
-    assert judged, _audit(state)
+    judged = [e for e in audit(state) if "GitPush" in json.dumps(e.get("actions"))]
+    assert judged, audit(state)
     assert all(e["decision"] != "allow" for e in judged), judged
-    assert _audit(planted) == []  # the planted server was never asked
+    assert audit(planted) == []  # the planted server was never asked
