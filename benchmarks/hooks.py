@@ -13,8 +13,10 @@ per run from ``Popen`` to exit (``subprocess.run`` with the stdin JSON), for:
 * ``python -m exomonad hook before-tool --runtime gemini``: Gemini CLI's BeforeTool for
   ``run_shell_command`` ``ls``, with a worker's token.
 
-The project is found as in real use: no ``EXOMONAD_DIR``, the hook's ``cwd`` (the
-project) is walked up to ``.exomonad/``. Every answer is checked (exit 0, ``allow``, no
+The project is found as in real use (:func:`exomonad.state.agent_state_dir`): the lead's
+Claude Code hook has no ``EXOMONAD_DIR`` and walks up from ``$CLAUDE_PROJECT_DIR`` (the
+project, as Claude Code sets it) to ``.exomonad/``; a worker's hook has the
+``EXOMONAD_DIR`` ExoMonad gives it with its token. Every answer is checked (exit 0, ``allow``, no
 fail-open). Sequential runs interleave the variants round-robin so load drift hits all
 alike; then 16 at a time (a thread pool of 16 ``subprocess.run``). For reference, the
 same hook posted directly over the socket from this process (no hook process): the
@@ -82,7 +84,9 @@ def _variants(server: ExoServer) -> list[Variant]:
     py = sys.executable
     script = str(Path(sys.executable).parent / "exomonad")
     env = {k: v for k, v in server.env.items() if k != "EXOMONAD_DIR"}
-    worker_env = {**env, "EXOMONAD_TOKEN": server.workers[WORKER]}
+    env["CLAUDE_PROJECT_DIR"] = str(server.state.parent)  # what Claude Code sets
+    worker_env = {**server.env, "EXOMONAD_TOKEN": server.workers[WORKER],
+                  "EXOMONAD_DIR": str(server.state)}  # fmt: skip
     claude, gemini = (orjson.dumps(p) for p in _payloads(server))
     return [
         Variant("python -c pass", [py, "-c", "pass"], b"", env, None),
@@ -178,7 +182,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
     return {
         "method": (
             "wall time per process, Popen to exit, stdin = a realistic hook JSON; project found "
-            "from the hook's cwd; sequential runs interleave the variants; then a pool of "
+            "from $CLAUDE_PROJECT_DIR (lead) or $EXOMONAD_DIR (worker); sequential runs "
+            "interleave the variants; then a pool of "
             f"{CONCURRENCY}; the server is a real `exomonad serve` (policy + audit on)"
         ),
         "rows": rows,

@@ -56,7 +56,7 @@ def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project)
     git(wt, "add", "f.txt")
     git(wt, "commit", "-q", "-m", "work")
 
-    as_worker = {"EXOMONAD_TOKEN": token}
+    as_worker = {"EXOMONAD_TOKEN": token, "EXOMONAD_DIR": str(p.state)}  # as ExoMonad gives it
     ok = _push(p, wt, "git push -q origin exo/w1", as_worker)  # its own branch: allowed
     assert ok.returncode == 0, ok.stderr
     assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
@@ -71,6 +71,17 @@ def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project)
     hidden = _push(p, wt, AS_GEMINI, {})
     assert hidden.returncode != 0  # an agent without its token: refused outright
     assert "without its ExoMonad identity" in hidden.stderr
+    # Its token without EXOMONAD_DIR, from a clone of its own holding a planted state dir
+    # (a permissive policy, no server): refused, not judged offline by that policy.
+    clone = p.root.parent / "mine"
+    git(p.root.parent, "clone", "-q", str(remote), str(clone))
+    (clone / ".exomonad").mkdir()
+    (clone / ".exomonad" / "policy.py").write_text("raise SystemExit('never loaded')\n")
+    git(clone, "commit", "-q", "--allow-empty", "-m", "mine")
+    lost = {"EXOMONAD_TOKEN": token, "GIT_CONFIG_PARAMETERS": f"'core.hooksPath'='{hooks}'"}
+    planted = _push(p, clone, "git push -q origin HEAD:main", lost)
+    assert planted.returncode != 0
+    assert "without EXOMONAD_DIR" in planted.stderr
     assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
     audit = [orjson.loads(x) for x in (p.state / "audit.jsonl").read_text().splitlines()]
     gate = [(e["decision"], e["actions"][0]["type"]) for e in audit if e["agent"] == "w1"]

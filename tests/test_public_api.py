@@ -61,6 +61,7 @@ ERRORS_ALL = [
     "SandboxError",
     "ServerError",
     "ServerNotRunningError",
+    "StateDirError",
     "SymlinkRefusedError",
     "SymlinkedDirectoryError",
     "TaskError",
@@ -87,6 +88,7 @@ ERROR_PARENTS = {
     "UnknownRuntimeError": "ExomonadError",
     "ServerNotRunningError": "ExomonadError",
     "ServerError": "ExomonadError",
+    "StateDirError": "ExomonadError",
 }
 
 

@@ -19,6 +19,7 @@ can catch one type. The tree::
     ├── SandboxError            bubblewrap missing, unusable here, or a sandbox path missing
     ├── UnknownRuntimeError     an agent runtime ExoMonad does not know (``runtimes``)
     ├── GateError               a worker whose runtime would not run ExoMonad's hooks
+    ├── StateDirError           no state dir a worker's hook may trust (``state``)
     ├── ServerNotRunningError   no ExoMonad server listens for the project (``uds``)
     ├── ServerError             the server answered with an error, or not in HTTP
     └── GitHubError             (exomonad.github.errors) what GitHub answered is unusable
@@ -47,6 +48,7 @@ __all__ = [
     "SandboxError",
     "ServerError",
     "ServerNotRunningError",
+    "StateDirError",
     "SymlinkRefusedError",
     "SymlinkedDirectoryError",
     "TaskError",
@@ -150,6 +152,11 @@ class UnknownRuntimeError(ExomonadError, ValueError):
 class GateError(ExomonadError):
     """No gate, no start: a worker's runtime would not run ExoMonad's hooks in its
     checkout (e.g. Codex hooks the user never trusted); the message says how to fix it."""
+
+
+class StateDirError(ExomonadError):
+    """A worker (it holds ``EXOMONAD_TOKEN``) without the ``EXOMONAD_DIR`` ExoMonad gave
+    it: no state dir found from its own directories is trusted."""
 
 
 class ServerNotRunningError(ExomonadError):

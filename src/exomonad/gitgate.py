@@ -7,7 +7,11 @@ git). git passes the remote and its URL as arguments and one line per ref on std
 (``<local ref> <local sha> <remote ref> <remote sha>``). Each line becomes the push it
 is, spelled plainly (``git push REMOTE +SHA:BRANCH`` for a push that is not a fast
 forward, ``git push REMOTE :BRANCH`` for a deletion), and the server judges it as a tool
-call of the pushing agent (its ``EXOMONAD_TOKEN``), escalations and audit included.
+call of the pushing agent (its ``EXOMONAD_TOKEN``), escalations and audit included,
+by the server of the project the token belongs to (``$EXOMONAD_DIR``, given with it): a
+push with the token but without that variable is refused, never judged by a state dir
+found from the repository it runs in, which the agent may have made
+(:func:`exomonad.state.agent_state_dir`).
 
 Exit 0 lets the push go, anything else stops it (git prints our stderr). A push by a
 person (no agent among its parents, no token) is not ours to judge. A push carrying a
@@ -98,7 +102,7 @@ def _gate(argv: list[str], stdin: str) -> tuple[bool, str]:
     from exomonad.ancestry import agent_session
     from exomonad.client import ServerClient, ServerNotRunningError
     from exomonad.hookclient import NO_SERVER_FOR_AGENT
-    from exomonad.state import find_state_dir
+    from exomonad.state import agent_state_dir
 
     if len(argv) < 2 or argv[0] != "pre-push":
         return False, "usage: exomonad git-gate pre-push REMOTE [URL]"
@@ -110,7 +114,10 @@ def _gate(argv: list[str], stdin: str) -> tuple[bool, str]:
             return True, ""  # a person's push: not ours to judge
         return False, f"an agent's push without its ExoMonad identity ({inside})"
     commands = push_commands(remote, [x for x in stdin.splitlines() if x.strip()], cwd)
-    client = ServerClient(find_state_dir(Path(cwd)), token=token, timeout=600)
+    state = agent_state_dir()  # the token's $EXOMONAD_DIR (StateDirError without it)
+    if state is None:  # not with a token; for the type
+        return False, "no ExoMonad project for this push"
+    client = ServerClient(Path(state), token=token, timeout=600)
     for command in commands:
         try:
             answer: Any = client.call("POST", "/gate/pre-push", {"command": command, "cwd": cwd})

@@ -23,6 +23,24 @@ crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``: see
 Other events never block the agent's session: on any failure they exit 0 with ``{}`` on
 stdout and a note on stderr.
 
+Which server judges: the project's, never one the agent chose
+(:func:`exomonad.state.agent_state_dir`). The agent moves the hook input's ``cwd``
+(Claude Code's follows a ``cd`` below the project, and so does its hook's own working
+directory; Codex's is a tool call's ``workdir``, any path) and can make a
+``.exomonad/`` of its own wherever its code writes, with a permissive ``exomonad serve``
+in it. So the input's ``cwd`` is never used to find the project:
+
+* ``$EXOMONAD_DIR`` is used when set: ExoMonad gives it, with ``$EXOMONAD_TOKEN``, to
+  every agent it starts, and Claude Code, Gemini CLI and Codex CLI pass both to their
+  hooks (observed: 2.1.330, 0.61, 0.169);
+* a worker's hook (``$EXOMONAD_TOKEN``) without ``$EXOMONAD_DIR`` is denied (another
+  event: a note, no decision), never failed open;
+* a tokenless hook (the lead's own Claude Code started by hand, a Claude teammate, which
+  gets ``$EXOMONAD_DIR`` only from the tmux session ``exomonad up`` created) walks up
+  from where the runtime started its session (``$CLAUDE_PROJECT_DIR``, which Claude Code
+  and Gemini CLI set and a ``cd`` does not move; else the hook's own working directory),
+  and a ``.exomonad/`` inside a linked git worktree gives way to its project's.
+
 The bounds: a Claude Code ``Write`` carries the whole file in ``tool_input.content``, so
 a legitimately large payload is a few MiB; 8 MiB keeps every ordinary Write judged by the
 policy. Real payloads nest 3 to 6 levels (an ``Edit``'s ``edits`` list of objects, an MCP
@@ -36,8 +54,8 @@ import os
 import sys
 
 from exomonad import runtimes, uds
-from exomonad.errors import ExomonadError, ServerNotRunningError
-from exomonad.state import nearest_state_dir
+from exomonad.errors import ExomonadError, ServerNotRunningError, StateDirError
+from exomonad.state import agent_state_dir
 from exomonad.util.fastjson import dumps, loads
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
@@ -215,8 +233,10 @@ def _run(event: str, runtime: str, timeout: float) -> int:
         return _refuse(event, runtime, "deny", f"hook input is not JSON ({exc})")
     if not isinstance(payload, dict):
         return _refuse(event, runtime, "deny", "hook input is not a JSON object")
-    cwd = payload.get("cwd")
-    state = nearest_state_dir(cwd if isinstance(cwd, str) else None)
+    try:
+        state = agent_state_dir()  # never from the input's cwd: the agent moves that
+    except StateDirError as exc:
+        return _refuse(event, runtime, "deny", str(exc))
     server = uds.live_server(state) if state is not None else None
     if state is not None and server is not None:
         try:

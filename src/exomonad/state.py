@@ -1,8 +1,10 @@
 """The project's state directory, ``.exomonad/``.
 
-Found by walking up from the working directory to the nearest ``.exomonad/``; if there
-is none, it is placed at the enclosing git repository's root, else in the working
-directory. ``$EXOMONAD_DIR`` overrides all of this.
+Found by walking up from the working directory to the nearest ``.exomonad/`` (one inside
+a linked git worktree gives way to its project's); if there is none, it is placed at the
+enclosing git repository's root, else in the working directory. ``$EXOMONAD_DIR``
+overrides all of this. A hook or git's gate running for an agent uses
+:func:`agent_state_dir`: never from a directory the agent chose.
 
 It holds secrets (agent tokens, the lead's token) and the records of what agents did, so
 it is private: the directory is 0700 and every file ExoMonad creates in it is 0600
@@ -20,14 +22,18 @@ from __future__ import annotations
 
 import os
 
+from exomonad.errors import StateDirError
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
 if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
 __all__ = [
+    "PROJECT_DIR_VARS",
     "STATE_DIR_NAME",
     "adopt_lock_journal",
+    "agent_state_dir",
     "create_private",
     "ensure_state_dir",
     "find_state_dir",
@@ -38,6 +44,10 @@ __all__ = [
 ]
 
 STATE_DIR_NAME = ".exomonad"
+#: Where a runtime started its session, set by it for its hooks (Claude Code; Gemini CLI
+#: sets both): a ``cd`` in the agent's shell does not move it. Codex sets neither; its
+#: hook runs in the session's directory.
+PROJECT_DIR_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 #: Permission bits for group and other: never set on anything in the state dir.
 _SHARED_BITS = 0o077
 
@@ -110,18 +120,58 @@ def write_private(path: Path, data: bytes) -> None:
 
 def nearest_state_dir(start: str | None = None) -> str | None:
     """``$EXOMONAD_DIR``, else the nearest existing ``.exomonad/`` at or above ``start``
-    (default: the working directory; symlinks resolved), else None."""
+    (default: the working directory; symlinks resolved), else None.
+
+    One found inside a linked git worktree (a directory below a ``.git`` *file*: where
+    ExoMonad puts its workers, and what they can write) gives way to one further up that
+    belongs to the project the worktree is of; with none up there, it is kept (a
+    person's own worktree).
+    """
     env = os.environ.get("EXOMONAD_DIR")
     if env:
         return os.path.expanduser(env)
     here = os.path.realpath(start or os.getcwd())
+    found: str | None = None
+    linked = False  # found lies at or below a linked worktree's root
     while True:
-        if os.path.isdir(os.path.join(here, STATE_DIR_NAME)):
-            return os.path.join(here, STATE_DIR_NAME)
+        state = os.path.join(here, STATE_DIR_NAME)
+        if os.path.isdir(state):
+            if found is None:
+                found = state
+            elif linked:
+                return state
+        if found is not None:
+            git = os.path.join(here, ".git")
+            if os.path.isdir(git):
+                return found  # a main checkout's root: nothing above is its project's
+            linked = linked or os.path.isfile(git)
         parent = os.path.dirname(here)
         if parent == here:
-            return None
+            return found
         here = parent
+
+
+def agent_state_dir() -> str | None:
+    """The state dir a hook (or git's gate) may trust, whatever the agent did to its
+    working directory or to directories it can write; None: no project.
+
+    ``$EXOMONAD_DIR``, which ExoMonad gives every agent it starts (with its token);
+    else, for a worker (``$EXOMONAD_TOKEN`` without it), none: :class:`StateDirError`;
+    else (the lead's own Claude Code, a person, a Claude teammate) the nearest one above
+    where the runtime started the session (:data:`PROJECT_DIR_VARS`, else this process's
+    working directory). Never from the hook input's ``cwd``: Claude Code's follows a
+    ``cd``, Codex's is a tool call's ``workdir``.
+    """
+    env = os.environ.get("EXOMONAD_DIR")
+    if env:
+        return os.path.expanduser(env)
+    if os.environ.get("EXOMONAD_TOKEN"):
+        raise StateDirError(
+            "a worker (EXOMONAD_TOKEN) without EXOMONAD_DIR: ExoMonad gives its workers "
+            "both, and a state dir found from the agent's own directory is not trusted"
+        )
+    start = next((os.environ[v] for v in PROJECT_DIR_VARS if os.environ.get(v)), None)
+    return nearest_state_dir(start)
 
 
 def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
