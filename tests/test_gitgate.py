@@ -103,7 +103,8 @@ def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> N
     w = p.json("worker", "start", "--name", "w1", "--runtime", "terminal", "--command", "sleep 600")
     wt = Path(w["worktree"])
     tokens = orjson.loads((p.state / "tokens.json").read_bytes())
-    as_worker = {"EXOMONAD_TOKEN": next(t for t, i in tokens.items() if i["name"] == "w1")}
+    as_worker = {"EXOMONAD_TOKEN": next(t for t, i in tokens.items() if i["name"] == "w1"),
+                 "EXOMONAD_DIR": str(p.state)}  # what a worker gets  # fmt: skip
     remote = p.root.parent / "remote.git"
     main_before = git(remote, "rev-parse", "main").strip()
     (wt / "f.txt").write_text("work\n")
@@ -121,6 +122,7 @@ def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> N
                           capture_output=True, timeout=60, check=False)  # fmt: skip
     answer = orjson.loads(hook.stdout)["hookSpecificOutput"]
     assert (hook.returncode, answer["permissionDecision"]) == (0, "deny"), hook.stderr
+    assert b"never judged without it" in hook.stderr
     for script in ("git push -q origin HEAD:main", "git push -q origin exo/w1"):
         pushed = _push(p, wt, script, as_worker)
         assert pushed.returncode != 0, script
