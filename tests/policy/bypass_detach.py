@@ -35,7 +35,8 @@ DETACH: list[str] = [
     "env -i " + _ENV + " " + _F,
     "env - " + _ENV + " " + _F,
     "env --ignore-environment " + _ENV + " " + _F,
-    "env -S'-i " + _ENV + " " + _F + "'",
+    "env -S'-i " + _ENV + " " + _F + "'",  # -S's words are env's options too
+    "echo '" + _F + "' > p.sh; env -S'-u GIT_CONFIG_PARAMETERS sh p.sh'",
     "exec -c " + _F,
     "env -u EXOMONAD_TOKEN " + _F,
     "unset EXOMONAD_TOKEN; " + _F,
