@@ -32,7 +32,6 @@ from exomonad.policy.shell_wrap import (
     PRIV_WITH_ARG,
     SCRIPT_OPTS,
     WRAPPERS,
-    Unwrapped,
     parse_options,
     skip_options,
     unwrap,
@@ -173,44 +172,24 @@ def _wrapper(
     if got is None:
         return [Unknown(" ".join(full))]
     escape = wrapper_escape(name, got, full)
-    if escape is not None:
-        return [Unknown(escape), *_unwrapped(name, got, full, cmd, cwd, env, depth, privileged)]
-    return _unwrapped(name, got, full, cmd, cwd, env, depth, privileged)
-
-
-def _unwrapped(
-    name: str,
-    got: Unwrapped,
-    full: tuple[str, ...],
-    cmd: SimpleCommand,
-    cwd: str | None,
-    env: ShellEnv,
-    depth: int,
-    privileged: bool,
-) -> list[Action]:
+    lead: list[Action] = [] if escape is None else [Unknown(escape)]
     if got.probe:
         return [Shell(full, cwd, privileged)]
     if got.chdir is not None:
         cwd = resolve_path(cwd, got.chdir)
     if got.script is not None:
-        return _nested(got.script, got.rest, cwd, env, depth, full)
+        return [*lead, *_nested(got.script, got.rest, cwd, env, depth, full)]
     rest = got.rest
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
-        return _nested(
-            Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
-            [],
-            cwd,
-            env,
-            depth,
-            full,
-        )
+        joined = Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest))
+        return _nested(joined, [], cwd, env, depth, full)
     if name == "xargs" and rest:
         replace = got.opts.get("-I") or got.opts.get("--replace") or got.opts.get("-i")
         if replace is None and any(k in got.opts for k in ("-i", "--replace")):
             replace = Word("{}")
         rest = _xargs_input(rest, replace)
     inner = _argv(rest, cmd, cwd, env, depth, privileged) if rest else []
-    return inner or [Shell(full, cwd, privileged)]
+    return [*lead, *(inner or [Shell(full, cwd, privileged)])]
 
 
 def _runner(
