@@ -8,17 +8,21 @@ that ends in `git push` runs, which the agent's own hook only sees as "sh script
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from exomonad.server.pidfile import read_server_info
 from exomonad.util.proc import pid_alive
 from exomonad.util.waiting import retry_until
+from tests.e2e.harness import ExomonadServe
 from tests.support.git import git
 from tests.test_lifecycle import Project, _adopt_team, project  # noqa: F401 - the fixture
 
@@ -34,22 +38,35 @@ def _push(p: Project, wt: Path, script: str, env: dict[str, str]
                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
 
 
-def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project) -> None:  # noqa: F811
-    p = project
+def _configure(p: Project) -> None:
+    """Escalations time out to a deny after 2 s, no popup; terminal workers allowed."""
     cfg = p.state / "config.toml"
     cfg.write_text(
         cfg.read_text().replace('"ready>"', '""\nallow_ungated = true')
         + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n'
     )
-    p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
+
+
+def _start_worker(p: Project) -> tuple[Path, str]:
+    """Worker ``w1`` started by the running server: its worktree and its token."""
     _adopt_team(p)
     w = p.json("worker", "start", "--name", "w1", "--runtime", "terminal", "--command", "sleep 600")
-    wt = Path(w["worktree"])
+    tokens = orjson.loads((p.state / "tokens.json").read_bytes())
+    return Path(w["worktree"]), next(t for t, i in tokens.items() if i["name"] == "w1")
+
+
+def _audit(p: Project) -> list[dict[str, Any]]:
+    return [orjson.loads(x) for x in (p.state / "audit.jsonl").read_text().splitlines()]
+
+
+def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project) -> None:  # noqa: F811
+    p = project
+    _configure(p)
+    p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
+    wt, token = _start_worker(p)
     hooks = git(wt, "config", "core.hooksPath").strip()
     assert hooks.endswith("/.git/exomonad-hooks")  # its own config, not the lead's
     assert git(p.root, "config", "--default", "none", "core.hooksPath").strip() == "none"
-    tokens = orjson.loads((p.state / "tokens.json").read_bytes())
-    token = next(t for t, i in tokens.items() if i["name"] == "w1")
     remote = p.root.parent / "remote.git"
     main_before = git(remote, "rev-parse", "main").strip()
     (wt / "f.txt").write_text("work\n")
@@ -83,11 +100,78 @@ def test_pushes_from_a_workers_worktree_meet_the_policy_in_git(project: Project)
     assert planted.returncode != 0
     assert "without EXOMONAD_DIR" in planted.stderr
     assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
-    audit = [orjson.loads(x) for x in (p.state / "audit.jsonl").read_text().splitlines()]
-    gate = [(e["decision"], e["actions"][0]["type"]) for e in audit if e["agent"] == "w1"]
+    gate = [(e["decision"], e["actions"][0]["type"]) for e in _audit(p) if e["agent"] == "w1"]
     assert gate == [("allow", "GitPush"), ("human", "GitPush"), ("tl", "GitPush")]
     p.down()
     assert read_server_info(p.state) is None
+
+
+def _as_the_runtime(p: Project, wt: Path, token: str, command: str) -> str:
+    """What an agent's runtime does with a shell tool call: ask the real hook client
+    (Claude Code's PreToolUse, under the worker's token, in its worktree) and run the
+    command only if it is allowed. The hook's decision."""
+    env = {**p.env, "EXOMONAD_TOKEN": token, "EXOMONAD_DIR": str(p.state)}  # a worker's
+    call = {"session_id": "w1-session", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}, "cwd": str(wt)}  # fmt: skip
+    hook = subprocess.run([sys.executable, "-m", "exomonad", "hook", "pre-tool-use"],
+                          input=json.dumps(call), cwd=wt, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)  # fmt: skip
+    assert hook.returncode == 0, hook.stderr
+    decision = str(json.loads(hook.stdout)["hookSpecificOutput"]["permissionDecision"])
+    if decision == "allow":
+        ran = subprocess.run(["bash", "-c", command], cwd=wt, env=env, capture_output=True,
+                             text=True, timeout=120, check=False)  # fmt: skip
+        assert ran.returncode == 0, ran.stderr
+    return decision
+
+
+def test_a_worker_that_detaches_a_push_is_escalated_and_main_stays(
+    project: Project,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A detached process with a scrubbed environment is no agent's to the git gate (it
+    takes it for a person's push): the agent's own hook is what stops it. The server is
+    `exomonad serve` run with this environment (`up` starts it with `python -I`)."""
+    p = project
+    _configure(p)
+    p.tmux.tmux("new-session", "-d", "-s", "exomonad")  # where `up` would put workers
+    serve = ExomonadServe(state=p.state, env=p.env, tmux_socket=p.tmux.socket,
+                          log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
+    serve.start()
+    try:
+        _detached_pushes_are_escalated(p)
+    finally:
+        serve.stop()
+
+
+def _detached_pushes_are_escalated(p: Project) -> None:
+    wt, token = _start_worker(p)
+    remote = p.root.parent / "remote.git"
+    main_before = git(remote, "rev-parse", "main").strip()
+    (wt / "f.txt").write_text("work\n")
+    git(wt, "add", "f.txt")
+    git(wt, "commit", "-q", "-m", "work")
+    own = _as_the_runtime(p, wt, token, "git push -q origin exo/w1")
+    assert own == "allow"  # the harness runs what is allowed: the branch really moved
+    assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
+    (wt / "push.sh").write_text("git push -q origin HEAD:main\n")  # a script: not read
+    hostile = [
+        "setsid -f sh -c 'git push -q origin HEAD:main'",
+        "nohup git push -q origin HEAD:main > /dev/null 2>&1 &",
+        "sh -c '(git push -q origin HEAD:main &)'",
+        # Allowed before (a script run); run, its push passed git's gate as a person's
+        # (no token, no agent above it) and moved main:
+        f"env -i PATH={shlex.quote(p.env['PATH'])} setsid -f sh push.sh",
+        "nohup sh push.sh > /dev/null 2>&1 &",
+    ]
+    for command in hostile:
+        assert _as_the_runtime(p, wt, token, command) != "allow", command
+    assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
+    judged = [e for e in _audit(p) if e["agent"] == "w1" and e["tool"] == "Bash"]
+    escalated = [e for e in judged if "Unknown" in {a["type"] for a in e["actions"]}]
+    assert len(escalated) == len(hostile)
+    assert {e["decision"] for e in escalated} == {"human"}
+    assert sum("GitPush" in {a["type"] for a in e["actions"]} for e in escalated) == 3
 
 
 def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> None:  # noqa: F811
@@ -96,15 +180,10 @@ def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> N
     built-in policy only escalates it and nobody was there to ask: the push went
     through. Now a caller with a token and no server is refused by both."""
     p = project
-    cfg = p.state / "config.toml"
-    cfg.write_text(cfg.read_text().replace('"ready>"', '""\nallow_ungated = true'))
+    _configure(p)
     p.json("up", "--tmux-socket", p.tmux.socket, "--no-lead")
-    _adopt_team(p)
-    w = p.json("worker", "start", "--name", "w1", "--runtime", "terminal", "--command", "sleep 600")
-    wt = Path(w["worktree"])
-    tokens = orjson.loads((p.state / "tokens.json").read_bytes())
-    as_worker = {"EXOMONAD_TOKEN": next(t for t, i in tokens.items() if i["name"] == "w1"),
-                 "EXOMONAD_DIR": str(p.state)}  # what a worker gets  # fmt: skip
+    wt, token = _start_worker(p)
+    as_worker = {"EXOMONAD_TOKEN": token, "EXOMONAD_DIR": str(p.state)}  # what a worker gets
     remote = p.root.parent / "remote.git"
     main_before = git(remote, "rev-parse", "main").strip()
     (wt / "f.txt").write_text("work\n")

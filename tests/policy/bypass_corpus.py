@@ -9,6 +9,8 @@ one commit ahead of ``origin/main`` and ``exo/w1`` one more, so a push of either
 
 from __future__ import annotations
 
+from tests.policy import bypass_detach
+
 _F = "git push -f origin main"
 _P = "git push origin exo/w1:main"
 
@@ -362,10 +364,12 @@ BYPASSES: list[tuple[str, str]] = [
             "echo 'git push -f origin main' > p.sh; timeout 9 env -u GIT_CONFIG_PARAMETERS sh p.sh",
         )
     ),
+    *(("detach", c) for c in bypass_detach.DETACH),
 ]
 
 #: Ordinary commands: classified as before, and what is allowed must not move ``main``.
 ORDINARY: list[str] = [
+    *bypass_detach.ORDINARY,
     "git push origin exo/w1",
     "git push",
     "git push origin HEAD",

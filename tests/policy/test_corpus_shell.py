@@ -125,7 +125,7 @@ COMPOUND: list[Case] = [
     bash("if git diff --quiet; then git push; fi", sh("git", "diff", "--quiet"), push(None, BR)),
     bash("for b in a b; do git push origin $b; done", push("origin", None)),
     bash("while true; do git push; sleep 1; done", sh("true"), push(None, BR), sh("sleep", "1")),
-    bash("git push origin main &", push("origin", "main")),
+    bash("git push origin main &", ANY_UNKNOWN, push("origin", "main")),  # in the background
     bash(
         "git push origin main && gh pr create --base main",
         push("origin", "main"),
@@ -164,7 +164,7 @@ WRAPPERS: list[Case] = [
     bash("FOO=1 git push -f origin main", push("origin", "main", force=True)),
     bash("GIT_SSH_COMMAND='ssh -i k' git push origin feat/x", push("origin", BR)),
     bash("env FOO=1 git push origin main", push("origin", "main")),
-    bash("env -i PATH=/usr/bin git push origin main", push("origin", "main")),
+    bash("env -i PATH=/usr/bin git push origin main", ANY_UNKNOWN, push("origin", "main")),
     bash("env", sh("env")),
     bash("env -C /tmp git push", push(None, None, repo="/tmp")),
     bash(
@@ -191,8 +191,13 @@ WRAPPERS: list[Case] = [
     ),
     bash("time git push", push(None, BR)),
     bash("time -p git push origin main", push("origin", "main")),
-    bash("nohup git push origin main > /dev/null 2>&1 &", push("origin", "main")),
-    bash("nohup ./server.sh &", sh("./server.sh")),
+    bash(  # detached twice: in the background, and by nohup
+        "nohup git push origin main > /dev/null 2>&1 &",
+        ANY_UNKNOWN,
+        ANY_UNKNOWN,
+        push("origin", "main"),
+    ),
+    bash("nohup ./server.sh &", ANY_UNKNOWN, ANY_UNKNOWN, sh("./server.sh")),
     bash("command git push -f origin main", push("origin", "main", force=True)),
     bash("command -v git", sh("command", "-v", "git")),
     bash("/usr/bin/git push -f origin main", push("origin", "main", force=True)),

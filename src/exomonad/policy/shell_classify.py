@@ -5,7 +5,9 @@ Wrappers are seen through (``sudo``, ``env``, ``time``, ``nohup``, ``nice``, ``t
 reduced to their name, and ``sh -c``/``bash -c``/``eval`` strings and here-documents fed
 to a shell are parsed recursively. What cannot be seen through (a program name that is a
 variable, a script piped into ``sh``, ``eval "$X"``) becomes
-:class:`~exomonad.policy.actions.Unknown`.
+:class:`~exomonad.policy.actions.Unknown`. So does a command that takes a process out of
+the agent's process tree or environment (``setsid``, ``nohup``, ``&``, ``env -i``,
+``at``...: :mod:`exomonad.policy.shell_escape`), with what it runs classified after it.
 
 >>> classify_shell("cd repo && sudo FOO=1 /usr/bin/git push -f origin main", "/w")
 [Shell(argv=('sudo', 'FOO=1', '/usr/bin/git', 'push', '-f', 'origin', 'main'), \
@@ -20,11 +22,20 @@ from __future__ import annotations
 import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown, WriteFile
-from exomonad.policy.shell_env import ShellEnv, code_var, risky_assignment
+from exomonad.policy.shell_env import ShellEnv, risky_assignment
+from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
 from exomonad.policy.shell_tools import handle, redirect_target
-from exomonad.policy.shell_wrap import OPAQUE_RUNNERS, WRAPPERS, OptSpec, parse_options, unwrap
+from exomonad.policy.shell_wrap import (
+    OPAQUE_RUNNERS,
+    PRIV_WITH_ARG,
+    SCRIPT_OPTS,
+    WRAPPERS,
+    parse_options,
+    skip_options,
+    unwrap,
+)
 from exomonad.policy.vcs import gh, git
 
 __all__ = ["SHELLS", "classify_shell"]
@@ -32,54 +43,7 @@ __all__ = ["SHELLS", "classify_shell"]
 #: Programs whose ``-c STRING`` (or stdin) is a shell script.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
 _GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=")
-_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 _STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
-_PRIV_WITH_ARG: dict[str, frozenset[str]] = {
-    "sudo": frozenset(
-        {
-            "-u",
-            "-g",
-            "-C",
-            "-D",
-            "-h",
-            "-p",
-            "-r",
-            "-t",
-            "-U",
-            "-T",
-            "--user",
-            "--group",
-            "--chdir",
-            "--host",
-            "--prompt",
-            "--role",
-            "--type",
-            "--other-user",
-            "--close-from",
-            "--command-timeout",
-        }
-    ),
-    "doas": frozenset({"-u", "-C"}),
-}
-_SCRIPT = OptSpec(
-    "aefqkrE",
-    "cEOIBTm",
-    "t",
-    frozenset({"append", "return", "flush", "quiet", "force"}),
-    frozenset(
-        {
-            "command",
-            "echo",
-            "log-out",
-            "log-in",
-            "log-io",
-            "log-timing",
-            "logging-format",
-            "output-limit",
-        }
-    ),
-    frozenset({"timing"}),
-)
 
 
 def classify_shell(
@@ -103,12 +67,14 @@ def classify_shell(
                 env.branch_moved = True  # a write into a .git: HEAD may differ
         words = list(cmd.command_words)
         prefix = cmd.words[: len(cmd.words) - len(words)]
-        declared = words[1:] if words and words[0].text in _DECLARERS else []
+        declared = words[1:] if words and words[0].text in DECLARERS else []
         if any(w.text.startswith(_GIT_REPO_VARS) for w in (*prefix, *declared)):
             env.branch_moved = True  # git now works on another repository
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
+        if cmd.background:
+            out.append(Unknown("runs in the background (&): " + (" ".join(cmd.argv) or "( ... )")))
         if (
             words
             and words[0].text == "exec"
@@ -125,65 +91,6 @@ def classify_shell(
     return out
 
 
-def _unsets(name: str, args: list[Word]) -> str | None:
-    """The code variable ``unset``, ``export -n``, ``declare +x``... (or ``env -u``)
-    takes away, or None. Taking ``GIT_CONFIG_PARAMETERS`` away turns off ExoMonad's git
-    gate for the commands that follow, so it is never seen through.
-
-    >>> _unsets("unset", [Word("GIT_CONFIG_PARAMETERS")])
-    'GIT_CONFIG_PARAMETERS'
-    >>> _unsets("env", [Word("-uGIT_CONFIG_PARAMETERS"), Word("git")])
-    '-uGIT_CONFIG_PARAMETERS'
-    >>> _unsets("unset", [Word("TMPDIR")]) is None
-    True
-    """
-    if name not in ("unset", "env", *_DECLARERS):
-        return None
-    if name == "env":  # its options and their values, up to the command
-        head = 0
-        while head < len(args) and (args[head].text.startswith("-") or
-                                    is_assignment(args[head])):  # fmt: skip
-            head += (
-                2
-                if args[head].text in ("-u", "-C", "-S")
-                or (args[head].text.startswith("--") and "=" not in args[head].text)
-                else 1
-            )
-        args = args[:head]
-    for word in args:
-        if word.dynamic and name == "unset":
-            return word.text  # `unset "${!GIT_@}"`: which names is not known
-        text = word.text.lstrip("-+")
-        for var in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
-            if code_var(var):
-                return word.text
-    return None
-
-
-def _skip_options(args: list[Word], with_arg: frozenset[str]) -> tuple[int, dict[str, Word]]:
-    """Index of the first operand after leading options, and the options' values."""
-    i, values = 0, dict[str, Word]()
-    while i < len(args):
-        text = args[i].text
-        if text == "--":
-            return i + 1, values
-        if not text.startswith("-") or text == "-":
-            break
-        key = text.split("=", 1)[0]
-        if key in with_arg and "=" not in text and i + 1 < len(args):
-            values[key] = args[i + 1]
-            i += 2
-            continue
-        if key in with_arg:
-            values[key] = Word(text.split("=", 1)[1], args[i].dynamic)
-        elif len(text) > 2 and text[:2] in with_arg and not text.startswith("--"):
-            values[text[:2]] = Word(text[2:], args[i].dynamic)
-        else:
-            values[key] = Word("")
-        i += 1
-    return i, values
-
-
 def _argv(
     words: list[Word],
     cmd: SimpleCommand,
@@ -197,19 +104,22 @@ def _argv(
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
-    dropped = _unsets(name, args)
+    dropped = unsets(name, args)
     if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
         return [Unknown("unsets " + dropped)]
     if name in ("env", "sudo", "doas") and any(
         is_assignment(w) and risky_assignment(w) for w in args
     ):
         return [Unknown(" ".join(full))]
+    left = detaches(name, args, full)
+    if left is not None:
+        return [Unknown(left)]
     if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and args[0].text == "run":
         name, args = "run", args[1:]
     if name in WRAPPERS:
         return _wrapper(name, args, full, cmd, cwd, env, depth, privileged)
-    if name in _PRIV_WITH_ARG:
-        start, opts = _skip_options(args, _PRIV_WITH_ARG[name])
+    if name in PRIV_WITH_ARG:
+        start, opts = skip_options(args, PRIV_WITH_ARG[name])
         rest = args[start:]
         while rest and is_assignment(rest[0]):
             rest = rest[1:]
@@ -219,7 +129,7 @@ def _argv(
         inner = _argv(rest, cmd, cwd, env, depth, True) if rest else []
         return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
     if name == "su":
-        start, sopts = _skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
+        start, sopts = skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
         script = sopts.get("-c") or sopts.get("--command")
         inner = _nested(script, [], cwd, env, depth, full) if script is not None else []
         return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
@@ -256,33 +166,30 @@ def _wrapper(
     depth: int,
     privileged: bool,
 ) -> list[Action]:
-    """``env``, ``timeout``, ``nice``, ``xargs``, ``watch``... read exactly or Unknown."""
+    """``env``, ``timeout``, ``nice``, ``xargs``, ``watch``... read exactly or Unknown;
+    what detaches its command (``setsid``, ``nohup``, ``env -i``) is Unknown as well."""
     got = unwrap(name, args)
     if got is None:
         return [Unknown(" ".join(full))]
+    escape = wrapper_escape(name, got, full)
+    lead: list[Action] = [] if escape is None else [Unknown(escape)]
     if got.probe:
         return [Shell(full, cwd, privileged)]
     if got.chdir is not None:
         cwd = resolve_path(cwd, got.chdir)
     if got.script is not None:
-        return _nested(got.script, got.rest, cwd, env, depth, full)
+        return [*lead, *_nested(got.script, got.rest, cwd, env, depth, full)]
     rest = got.rest
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
-        return _nested(
-            Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest)),
-            [],
-            cwd,
-            env,
-            depth,
-            full,
-        )
+        joined = Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest))
+        return _nested(joined, [], cwd, env, depth, full)
     if name == "xargs" and rest:
         replace = got.opts.get("-I") or got.opts.get("--replace") or got.opts.get("-i")
         if replace is None and any(k in got.opts for k in ("-i", "--replace")):
             replace = Word("{}")
         rest = _xargs_input(rest, replace)
     inner = _argv(rest, cmd, cwd, env, depth, privileged) if rest else []
-    return inner or [Shell(full, cwd, privileged)]
+    return [*lead, *(inner or [Shell(full, cwd, privileged)])]
 
 
 def _runner(
@@ -303,7 +210,7 @@ def _runner(
             return plain
         return _nested(ops[0], [], cwd, env, depth, full)
     if name == "script":
-        parsed = parse_options(args, _SCRIPT)
+        parsed = parse_options(args, SCRIPT_OPTS)
         script = None if parsed is None else (parsed[1].get("-c") or parsed[1].get("--command"))
         if script is None:
             return [Unknown(" ".join(full))]

@@ -6,9 +6,18 @@ import os
 import posixpath
 from dataclasses import dataclass
 
+from exomonad.ancestry import AGENT_ENV
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["CODE_VARS", "ShellEnv", "code_var", "is_within", "risky_assignment", "scan_options"]
+__all__ = [
+    "CODE_VARS",
+    "ShellEnv",
+    "agent_var",
+    "code_var",
+    "is_within",
+    "risky_assignment",
+    "scan_options",
+]
 
 
 def is_within(path: str | None, root: str | None) -> bool:
@@ -174,9 +183,21 @@ def code_var(name: str) -> bool:
     return name in CODE_VARS or name.startswith(_CODE_PREFIXES)
 
 
+def agent_var(name: str) -> bool:
+    """Whether variable ``name`` marks a process as an agent's (``EXOMONAD_TOKEN``, any
+    ``EXOMONAD_*``, ``CLAUDECODE``, ``GEMINI_CLI``...: :data:`exomonad.ancestry.AGENT_ENV`).
+    A process that loses them (and leaves the agent's process tree) passes for a person's.
+
+    >>> agent_var("EXOMONAD_TOKEN"), agent_var("CLAUDECODE"), agent_var("EXOMONAD"), agent_var("X")
+    (True, True, False, False)
+    """
+    return name in AGENT_ENV or (name.startswith("EXOMONAD_") and len(name) > 9)
+
+
 def risky_assignment(word: Word) -> bool:
     """True if ``NAME=value`` plants code (``BASH_ENV``, ``GIT_CONFIG_*``, ``PS4``...),
-    points git at other programs or configuration, or stores command text for later.
+    points git at other programs or configuration, stores command text for later, or
+    changes an agent's identity (:func:`agent_var`).
 
     >>> risky_assignment(Word("GIT_EDITOR=true")), risky_assignment(Word("PS4=$(id)"))
     (False, True)
@@ -185,7 +206,7 @@ def risky_assignment(word: Word) -> bool:
     """
     name, _, value = word.text.partition("=")
     name = name.rstrip("+").split("[", 1)[0]
-    if code_var(name):
+    if code_var(name) or agent_var(name):
         return True
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS

@@ -42,7 +42,8 @@ class SimpleCommand:
     ``stdin_script`` is a here-document / here-string body (what ``bash <<EOF`` runs);
     ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``); ``grouped`` when
     the command is inside ``( ... )``, ``{ ...; }``, a loop, ``if`` or ``case``, whose
-    stdin may be redirected as a whole.
+    stdin may be redirected as a whole; ``background`` when it is run with ``&`` (a group
+    run with ``&``, ``( ... ) &``, adds a command with no words and ``background``).
     """
 
     words: tuple[Word, ...]
@@ -51,6 +52,7 @@ class SimpleCommand:
     piped_in: bool = False
     stdin_script: str | None = None
     grouped: bool = False
+    background: bool = False
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -128,7 +130,7 @@ class _Walker:
                     self.case_pattern = False
                     self.words, self.redirs = [], []
             elif tok.text in _SEPARATORS:
-                self._finish(piped_out=tok.text in ("|", "|&"))
+                self._finish(piped_out=tok.text in ("|", "|&"), background=tok.text == "&")
                 self.piped_in = tok.text in ("|", "|&")
                 self.case_pattern = tok.text in _CASE_ENDS
             elif tok.text == "(":
@@ -175,7 +177,7 @@ class _Walker:
         for sub in subs:
             self.out.extend(_Walker(self.cwd, self.depth + 1).run(sub))
 
-    def _finish(self, *, piped_out: bool) -> None:
+    def _finish(self, *, piped_out: bool, background: bool = False) -> None:
         words, redirs = self.words, self.redirs
         self.words, self.redirs = [], []
         for w in words:
@@ -196,20 +198,27 @@ class _Walker:
                 None,
             ),
             bool(self.stack) or self.nesting != 0,
+            background,
         )
+        if self._kept(cmd, piped_out or background):
+            self.out.append(cmd)
+        elif background:  # `( ... ) &`, `{ ...; } &`, `cd x &`: mark the background
+            self.out.append(SimpleCommand((), (), self.cwd, background=True))
+
+    def _kept(self, cmd: SimpleCommand, apart: bool) -> bool:
+        """Whether ``cmd`` is one to report; follows ``cd`` unless it runs ``apart``
+        (in a pipeline or in the background: a subshell)."""
         argv = cmd.command_words
         if not argv:
-            if redirs or words:
-                self.out.append(cmd)  # assignments / bare redirections (> file)
-            return
+            return bool(cmd.redirs or cmd.words)  # assignments / bare redirections (> file)
         name = argv[0].text
         if not argv[0].quoted and name in ("for", "select"):
-            return
+            return False
         if name in ("cd", "pushd", "popd") and not argv[0].quoted:
-            if not (piped_out or self.piped_in):
+            if not (apart or self.piped_in):
                 self.cwd = None if name == "popd" else _chdir(self.cwd, list(argv[1:]))
-            return
-        self.out.append(cmd)
+            return False
+        return True
 
 
 def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:

@@ -22,7 +22,18 @@ from dataclasses import dataclass, field
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment
 
-__all__ = ["OPAQUE_RUNNERS", "WRAPPERS", "OptSpec", "Unwrapped", "parse_options", "unwrap"]
+__all__ = [
+    "OPAQUE_RUNNERS",
+    "PRIV_WITH_ARG",
+    "SCRIPT_OPTS",
+    "WRAPPERS",
+    "OptSpec",
+    "Unwrapped",
+    "parse_options",
+    "skip_options",
+    "unwrap",
+    "word_set",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +53,8 @@ class OptSpec:
     legacy_number: bool = False
 
 
-def _s(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The words of ``text``, as a set (for tables of names)."""
     return frozenset(text.split())
 
 
@@ -52,18 +64,20 @@ WRAPPERS: dict[str, OptSpec] = {
         "i0v",
         "uCS",
         "",
-        _s("ignore-environment null debug help version list-signal-handling"),
-        _s("unset chdir split-string"),
-        _s("block-signal default-signal ignore-signal"),
+        word_set("ignore-environment null debug help version list-signal-handling"),
+        word_set("unset chdir split-string"),
+        word_set("block-signal default-signal ignore-signal"),
     ),
     "timeout": OptSpec(
-        "v", "sk", "", _s("preserve-status foreground verbose"), _s("signal kill-after")
+        "v", "sk", "", word_set("preserve-status foreground verbose"), word_set("signal kill-after")
     ),
-    "nice": OptSpec("", "n", "", frozenset(), _s("adjustment"), legacy_number=True),
+    "nice": OptSpec("", "n", "", frozenset(), word_set("adjustment"), legacy_number=True),
     "nohup": OptSpec(),
-    "time": OptSpec("pvqa", "fo", "", _s("portability verbose quiet append"), _s("format output")),
-    "stdbuf": OptSpec("", "ioe", "", frozenset(), _s("input output error")),
-    "setsid": OptSpec("cfw", "", "", _s("ctty fork wait")),
+    "time": OptSpec(
+        "pvqa", "fo", "", word_set("portability verbose quiet append"), word_set("format output")
+    ),
+    "stdbuf": OptSpec("", "ioe", "", frozenset(), word_set("input output error")),
+    "setsid": OptSpec("cfw", "", "", word_set("ctty fork wait")),
     "command": OptSpec("pvV"),
     "exec": OptSpec("cl", "a"),
     "builtin": OptSpec(),
@@ -75,34 +89,34 @@ WRAPPERS: dict[str, OptSpec] = {
         "0prtxo",
         "aEdILnPs",
         "eil",
-        _s("null interactive no-run-if-empty verbose exit show-limits open-tty"),
-        _s("arg-file delimiter max-args max-procs max-chars process-slot-var"),
-        _s("replace eof max-lines"),
+        word_set("null interactive no-run-if-empty verbose exit show-limits open-tty"),
+        word_set("arg-file delimiter max-args max-procs max-chars process-slot-var"),
+        word_set("replace eof max-lines"),
     ),
     "watch": OptSpec(
         "bcegtwxpr",
         "nq",
         "d",
-        _s("beep color no-color errexit chgexit no-title no-wrap no-linewrap exec precise"),
-        _s("interval equexit"),
-        _s("differences"),
+        word_set("beep color no-color errexit chgexit no-title no-wrap no-linewrap exec precise"),
+        word_set("interval equexit"),
+        word_set("differences"),
     ),
     "flock": OptSpec(
         "sxenuoFV",
         "wEc",
         "",
-        _s("shared exclusive unlock nonblock nb close no-fork verbose"),
-        _s("timeout wait conflict-exit-code command"),
+        word_set("shared exclusive unlock nonblock nb close no-fork verbose"),
+        word_set("timeout wait conflict-exit-code command"),
     ),
     "run": OptSpec(
         "qv",
         "pw",
         "",
-        _s(
+        word_set(
             "frozen locked no-sync isolated no-project all-extras no-dev dev "
             "quiet verbose offline no-cache active exact no-editable"
         ),
-        _s(
+        word_set(
             "with python project directory package extra group env-file index "
             "from only-group no-group"
         ),
@@ -110,87 +124,34 @@ WRAPPERS: dict[str, OptSpec] = {
 }
 
 #: Programs that run a command we do not read (their arguments or their stdin):
-#: always ``Unknown``.
-OPAQUE_RUNNERS = frozenset(
-    {
-        "parallel",
-        "sem",
-        "at",
-        "batch",
-        "strace",
-        "ltrace",
-        "valgrind",
-        "gdb",
-        "perf",
-        "chrt",
-        "taskset",
-        "ionice",
-        "unshare",
-        "nsenter",
-        "runuser",
-        "setpriv",
-        "prlimit",
-        "numactl",
-        "cgexec",
-        "chroot",
-        "fakeroot",
-        "faketime",
-        "firejail",
-        "bwrap",
-        "proot",
-        "xvfb-run",
-        "torsocks",
-        "proxychains",
-        "proxychains4",
-        "tsocks",
-        "systemd-run",
-        "dbus-run-session",
-        "ssh-agent",
-        "sg",
-        "newgrp",
-        "pkexec",
-        "expect",
-        "tmux",
-        "screen",
-        "byobu",
-        "nix-shell",
-        "direnv",
-        "dotenv",
-        "mise",
-        "asdf",
-        "devbox",
-        "conda",
-        "micromamba",
-        "mamba",
-        "tsp",
-        "entr",
-        "inotifywait",
-        "reflex",
-        "nodemon",
-        "ts-node",
-        "busybox",
-        "toybox",
-        "alias",
-        "enable",
-        "coproc",
-        "csh",
-        "tcsh",
-        "pwsh",
-        "powershell",
-        "nu",
-        "xonsh",
-        "elvish",
-        "rc",
-        "es",
-        "ion",
-        "osh",
-        "ysh",
-        "oil",
-        "rbash",
-        "posh",
-        "flatpak-spawn",
-        "distrobox",
-    }
+#: always ``Unknown``. (Programs that start one outside the agent's process tree are
+#: :data:`exomonad.policy.shell_escape.DETACHERS`.)
+OPAQUE_RUNNERS = word_set(
+    "parallel sem strace ltrace valgrind gdb perf chrt taskset ionice unshare nsenter "
+    "runuser setpriv prlimit numactl cgexec chroot fakeroot faketime firejail bwrap "
+    "proot xvfb-run torsocks proxychains proxychains4 tsocks dbus-run-session "
+    "ssh-agent sg newgrp pkexec expect nix-shell direnv dotenv mise asdf devbox conda "
+    "micromamba mamba entr inotifywait reflex nodemon ts-node busybox toybox alias "
+    "enable csh tcsh pwsh powershell nu xonsh elvish rc es ion osh ysh oil rbash posh "
+    "flatpak-spawn distrobox"
+)
+
+#: ``sudo``/``doas`` options that take a value (the command follows them).
+PRIV_WITH_ARG: dict[str, frozenset[str]] = {
+    "sudo": word_set(
+        "-u -g -C -D -h -p -r -t -U -T --user --group --chdir --host --prompt --role "
+        "--type --other-user --close-from --command-timeout"
+    ),
+    "doas": word_set("-u -C"),
+}
+#: ``script``'s options (``-c CMD`` is the command it runs).
+SCRIPT_OPTS = OptSpec(
+    "aefqkrE",
+    "cEOIBTm",
+    "t",
+    word_set("append return flush quiet force"),
+    word_set("command echo log-out log-in log-io log-timing logging-format output-limit"),
+    word_set("timing"),
 )
 
 
@@ -199,7 +160,8 @@ class Unwrapped:
     """What a wrapper runs: ``rest`` (a command), or ``script`` (``env -S``, ``flock -c``).
 
     ``chdir`` is a directory the command runs in (``env -C``); ``probe`` is true for
-    ``command -v`` (nothing runs).
+    ``command -v`` (nothing runs); ``clears_env`` for ``env -i``/``env -``/``exec -c``
+    (the command runs without the agent's environment).
     """
 
     rest: list[Word] = field(default_factory=list)
@@ -207,6 +169,7 @@ class Unwrapped:
     chdir: Word | None = None
     opts: dict[str, Word | None] = field(default_factory=dict)
     probe: bool = False
+    clears_env: bool = False
 
 
 def _long(name: str, spec: OptSpec) -> str | None:
@@ -302,16 +265,18 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
     if name == "command" and ("-v" in opts or "-V" in opts):
         return Unwrapped(probe=True)
     if name == "env":
+        clears = "-i" in opts or "--ignore-environment" in opts
         if rest and rest[0].text == "-":
-            rest = rest[1:]
+            rest, clears = rest[1:], True
         while rest and is_assignment(rest[0]):
             if rest[0].dynamic or rest[0].glob:
                 return None  # `env X=$Y cmd`: an argument, so word splitting applies
             rest = rest[1:]
         split = _get(opts, "-S", "--split-string")
-        if split is not None:
-            return Unwrapped(rest, split, _get(opts, "-C", "--chdir"), opts)
-        return Unwrapped(rest, None, _get(opts, "-C", "--chdir"), opts)
+        if split is not None:  # its words are env's own: options (`-S'-i ...'`) included
+            again = Word("env " + split.text, split.dynamic, split.quoted, split.subs, split.glob)
+            return Unwrapped(rest, again, _get(opts, "-C", "--chdir"), opts, clears_env=clears)
+        return Unwrapped(rest, None, _get(opts, "-C", "--chdir"), opts, clears_env=clears)
     if name in ("timeout", "flock"):
         if not rest or rest[0].dynamic or rest[0].glob:
             return None  # the duration / the lock file: a split word would shift the rest
@@ -325,4 +290,33 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
         if script is not None:
             return Unwrapped(script=script)
         rest = rest[1:]
-    return Unwrapped(rest, None, None, opts)
+    return Unwrapped(rest, None, None, opts, clears_env=name == "exec" and "-c" in opts)
+
+
+def skip_options(args: list[Word], with_arg: frozenset[str]) -> tuple[int, dict[str, Word]]:
+    """Index of the first operand after leading options, and the options' values
+    (``sudo``, ``su``: read loosely, as what follows is judged privileged anyway).
+
+    >>> skip_options([Word("-u"), Word("root"), Word("-E"), Word("ls")], PRIV_WITH_ARG["sudo"])[0]
+    3
+    """
+    i, values = 0, dict[str, Word]()
+    while i < len(args):
+        text = args[i].text
+        if text == "--":
+            return i + 1, values
+        if not text.startswith("-") or text == "-":
+            break
+        key = text.split("=", 1)[0]
+        if key in with_arg and "=" not in text and i + 1 < len(args):
+            values[key] = args[i + 1]
+            i += 2
+            continue
+        if key in with_arg:
+            values[key] = Word(text.split("=", 1)[1], args[i].dynamic)
+        elif len(text) > 2 and text[:2] in with_arg and not text.startswith("--"):
+            values[text[:2]] = Word(text[2:], args[i].dynamic)
+        else:
+            values[key] = Word("")
+        i += 1
+    return i, values

@@ -1,0 +1,229 @@
+"""Classifier corpus, part 4: commands that start a process meant to outlive the agent's
+process tree or to shed its environment are Unknown (so never allowed), also behind the
+wrappers the classifier sees through; ordinary commands keep their verdicts.
+
+A detached process with a scrubbed environment is no agent's to the server: peer-process
+ancestry sees no agent above it and no ``EXOMONAD_TOKEN`` in it, so it would pass as a
+person (git's pre-push gate, the dashboard's approvals). What the detached command itself
+does is still classified after the Unknown, so a push to ``main`` in it is shown too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from exomonad.policy.actions import Action, GitCommit, Network, Unknown, WriteFile
+from exomonad.policy.cascade import decide_request
+from exomonad.policy.classify import classify
+from exomonad.policy.decisions import label
+from exomonad.policy.default import DEFAULT_POLICY
+from exomonad.policy.request import ToolRequest
+from tests.policy.corpus import ANY_UNKNOWN, BR, HOME, Case, W, bash, gsh, push, same, sh
+
+U = ANY_UNKNOWN
+PY = sh("python3", "x.py")
+
+#: One case per mechanism, plain.
+MECHANISMS: list[Case] = [
+    bash("setsid python3 x.py", U, PY),
+    bash("setsid -f python3 x.py", U, PY),
+    bash("setsid --fork --ctty python3 x.py", U, PY),
+    bash("setsid -w python3 x.py", U, PY),
+    bash("setsid -fx python3 x.py", U),  # an option setsid lacks: not read at all
+    bash("nohup python3 x.py", U, PY),
+    bash("python3 x.py & disown", U, PY, U),
+    bash("disown -h %1", U),
+    bash("bg %1", U),
+    bash("daemonize /usr/bin/python3 x.py", U),
+    bash("daemon -- python3 x.py", U),
+    bash("start-stop-daemon --start --background --exec /usr/bin/python3 -- x.py", U),
+    bash("env -i PATH=/usr/bin python3 x.py", U, PY),
+    bash("env --ignore-environment python3 x.py", U, PY),
+    bash("env --ignore-env python3 x.py", U, PY),  # getopt_long's abbreviation
+    bash("env --ignore python3 x.py", U),  # ambiguous (--ignore-signal): not read at all
+    bash("env -iv python3 x.py", U, PY),
+    bash("env -0i python3 x.py", U, PY),
+    bash("env - python3 x.py", U, PY),
+    bash("env -C /tmp -i python3 x.py", U, sh("python3", "x.py", cwd="/tmp")),
+    bash("env -S'-i python3 x.py'", U, PY),  # -S's words are env's options too
+    bash("env -S'-u GIT_CONFIG_PARAMETERS sh p.sh'", U),  # git's gate, taken away
+    bash("env -u EXOMONAD_TOKEN python3 x.py", U),
+    bash("env --unset=CLAUDECODE python3 x.py", U),
+    bash("env -uGEMINI_CLI python3 x.py", U),
+    bash("env -u HOME -u EXOMONAD_NAME python3 x.py", U),
+    bash("unset EXOMONAD_TOKEN; python3 x.py", U, PY),
+    bash("export -n EXOMONAD_TOKEN", U),
+    bash("EXOMONAD_TOKEN= python3 x.py", U, PY),
+    bash("env EXOMONAD_TOKEN=x python3 x.py", U),
+    bash("exec -c python3 x.py", U, PY),
+    bash("at now + 1 minute < job.sh", U),
+    bash("echo 'python3 x.py' | at now", sh("echo", "python3 x.py"), U),
+    bash("batch < job.sh", U),
+    bash("crontab job.txt", U),
+    bash("echo '* * * * * python3 x.py' | crontab -", sh("echo", "* * * * * python3 x.py"), U),
+    bash("crontab -e", U),
+    bash("crontab -r", U),
+    bash("systemd-run --user python3 x.py", U),
+    bash("systemctl --user start x.service", U),
+    bash("systemctl --user edit --stdin --force x.service < unit", U),
+    bash("busctl --user call org.freedesktop.systemd1 /x y StartTransientUnit", U),
+    bash("dbus-send --session --print-reply --dest=org.freedesktop.systemd1 /x", U),
+    bash("tmux new-session -d 'python3 x.py'", U),
+    bash("tmux new -d python3 x.py", U),
+    bash("screen -dmS s python3 x.py", U),
+    bash("zellij run -- python3 x.py", U),
+    bash("dtach -n /tmp/s python3 x.py", U),
+    bash("pm2 start x.py", U),
+    bash("nq python3 x.py", U),
+    bash("pueue add python3 x.py", U),
+    bash("python3 x.py &", U, PY),
+    bash("python3 x.py &\n", U, PY),
+    bash("python3 x.py&", U, PY),
+    bash("python3 x.py & echo started", U, PY, sh("echo", "started")),
+    bash(
+        "python3 x.py & sleep 1 && curl -s localhost:8000",
+        U,
+        PY,
+        sh("sleep", "1"),
+        Network("localhost"),
+    ),
+    bash("python3 x.py > log 2>&1 &", WriteFile(f"{W}/log"), U, PY),
+    bash("( python3 x.py ) &", PY, U),
+    bash("(python3 x.py &)", U, PY),
+    bash("{ python3 x.py; } &", PY, U),
+    bash("(cd /tmp) &", U),
+    bash("for i in 1 2; do python3 x.py & done", U, PY),
+    bash("while true; do python3 x.py; done &", sh("true"), PY, U),
+    bash("python3 x.py | tee log &", PY, U, WriteFile(f"{W}/log")),
+    bash("coproc python3 x.py", U),
+    bash("coproc W { python3 x.py; }", U),
+]
+
+#: The same behind the wrappers and nesting the classifier reads.
+WRAPPED: list[Case] = [
+    bash("bash -c 'setsid -f python3 x.py'", U, PY),
+    bash("sh -c 'python3 x.py &'", U, PY),
+    bash("bash -lc 'nohup python3 x.py > /dev/null 2>&1 &'", U, U, PY),
+    bash("eval 'python3 x.py &'", U, PY),
+    bash("bash <<< 'setsid python3 x.py'", U, PY),
+    bash("bash <<'EOF'\npython3 x.py &\nEOF", U, PY),
+    bash("echo $(python3 x.py &)", U, PY, sh("echo", "$(python3 x.py &)")),
+    bash(
+        "echo x.py | xargs setsid -f python3", sh("echo", "x.py"), U, sh("python3", "<xargs input>")
+    ),
+    bash("timeout 5 nohup python3 x.py", U, PY),
+    bash("nice -n 5 setsid python3 x.py", U, PY),
+    bash("stdbuf -oL nohup python3 x.py", U, PY),
+    bash("time setsid -f python3 x.py", U, PY),
+    bash("command nohup python3 x.py", U, PY),
+    bash("exec setsid python3 x.py", U, PY),
+    bash("builtin disown", U),
+    bash("$'setsid' -f python3 x.py", U, PY),
+    bash("$'\\x73etsid' -f python3 x.py", U, PY),
+    bash("/usr/bin/setsid -f python3 x.py", U, PY),
+    bash("\\nohup python3 x.py", U, PY),
+    bash("env setsid python3 x.py", U, PY),
+    bash("env -S'setsid -f python3 x.py'", U, PY),
+    bash("env -S'-i PATH=/usr/bin setsid -f python3 x.py'", U, U, PY),
+    bash("timeout 5 env -i python3 x.py", U, PY),
+    bash("flock /tmp/l nohup python3 x.py", U, PY),
+    bash("uv run setsid python3 x.py", U, PY),
+    bash("find . -name '*.py' -exec setsid python3 {} \\;", U, sh("python3", "{}")),
+    bash("trap 'setsid python3 x.py' EXIT", U, PY),
+    bash("script -qc 'nohup python3 x.py' /dev/null", U, PY),
+    bash("watch -n 1 'python3 x.py &'", U, PY),
+    bash("sudo setsid python3 x.py", sh("sudo", "setsid", "python3", "x.py", priv=True), U),
+    bash("timeout 5 crontab -", U),
+    bash("command at now", U),
+    bash("nice tmux new -d x", U),
+    bash("builtin unset EXOMONAD_TOKEN", U),
+    bash("timeout 5 env -u EXOMONAD_TOKEN python3 x.py", U),
+    gsh("setsid -f sh -c 'git push origin HEAD:main'", U, push("origin", "main")),
+    gsh("nohup git push origin HEAD:main &", U, U, push("origin", "main")),
+]
+
+#: Ordinary commands: no Unknown, the same actions as before.
+ORDINARY: list[Case] = [
+    bash("npm test", sh("npm", "test")),
+    bash("pytest -q", sh("pytest", "-q")),
+    bash("make -j2", sh("make", "-j2")),
+    bash("git commit -m 'wip & more'", GitCommit(W)),
+    bash("sleep 1 && echo hi", sh("sleep", "1"), sh("echo", "hi")),
+    bash("false || echo failed", sh("false"), sh("echo", "failed")),
+    bash("ls | grep x", sh("ls"), sh("grep", "x")),
+    bash("make 2>&1 | tail -5", sh("make"), sh("tail", "-5")),
+    bash("make |& tail -5", sh("make"), sh("tail", "-5")),
+    bash("make >&2", sh("make")),
+    bash("pytest &> /dev/null; echo $?", sh("pytest"), sh("echo", "$?")),
+    bash("echo 'a & b' \"c & d\" e\\&f", sh("echo", "a & b", "c & d", "e&f")),
+    bash("echo $((6 & 3))", sh("echo", "$((6 & 3))")),
+    bash(
+        "[[ -f a && -f b ]] && echo both",
+        sh("[[", "-f", "a"),  # `&&` splits `[[ ]]` too: each half is judged
+        sh("-f", "b", "]]"),
+        sh("echo", "both"),
+    ),
+    bash(
+        "case $x in a) echo a;& b) echo b;;& *) echo c;; esac",
+        sh("echo", "a"),
+        sh("echo", "b"),
+        sh("echo", "c"),
+    ),
+    bash("crontab -l", sh("crontab", "-l")),
+    bash("systemctl --user status x.service", sh("systemctl", "--user", "status", "x.service")),
+    bash("env -u HOME python3 x.py", PY),
+    bash("env FOO=1 python3 x.py", PY),
+    bash("timeout 30 python3 x.py", PY),
+    bash("nice -n 10 make -j2", sh("make", "-j2")),
+    bash("wait", sh("wait")),
+    bash("git push origin feat/x && echo pushed", push("origin", BR), sh("echo", "pushed")),
+]
+
+DETACH_CORPUS: list[Case] = MECHANISMS + WRAPPED + ORDINARY
+
+
+@pytest.fixture(autouse=True)
+def _home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", HOME)
+
+
+def _request(case: Case, role: str = "worker") -> ToolRequest:
+    runtime, tool, data, _ = case
+    assert runtime in ("claude", "gemini")
+    return ToolRequest("claude" if runtime == "claude" else "gemini", role, "w1", tool, data,
+                       cwd=W, worktree=W, branch=BR)  # fmt: skip
+
+
+@pytest.mark.parametrize("case", DETACH_CORPUS, ids=[c[2]["command"][:60] for c in DETACH_CORPUS])
+def test_detach_corpus(case: Case) -> None:
+    actual = classify(_request(case))
+    assert same(actual, case[3]), actual
+
+
+@pytest.mark.parametrize("case", MECHANISMS + WRAPPED, ids=lambda c: c[2]["command"][:60])
+@pytest.mark.parametrize("role", ["worker", "dev"])
+def test_a_detaching_command_is_escalated_never_allowed(case: Case, role: str) -> None:
+    decision, actions, _ = decide_request(DEFAULT_POLICY, _request(case, role), project_root="/w")
+    assert any(isinstance(a, Unknown) for a in actions)
+    assert label(decision) in ("human", "deny"), (label(decision), actions)
+
+
+@pytest.mark.parametrize("case", ORDINARY, ids=lambda c: c[2]["command"][:60])
+def test_ordinary_commands_keep_their_verdict(case: Case) -> None:
+    decision, actions, _ = decide_request(DEFAULT_POLICY, _request(case), project_root="/w")
+    assert not any(isinstance(a, Unknown) for a in actions)
+    assert label(decision) == "allow", (label(decision), actions)
+
+
+def test_the_unknown_says_why() -> None:
+    def raw(command: str) -> list[str]:
+        actions: list[Action] = classify(_request(bash(command)))
+        return [a.raw for a in actions if isinstance(a, Unknown)]
+
+    assert raw("python3 x.py &") == ["runs in the background (&): python3 x.py"]
+    assert raw("setsid -f python3 x.py") == [
+        "leaves the agent's process tree: setsid -f python3 x.py"
+    ]
+    assert raw("env -i python3 x.py") == ["clears the agent's environment: env -i python3 x.py"]
+    assert raw("env -u EXOMONAD_TOKEN python3 x.py") == ["unsets EXOMONAD_TOKEN"]
+    assert raw("tmux new -d x") == ["leaves the agent's process tree: tmux new -d x"]
