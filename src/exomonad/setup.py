@@ -46,7 +46,14 @@ from exomonad.server import config as server_config
 from exomonad.state import ensure_state_dir
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
-__all__ = ["InitReport", "ProjectFiles", "has_exomonad_hooks", "init_project", "is_ours"]
+__all__ = [
+    "InitReport",
+    "ProjectFiles",
+    "has_exomonad_hooks",
+    "init_project",
+    "is_ours",
+    "keep_searches_out",
+]
 
 #: The first line of the ``.exomonad/bin/exomonad-teammate`` older versions wrote.
 _OLD_WRAPPER = "#!/bin/sh\n# Written by `exomonad init`"
@@ -143,6 +150,12 @@ def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
     tmp = path.with_name(path.name + ".exomonad-tmp")
     tmp.write_text(text, "utf-8")
     tmp.replace(path)
+
+
+def keep_searches_out(state: Path) -> None:
+    """Write ``<state>/.ignore`` (see :data:`IGNORE`) if it is missing or differs;
+    ``exomonad serve`` calls it, so a project set up before init wrote it has it too."""
+    _write_text(state / ".ignore", IGNORE, InitReport(), state.parent)
 
 
 def has_exomonad_hooks(path: Path) -> bool:
