@@ -16,6 +16,8 @@ from exomonad.policy.actions import ReadFile
 from exomonad.policy.decisions import Decision, Deny, Escalate, label
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import Context, ToolRequest
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_reads import find_reads
 from exomonad.policy.state_reads import holds_state_dir, reads_state_tree
 from tests.policy.bypass_corpus import ORDINARY
 
@@ -243,3 +245,29 @@ def test_ordinary_tool_searches_stay_allowed(
 def test_the_ordinary_corpus_is_still_allowed_with_a_state_dir() -> None:
     refused = [c for c in ORDINARY if label(bash(c)) != "allow"]
     assert refused == []
+
+
+@pytest.mark.parametrize(
+    ("expression", "reads"),
+    [
+        ("-name lead.token -exec cat {} +", True),
+        ("-type f -execdir grep -l exo_ {} ;", True),
+        ("-type f -ok cat {} ;", True),
+        ("-type f -print0", True),  # for xargs -0
+        ("-type f -fprint /tmp/list", True),
+        ("-iname '*.JSON' -exec cat {} +", True),
+        ("! -name '*.py' -exec cat {} +", True),
+        ("-name '*.py' -o -name '*.json' -exec cat {} +", True),
+        ("-name '*.py' -exec wc -l {} +", False),  # only .py files: none in the state
+        ("-name '*.py'", False),  # names only
+        ("-type f -print", False),
+        ("-maxdepth 2 -ls", False),
+    ],
+)
+def test_find_reads_what_its_actions_open(expression: str, reads: bool) -> None:
+    """What ``find ../.. EXPR`` reads (the classifier's find handler is being split on
+    branch ``detach``: these reads reach the policy once it calls find_reads)."""
+    args = [Word(t.strip("'")) for t in expression.split()]
+    ctx = Context(role="worker", state_dir=STATE)
+    found = find_reads([ROOT], args)
+    assert any(isinstance(a, ReadFile) and reads_state_tree(a, ctx) for a in found) is reads

@@ -9,7 +9,8 @@ that skip hidden directories or honour ignore files (plain ``rg``, ``rg --hidden
 ``rg --files``, ``find`` without actions) read no contents.
 
 A handler returns one tree read per root and the command's plain
-:class:`~exomonad.policy.actions.Shell`, or None (no tree read: the caller keeps the plain ``Shell``).
+:class:`~exomonad.policy.actions.Shell`, or None (no tree read: the caller keeps the
+plain ``Shell``).
 
 >>> from exomonad.policy.shell_lex import Word
 >>> handle_read("grep", [Word(t) for t in "-rn token ../..".split()], "/p/.worktrees/w")
@@ -33,6 +34,7 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.state import STATE_DIR_NAME
 
 __all__ = [
+    "find_reads",
     "flags",
     "git_tree_reads",
     "handle_read",
@@ -58,8 +60,10 @@ def tree_root(cwd: str | None, word: Word) -> str | None:
     """The absolute root ``word`` names; ``$PWD``/``$HOME`` at its start are expanded,
     any other expansion makes it unknown (None).
 
-    >>> tree_root("/p/.worktrees/w", Word("$PWD/../..", dynamic=True)), tree_root("/p", Word("$X", True))
-    ('/p', None)
+    >>> tree_root("/p/.worktrees/w", Word("$PWD/../..", dynamic=True))
+    '/p'
+    >>> tree_root("/p", Word("$X", dynamic=True)) is None
+    True
     """
     if not word.dynamic:
         return resolve_path(cwd, word)
@@ -299,6 +303,33 @@ def git_tree_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
     if sub == "grep" and ignored:
         return tree_reads(_operands(pos, opts, "-e", "-f"), cwd)
     return []
+
+
+#: ``find`` actions that read or hand on the files found (``-print0`` feeds ``xargs -0``).
+_FIND_READS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-print0", "-fprint",
+                         "-fprint0", "-fprintf", "-fls"})  # fmt: skip
+
+
+def find_reads(roots: list[str | None], args: list[Word]) -> list[Action]:
+    """The tree reads of ``find ROOTS ARGS``: one per root when an action reads or hands
+    on what it finds, narrowed to its ``-name`` globs when the expression is a plain
+    conjunction (no ``-o``, ``!``, ``-not``); none for a listing of names.
+
+    >>> find_reads(["/p"], [Word(t) for t in "-name *.py -exec cat {} +".split()])
+    [ReadFile(path='/p', recursive=True, include=('*.py',))]
+    >>> find_reads(["/p"], [Word(t) for t in "-name *.py -print".split()])
+    []
+    """
+    texts = [w.text for w in args]
+    if not _FIND_READS.intersection(texts):
+        return []
+    names = [(args[i + 1], t == "-iname") for i, t in enumerate(texts[:-1])
+             if t in ("-name", "-iname")]  # fmt: skip
+    plain = not {"-o", "-or", "!", "-not", "-path", "-wholename", "-regex"}.intersection(texts)
+    include = tuple(w.text.lower() if fold else w.text for w, fold in names)
+    if not plain or any(w.dynamic for w, _ in names):
+        include = ()
+    return [ReadFile(root, True, include) for root in roots]
 
 
 _HANDLERS: dict[str, Handler] = {
