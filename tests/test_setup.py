@@ -128,3 +128,28 @@ def test_teammate_command_passes_claude_codes_arguments_on(tmp_path: Path) -> No
     )  # fmt: skip
     assert out.returncode == 1, out
     assert "no ExoMonad server runs" in out.stderr, out.stderr
+
+
+_ARCH = {"x86_64": "x64", "aarch64": "arm64"}.get(os.uname().machine, os.uname().machine)
+#: The ripgrep Claude Code's Grep runs (``rg --hidden``), from the pinned npm package.
+RG = (Path(__file__).parent / "e2e/claude/node_modules/claude-code-112/vendor/ripgrep"
+      / f"{_ARCH}-linux" / "rg")  # fmt: skip
+
+
+def test_searches_skip_the_state_dir_even_outside_git(tmp_path: Path) -> None:
+    """Outside a git repository ``.exomonad/.gitignore`` means nothing to ripgrep;
+    ``.exomonad/.ignore`` keeps the tokens out of ``rg --hidden`` (Claude Code's Grep)."""
+    assert RG.exists(), f"Claude Code's ripgrep is missing: {RG} (npm ci in tests/e2e/claude)"
+    init_project(tmp_path, exo=EXO)
+    assert (tmp_path / ".exomonad" / ".ignore").read_text().splitlines()[-1] == "*"
+    (tmp_path / ".exomonad" / "tokens.json").write_text('{"exo_secret": {}}\n')
+    (tmp_path / "src.py").write_text("exo_ in the source\n")
+
+    def rg(*flags: str) -> str:
+        done = subprocess.run([str(RG), *flags, "exo_", "."], cwd=tmp_path, capture_output=True,
+                              text=True, check=False, timeout=60)  # fmt: skip
+        return done.stdout
+
+    assert "src.py" in rg("--hidden")
+    assert "exo_secret" not in rg("--hidden")
+    assert "exo_secret" in rg("-uu")  # what the policy refuses (a tree read)

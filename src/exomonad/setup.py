@@ -2,7 +2,8 @@
 
 Writes (merging into what exists, never overwriting what it does not own):
 
-* ``.exomonad/config.toml`` (a commented default) and ``.exomonad/.gitignore``;
+* ``.exomonad/config.toml`` (a commented default), ``.exomonad/.gitignore`` and
+  ``.exomonad/.ignore`` (searches such as ``rg --hidden`` skip the state dir);
 * ``.mcp.json``: the ``exomonad`` MCP server for the lead (``mcp-stdio --role tl``);
 * ``.claude/settings.json``: agent teams on, ``teammateMode: "tmux"``,
   ``CLAUDE_CODE_TEAMMATE_COMMAND`` = ``exomonad-teammate``, and ExoMonad's hooks. Claude
@@ -45,13 +46,24 @@ from exomonad.server import config as server_config
 from exomonad.state import ensure_state_dir
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
-__all__ = ["InitReport", "ProjectFiles", "has_exomonad_hooks", "init_project", "is_ours"]
+__all__ = [
+    "InitReport",
+    "ProjectFiles",
+    "has_exomonad_hooks",
+    "init_project",
+    "is_ours",
+    "keep_searches_out",
+]
 
 #: The first line of the ``.exomonad/bin/exomonad-teammate`` older versions wrote.
 _OLD_WRAPPER = "#!/bin/sh\n# Written by `exomonad init`"
 
 GITIGNORE = "# ExoMonad runtime state (keep config.toml and policy.py)\n*\n!.gitignore\n" \
             "!config.toml\n!policy.py\n"  # fmt: skip
+#: ripgrep (Claude Code's Grep, Gemini CLI's search), ag and fd honour ``.ignore`` files in
+#: any directory, git repository or not: the whole state dir stays out of their searches,
+#: ``--hidden`` included (``--no-ignore``/``-uu`` is refused by the policy instead).
+IGNORE = "# ExoMonad: searches skip this directory (tokens, databases)\n*\n"
 
 
 @dataclass
@@ -140,6 +152,12 @@ def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
     tmp.replace(path)
 
 
+def keep_searches_out(state: Path) -> None:
+    """Write ``<state>/.ignore`` (see :data:`IGNORE`) if it is missing or differs;
+    ``exomonad serve`` calls it, so a project set up before init wrote it has it too."""
+    _write_text(state / ".ignore", IGNORE, InitReport(), state.parent)
+
+
 def has_exomonad_hooks(path: Path) -> bool:
     """Whether the agent settings file ``path`` holds an ExoMonad hook (False if it is
     missing or unreadable)."""
@@ -195,6 +213,7 @@ def init_project(root: Path, *, exo: str = EXOMONAD, teammate: str = TEAMMATE,
         report.files[".exomonad/config.toml"] = "unchanged"
     cfg = server_config.load_project_config(state)  # fails clearly on a broken config
     _write_text(state / ".gitignore", GITIGNORE, report, root)
+    _write_text(state / ".ignore", IGNORE, report, root)
     mcp = _load_json(root / ".mcp.json")
     argv = shlex.split(exo)
     mcp.setdefault("mcpServers", {})["exomonad"] = {

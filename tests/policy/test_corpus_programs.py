@@ -15,6 +15,7 @@ from exomonad.policy.actions import (
     GitCommit,
     MergePR,
     Network,
+    ReadFile,
     WriteFile,
 )
 from exomonad.policy.classify import classify
@@ -84,9 +85,21 @@ NETWORK: list[Case] = [
     bash("http POST api.example.com/items name=x", Network("api.example.com")),
     bash("ssh deploy@prod.example.com 'systemctl restart app'", Network("prod.example.com")),
     bash("ssh -i ~/.ssh/id -p 2222 host.io", Network("host.io")),
-    bash("scp build.tgz user@files.example.com:/srv/", Network("files.example.com")),
-    bash("rsync -avz dist/ web@cdn.example.com:/var/www/", Network("cdn.example.com")),
-    bash("rsync -a src/ dst/", sh("rsync", "-a", "src/", "dst/")),
+    bash(
+        "scp build.tgz user@files.example.com:/srv/",
+        Network("files.example.com"),
+        ReadFile(f"{W}/build.tgz"),
+    ),
+    bash(
+        "rsync -avz dist/ web@cdn.example.com:/var/www/",
+        Network("cdn.example.com"),
+        ReadFile(f"{W}/dist", recursive=True),
+    ),
+    bash(
+        "rsync -a src/ dst/",
+        sh("rsync", "-a", "src/", "dst/"),
+        ReadFile(f"{W}/src", recursive=True),
+    ),
     bash("nc -z db.internal 5432", Network("db.internal")),
     bash("pip install requests", sh("pip", "install", "requests")),
     bash("npm install", sh("npm", "install")),
@@ -152,9 +165,9 @@ FILES: list[Case] = [
     bash("make 2> err.log", WriteFile(f"{W}/err.log"), sh("make")),
     bash("cmd &> all.log", WriteFile(f"{W}/all.log"), sh("cmd")),
     bash("cat a.txt | tee b.txt", sh("cat", "a.txt"), WriteFile(f"{W}/b.txt")),
-    bash("cp a.txt /etc/x", WriteFile("/etc/x")),
-    bash("cp -r src/ /tmp/backup", WriteFile("/tmp/backup")),
-    bash("cp -t /opt/dest a b", WriteFile("/opt/dest")),
+    bash("cp a.txt /etc/x", ReadFile(f"{W}/a.txt"), WriteFile("/etc/x")),
+    bash("cp -r src/ /tmp/backup", ReadFile(f"{W}/src", recursive=True), WriteFile("/tmp/backup")),
+    bash("cp -t /opt/dest a b", ReadFile(f"{W}/a"), ReadFile(f"{W}/b"), WriteFile("/opt/dest")),
     bash("mv old.py new.py", WriteFile(f"{W}/new.py"), DeleteFile(f"{W}/old.py", True)),
     bash("touch a b", WriteFile(f"{W}/a"), WriteFile(f"{W}/b")),
     bash("mkdir -p build/out", WriteFile(f"{W}/build/out")),
@@ -170,7 +183,7 @@ FILES: list[Case] = [
     bash("sed 's/a/b/' file.py", sh("sed", "s/a/b/", "file.py")),
     bash("dd if=/dev/zero of=/dev/sda bs=1M", WriteFile("/dev/sda")),
     bash("truncate -s 0 log.txt", WriteFile(f"{W}/log.txt")),
-    bash("ln -s target link", WriteFile(f"{W}/link")),
+    bash("ln -s target link", ReadFile(f"{W}/target", recursive=True), WriteFile(f"{W}/link")),
     bash("cat > /tmp/x.py <<'EOF'\nprint(1)\nEOF", WriteFile("/tmp/x.py"), sh("cat")),
 ]
 

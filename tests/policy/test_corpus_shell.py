@@ -11,6 +11,7 @@ from exomonad.policy.actions import (
     DeleteFile,
     GitCommit,
     Network,
+    ReadFile,
     Shell,
     WriteFile,
 )
@@ -249,7 +250,11 @@ NOT_A_PUSH: list[Case] = [
     bash('echo "git push -f"', sh("echo", "git push -f")),
     bash("echo git push -f origin main", sh("echo", "git", "push", "-f", "origin", "main")),
     bash("printf '%s\\n' 'git push --force'", sh("printf", "%s\\n", "git push --force")),
-    bash("grep -r 'git push -f' docs/", sh("grep", "-r", "git push -f", "docs/")),
+    bash(
+        "grep -r 'git push -f' docs/",
+        ReadFile(f"{W}/docs", recursive=True),
+        sh("grep", "-r", "git push -f", "docs/"),
+    ),
     bash("git commit -m 'do not git push -f origin main'", GitCommit(W)),
     bash(
         "git commit -m \"$(cat <<'EOF'\nFix parser\n\nDon't push\nEOF\n)\"", sh("cat"), GitCommit(W)

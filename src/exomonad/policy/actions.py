@@ -58,13 +58,22 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class ReadFile(Action):
-    """Read a file or list/search a directory (Read, Glob, Grep, read_file, ...)."""
+    """Read a file or list/search a directory (Read, Glob, Grep, read_file, ...).
+
+    ``recursive``: the contents of every file below ``path`` are read, hidden and
+    git-ignored ones included (``grep -r``, ``rg -uu``, ``tar c``, ``cp -r``, a search
+    tool's glob). ``include``: when not empty, only files whose name matches one of these
+    globs are read (``--include=*.py``, ``-g '*.py'``).
+    """
 
     path: str | None
+    recursive: bool = False
+    include: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """``read PATH``."""
-        return f"read {self.path or '<unknown path>'}"
+        """``read [-r] PATH [(only GLOBS)]``."""
+        only = f" (only {' '.join(self.include)})" if self.include else ""
+        return f"read {'-r ' if self.recursive else ''}{self.path or '<unknown path>'}{only}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,11 +114,40 @@ def _patch(*keys: str) -> Handler:
 
 
 def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    """Each path (a file, a directory read whole, or a glob matching dot names too)."""
     del env
     paths = req.tool_input.get("paths")
     if not isinstance(paths, list) or not paths:
         return None
-    return [ReadFile(resolve_path(req.cwd, p) if isinstance(p, str) else None) for p in paths]
+    return [ReadFile(resolve_path(req.cwd, p) if isinstance(p, str) else None, True)
+            for p in paths]  # fmt: skip
+
+
+def _grep(every: bool, glob_key: str, *keys: str) -> Handler:
+    """A search tool: Claude Code's Grep runs ``rg --hidden``, whose ignore files keep
+    ``.exomonad/`` runtime files out unless its glob names them (``-g`` beats ignore
+    files); Gemini CLI's may fall back to ``grep -r`` (``every``: a tree read always)."""
+
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        del env
+        path = _path(req, *keys, default_cwd=True)
+        glob = _str(req.tool_input, glob_key)
+        include = _globs(glob) if glob is not None else ()
+        return [ReadFile(path, every or glob is not None, include)]
+
+    return handler
+
+
+def _globs(text: str) -> tuple[str, ...]:
+    """A search tool's glob as ``rg -g`` gets it: split at blanks, then at commas outside
+    braces; exclusions (``!x``) dropped. None left: every file.
+
+    >>> _globs("*.py,*.md {a,b}.ts !*.lock")
+    ('*.py', '*.md', '{a,b}.ts')
+    """
+    parts = [p for word in text.split() for p in
+             ([word] if "{" in word and "}" in word else word.split(","))]  # fmt: skip
+    return tuple(p for p in parts if p and not p.startswith("!"))
 
 
 #: How each kind of tool input reads (kinds and tables: :mod:`exomonad.runtimes`).
@@ -127,6 +156,8 @@ _KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
     "read": lambda keys: _one(ReadFile, *keys),
     "write": lambda keys: _one(WriteFile, *keys),
     "list": lambda keys: _one(ReadFile, *keys, default_cwd=True),
+    "grep": lambda keys: _grep(False, *keys),
+    "grep_all": lambda keys: _grep(True, *keys),
     "read_many": lambda keys: _many,
     "fetch": lambda keys: _fetch,
     "search": lambda keys: _search,

@@ -5,7 +5,8 @@ import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))
 
 - Everyone: never force-push to or delete a protected branch, never delete ``/``, a
   system directory, a home directory or the project, never read or write ExoMonad's
-  state dir, never write an agent's hook/MCP settings or Claude Code's inboxes, team
+  state dir (nor a directory tree holding it: ``grep -r``, ``tar c``, ``cp -r`` of
+  ``../..``), never write an agent's hook/MCP settings or Claude Code's inboxes, team
   configs and tasks, never run ExoMonad's control commands (``approve``, ``deny``,
   ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores.
 - ``dev``: read the project, write/commit in its worktree, push its own branch
@@ -50,6 +51,7 @@ from exomonad.policy.predicates import (
     own_branch,
     protected_branch,
     reads_state_dir,
+    reads_state_tree,
     secret_path,
     shell_touches_control_files,
     shell_touches_state,
@@ -89,6 +91,12 @@ FORBID: tuple[ForbidBase, ...] = (
         ReadFile,
         reads_state_dir,
         reason="agents may not read ExoMonad's state (tokens, databases, policy, config)",
+    ),
+    Forbid(
+        ReadFile,
+        reads_state_tree,
+        reason="agents may not read a directory tree holding ExoMonad's state (tokens, "
+        "databases): search a narrower path (src/), or with rg/Grep, which skip it",
     ),
     Forbid(
         WriteFile,

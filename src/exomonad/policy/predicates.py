@@ -17,20 +17,38 @@ import functools
 import os
 import posixpath
 from collections.abc import Callable
-from fnmatch import fnmatchcase
 from typing import Protocol, TypeVar
 
 from exomonad import runtimes
-from exomonad.policy.actions import Action, DeleteBranch, DeleteFile, GitPush, Network, Shell
+from exomonad.policy.actions import (
+    Action,
+    DeleteBranch,
+    DeleteFile,
+    GitPush,
+    Network,
+    Shell,
+)
 from exomonad.policy.request import Context
+from exomonad.policy.shell_reads import packs
+from exomonad.policy.state_reads import (
+    STATE_FILES,
+    STATE_NAMES,
+    glob_names_state,
+    holds_state_dir,
+    in_state_dir,
+    reads_state_tree,
+)
 
 __all__ = [
+    "STATE_FILES",
+    "STATE_NAMES",
     "SYSTEM_DIRS",
     "HasPath",
     "all_of",
     "any_of",
     "catastrophic_delete",
     "exomonad_control",
+    "holds_state_dir",
     "host_in",
     "in_project",
     "in_worktree",
@@ -40,6 +58,7 @@ __all__ = [
     "own_branch",
     "protected_branch",
     "reads_state_dir",
+    "reads_state_tree",
     "secret_path",
     "shell_touches_control_files",
     "shell_touches_state",
@@ -148,15 +167,16 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
     path = action.path
     if path is None:
         return False
-    if ctx.in_state_dir(path) or "/.exomonad/" in path + "/":
+    if in_state_dir(path, ctx):
         return True
     return any(path.endswith("/" + name) for name in _CONTROL_FILES)
 
 
 def reads_state_dir(action: HasPath, ctx: Context) -> bool:
-    """The path is inside ExoMonad's state dir (tokens, databases, policy, config)."""
+    """The path is inside ExoMonad's state dir (tokens, databases, policy, config), or a
+    glob that could name it (``/p/.exo*/lead.token``)."""
     path = action.path
-    return path is not None and (ctx.in_state_dir(path) or "/.exomonad/" in path + "/")
+    return path is not None and in_state_dir(path, ctx)
 
 
 def _team_dirs(ctx: Context) -> tuple[str, str]:
@@ -174,10 +194,6 @@ def touches_team_files(action: HasPath, ctx: Context) -> bool:
                                     for d in _team_dirs(ctx))  # fmt: skip
 
 
-#: Names in ExoMonad's state dir that say "token" or "database" on their own.
-STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger.db")
-
-
 def shell_touches_state(action: Shell, ctx: Context) -> bool:
     """A shell command names ExoMonad's state dir or one of its secrets, literally or by
     a glob that could match it (``cat .exo*/lead.token``, ``cat */*.token``): whatever
@@ -188,9 +204,8 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
         if ctx.state_dir and posixpath.normpath(posixpath.join(action.cwd or "/", word)
                                                 ).startswith(ctx.state_dir):  # fmt: skip
             return True
-        for part in word.split("/"):
-            if any(c in part for c in "*?[") and any(fnmatchcase(n, part) for n in STATE_NAMES):
-                return True
+        if glob_names_state(word):
+            return True
     return False
 
 
@@ -228,11 +243,14 @@ def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
              *(d + "/" for d in _team_dirs(ctx)))  # fmt: skip
     if not reads and any(name in word for word in words[1:] for name in names):
         return True
-    if program in _UNPACKERS and ctx.state_dir:
-        places = [action.cwd, *(posixpath.normpath(posixpath.join(action.cwd or "/", w))
-                                for w in words[1:] if not w.startswith("-"))]  # fmt: skip
-        return any(p is not None and ctx.state_dir.startswith(p.rstrip("/") + "/")
-                   for p in places)  # fmt: skip
+    if program in _UNPACKERS and ctx.state_dir and not packs(program, words[1:]):
+        operands = [w for w in words[1:] if not w.startswith("-")]
+        if program == "rsync":  # it writes into its destination only
+            operands, places = operands[-1:], []
+        else:
+            places = [action.cwd]
+        places += [posixpath.normpath(posixpath.join(action.cwd or "/", w)) for w in operands]
+        return any(holds_state_dir(p, ctx) for p in places)
     return False
 
 

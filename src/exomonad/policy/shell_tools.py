@@ -16,34 +16,31 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, WriteFile
+from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, ReadFile, Shell, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
 
 __all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
 
 Handler = Callable[[str, list[Word], str | None], list[Action] | None]
 
 
-def _opts(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_CURL_WITH_ARG = _opts(
+_CURL_WITH_ARG = option_set(
     "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
     "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
     "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
     "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
     "--output-dir --limit-rate --interface --dns-servers --connect-to"
 )
-_WGET_WITH_ARG = _opts(
+_WGET_WITH_ARG = option_set(
     "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
     "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
     "--user --password --load-cookies --save-cookies --method --body-data"
 )
-_SSH_WITH_ARG = _opts("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
-_NC_WITH_ARG = _opts("-p -s -w -i -x -X -q -e -c")
+_SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
+_NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
 
 #: Deploy/publish tools and the subcommands that ship something (``None``: any use).
 DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
@@ -171,8 +168,7 @@ def _http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] |
 
 
 def _ssh(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    del cwd
-    positionals, _ = scan_options(
+    positionals, opts = scan_options(
         args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
     )
     if name in ("scp", "rsync", "sftp"):
@@ -183,14 +179,20 @@ def _ssh(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
             or "://" in w.text
             or (":" in w.text and not w.text.startswith(("/", "./")))
         ]
-        return [
+        out: list[Action] = [
             Network(
                 None
                 if w.dynamic
                 else host_of(w.text.split(":", 1)[0] if "://" not in w.text else w.text)
             )
             for w in remote
-        ] or None
+        ]
+        whole = flags(opts, "r" if name == "scp" else "ra", "--recursive", "--archive") > 0
+        reads: list[Action] = [ReadFile(tree_root(cwd, w), whole) for w in positionals[:-1]
+                               if w not in remote]  # fmt: skip
+        if not out and reads:  # a local copy: the command as it is, and what it reads
+            out = [Shell((name, *(w.text for w in args)), cwd)]
+        return out + reads or None
     return _hosts(positionals[:1]) or [Network(None)]
 
 
@@ -276,6 +278,9 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
         else:
             sources = positionals
         out: list[Action] = [WriteFile(resolve_path(cwd, w)) for w in targets]
+        if name in ("cp", "ln"):  # the sources are read (a symlink exposes its target)
+            whole = name == "ln" or flags(opts, "rRa", "--recursive", "--archive") > 0
+            out = [*(ReadFile(tree_root(cwd, w), whole) for w in sources), *out]
         if name == "mv":
             out += [DeleteFile(resolve_path(cwd, w), recursive=True) for w in sources]
         return out or None
@@ -340,7 +345,7 @@ _HANDLERS: dict[str, Handler] = {
 def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """Actions for program ``name`` with ``args``; None if it is not a program we model."""
     handler = _HANDLERS.get(name)
-    return handler(name, args, cwd) if handler is not None else None
+    return handler(name, args, cwd) if handler is not None else handle_read(name, args, cwd)
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:

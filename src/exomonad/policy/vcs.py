@@ -27,6 +27,7 @@ from exomonad.policy.git_push import push
 from exomonad.policy.shell_env import ShellEnv, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import git_tree_reads
 
 __all__ = ["SAFE_CONFIG", "gh", "git"]
 
@@ -311,6 +312,8 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
             env.branch_moved = True  # `git branch -M main`: the current branch renamed
     elif sub.text in _BRANCH_MOVERS:
         env.branch_moved = True
+    elif sub.text in ("grep", "diff"):  # --no-index: ignored files, any directory
+        return [Shell(("git", *_texts(args)), repo), *git_tree_reads(sub.text, rest, repo)]
     return [Shell(("git", *_texts(args)), repo)]
 
 

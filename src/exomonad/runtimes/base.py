@@ -37,6 +37,10 @@ TOOL_KINDS = frozenset({
     "read",        # reads the file at the path
     "write",       # writes the file at the path
     "list",        # reads a directory (no path: the cwd)
+    "grep",        # searches the files below a directory, ignored ones left out unless its
+                   # glob (the first key; path keys follow) names them (rg --hidden -g)
+    "grep_all",    # searches every file below a directory, hidden and ignored ones too;
+                   # its glob (the first key; path keys follow) only narrows
     "read_many",   # reads every path of a list
     "fetch",       # fetches URLs ("url", or URLs inside "prompt")
     "search",      # a web search ("query")

@@ -62,7 +62,7 @@ class ClaudeCode(Runtime):
         "MultiEdit": ("write", "file_path"),
         "NotebookEdit": ("write", "notebook_path"),
         "Glob": ("list", "path"),
-        "Grep": ("list", "path"),
+        "Grep": ("grep", "glob", "path"),
         "LS": ("list", "path"),
         "WebFetch": ("fetch",),
         "WebSearch": ("search",),

@@ -25,6 +25,7 @@ from exomonad.server.leadlink import LeadLink
 from exomonad.server.permissions import Gatekeeper
 from exomonad.server.presence import PresenceBook
 from exomonad.server.service import ServiceHost
+from exomonad.setup import keep_searches_out
 from exomonad.state import adopt_lock_journal, secure_state_dir
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
@@ -59,6 +60,7 @@ class Services:
         dialect: Dialect | None = None,
     ) -> None:
         self.state_dir = secure_state_dir(state_dir)
+        keep_searches_out(self.state_dir)  # rg --hidden, ag, fd skip it
         self.recovered_locks = adopt_lock_journal(state_dir)
         self.root = config_root(root)
         self.config = config or load_project_config(state_dir)

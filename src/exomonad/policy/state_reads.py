@@ -1,0 +1,98 @@
+"""Where ExoMonad's state dir is, seen from a path: in it, named by a glob, or below it.
+
+Agents never read ``.exomonad/`` (tokens, databases, policy): not by naming it, and not by
+reading a directory tree that holds it (``grep -r token ../..`` from a worktree).
+
+>>> ctx = Context(role="w", state_dir="/p/.exomonad")
+>>> in_state_dir("/p/.exo*/lead.token", ctx), holds_state_dir("/p", ctx)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import posixpath
+from fnmatch import fnmatchcase
+
+from exomonad.policy.actions import ReadFile
+from exomonad.policy.request import Context
+from exomonad.policy.shell_env import is_within
+
+__all__ = [
+    "STATE_FILES",
+    "STATE_NAMES",
+    "glob_names_state",
+    "holds_state_dir",
+    "in_state_dir",
+    "reads_state_tree",
+]
+
+#: Names in ExoMonad's state dir that say "token" or "database" on their own.
+STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger.db")
+
+
+def in_state_dir(path: str, ctx: Context) -> bool:
+    """``path`` is in the state dir, or names it (``/.exomonad/``, a glob like ``.exo*``)."""
+    return ctx.in_state_dir(path) or "/.exomonad/" in path + "/" or glob_names_state(path)
+
+
+def glob_names_state(text: str) -> bool:
+    """A ``/``-separated part of ``text`` is a glob that could match one of STATE_NAMES."""
+    for part in text.split("/"):
+        if any(c in part for c in "*?[") and any(fnmatchcase(n, part) for n in STATE_NAMES):
+            return True
+    return False
+
+
+def holds_state_dir(path: str | None, ctx: Context) -> bool:
+    """``path`` is ExoMonad's state dir, its parent or an ancestor (``../..`` from a
+    worktree, the project root, ``~``, ``/``): the tree below it holds the state. A glob
+    counts if, expanded as a shell would (``*`` skips dot names), it could name one.
+
+    >>> ctx = Context(role="w", state_dir="/p/.exomonad")
+    >>> [holds_state_dir(p, ctx) for p in ("/", "/p", "/p/src", "/p/.*", "/p/*", None)]
+    [True, True, False, True, False, False]
+    """
+    state = ctx.state_dir
+    if path is None or state is None:
+        return False
+    if is_within(state, path):
+        return True
+    if not any(c in path for c in "*?[{"):
+        return False
+    pattern, names = path.rstrip("/").split("/"), posixpath.normpath(state).split("/")
+    return len(pattern) <= len(names) and all(
+        _shell_glob_matches(p, n) for p, n in zip(pattern, names, strict=False)
+    )
+
+
+def _shell_glob_matches(pattern: str, name: str) -> bool:
+    """A shell glob's matching of one path part (no dotglob; braces and ``**`` match)."""
+    if "{" in pattern or "**" in pattern:
+        return True
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatchcase(name, pattern)
+
+
+#: The runtime files of the state dir (``.exomonad/.gitignore`` keeps them out of git):
+#: tokens, databases, the audit log, the socket. Its committed files (``config.toml``,
+#: ``policy.py``) are in every checkout of the project anyway.
+STATE_FILES = ("tokens.json", "lead.token", "approvals.db", "approvals.db-wal",
+               "approvals.db-shm", "ledger.db", "ledger.db-wal", "ledger.db-shm",
+               "audit.jsonl", "teams.json", "server.pid", "server.sock")  # fmt: skip
+
+
+def reads_state_tree(action: ReadFile, ctx: Context) -> bool:
+    """A recursive read (hidden and ignored files included) of a directory holding the
+    state dir (:func:`holds_state_dir`): ``grep -r token ../..``, ``tar cf - ~``,
+    ``cp -r <project> /tmp``, unless its ``include`` globs match none of the state's
+    files (``grep -r --include='*.py' foo .``)."""
+    if not action.recursive or not holds_state_dir(action.path, ctx):
+        return False
+    if not action.include:
+        return True
+    return any(
+        "{" in glob or fnmatchcase(name, glob.rsplit("/", 1)[-1])
+        for glob in action.include
+        for name in STATE_FILES
+    )

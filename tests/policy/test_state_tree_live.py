@@ -1,0 +1,108 @@
+"""Live: a worker's ``grep -r token ../..`` really reads every worker's token, and the
+real hook client, talking to a live ``exomonad serve`` with the worker's token, refuses it.
+
+A scratch project (a git repository), the server, a worker spawned by the lead (its own
+token, its worktree ``.worktrees/w1``, its branch), then Claude Code's PreToolUse hook
+(``exomonad hook pre-tool-use``) as the worker would run it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exomonad.client import ServerClient
+from exomonad.teams import TeamPaths, create_team
+from exomonad.util.waiting import retry_until
+from tests.support.git import make_repo
+from tests.support.tmux import READER, TmuxServer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+@dataclass
+class Live:
+    state: Path
+    env: dict[str, str]
+
+    def hook(self, command: str, *, token: str, cwd: Path) -> dict[str, Any]:
+        """The hook client's answer for a Bash call (as Claude Code sends it)."""
+        payload = {"session_id": "w1", "tool_name": "Bash", "cwd": str(cwd),
+                   "tool_input": {"command": command, "description": "x"}}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "exomonad", "hook", "pre-tool-use", "--runtime", "claude"],
+            input=json.dumps(payload), env={**self.env, "EXOMONAD_TOKEN": token},
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
+        return answer
+
+
+@pytest.fixture
+def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
+    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    make_repo(tmp_path / "proj")
+    state.mkdir()
+    (state / "config.toml").write_text(
+        f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
+        'tmux_session = "main"\nready_marker = "ready"\nallow_ungated = true\n'
+    )
+    create_team(TeamPaths("proj", root))
+    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
+    env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
+               EXOMONAD_LOCK_DIR=str(state / "locks"),
+               EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", tmux_server.socket],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
+    created = subprocess.run(
+        [sys.executable, "-m", "exomonad", "hook", "post-tool-use", "--runtime", "claude"],
+        input=json.dumps({"session_id": "lead-1", "tool_name": "TeamCreate",
+                          "tool_input": {"team_name": "proj"}}),
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    yield Live(state, env)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+
+
+def test_a_workers_recursive_grep_of_the_project_is_refused(live: Live) -> None:
+    lead = ServerClient.as_lead(live.state, timeout=60)
+    lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": "w1", "task": "wait"}]})
+    held = json.loads((live.state / "tokens.json").read_text())
+    token, who = next((t, v) for t, v in held.items() if v["name"] == "w1")
+    worktree = Path(who["worktree"])
+    assert worktree == live.state.parent / ".worktrees" / "w1"
+    assert who["role"] == "worker"
+
+    # What such a command does when run: every token in the project, the lead's included.
+    leaked = subprocess.run(["grep", "-r", "exo_", "../.."], cwd=worktree,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert token in leaked.stdout
+
+    for command in ("grep -r token ../..", "grep -r exo_ ../..", "rsync -a ../../ /tmp/copy/",
+                    "tar cf - ../.. | tar xOf - | grep exo_", "cp -r ../.. /tmp/copy"):  # fmt: skip
+        refused = live.hook(command, token=token, cwd=worktree)
+        assert refused["permissionDecision"] == "deny", (command, refused)
+        assert "directory tree holding ExoMonad's state" in refused["permissionDecisionReason"]
+
+    (worktree / "notes.txt").write_text("foo in the worktree\n")
+    local = subprocess.run(["grep", "-r", "foo", "."], cwd=worktree,
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert "notes.txt" in local.stdout
+    assert token not in local.stdout  # the worktree does not hold the state dir
+    allowed = live.hook("grep -r foo .", token=token, cwd=worktree)
+    assert allowed["permissionDecision"] == "allow", allowed
