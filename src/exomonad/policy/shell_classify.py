@@ -23,6 +23,7 @@ from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown, WriteFil
 from exomonad.policy.shell_env import ShellEnv, code_var, risky_assignment
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
+from exomonad.policy.shell_reads import find_reads, tree_root
 from exomonad.policy.shell_tools import handle, redirect_target
 from exomonad.policy.shell_wrap import OPAQUE_RUNNERS, WRAPPERS, OptSpec, parse_options, unwrap
 from exomonad.policy.vcs import gh, git
@@ -444,6 +445,7 @@ def _find(
     while start < len(args) and not args[start].text.startswith(("-", "(", "!")):
         start += 1
     roots = [resolve_path(cwd, w) for w in args[:start]] or [cwd]
+    reads = find_reads([tree_root(cwd, w) for w in args[:start]] or [cwd], args[start:])
     out: list[Action] = []
     i = start
     while i < len(args):
@@ -459,4 +461,4 @@ def _find(
                 out += _argv(inner, cmd, cwd, env, depth, privileged)
             i = j
         i += 1
-    return out or [Shell(full, cwd, privileged)]
+    return [*reads, *(out or [Shell(full, cwd, privileged)])]
