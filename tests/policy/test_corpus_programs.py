@@ -157,7 +157,11 @@ FILES: list[Case] = [
     bash("rm --recursive --force /tmp/x", DeleteFile("/tmp/x", True)),
     bash("rmdir empty", DeleteFile(f"{W}/empty", False)),
     bash("find . -name '*.pyc' -delete", DeleteFile(W, True)),
-    bash("find /tmp/x -type f -exec rm {} \\;", DeleteFile(None, False)),
+    bash(
+        "find /tmp/x -type f -exec rm {} \\;",
+        ReadFile("/tmp/x", recursive=True),
+        DeleteFile(None, False),
+    ),
     bash("find . -name '*.log'", sh("find", ".", "-name", "*.log")),
     bash("echo hi > out.txt", WriteFile(f"{W}/out.txt"), sh("echo", "hi")),
     bash("echo hi >> /etc/hosts", WriteFile("/etc/hosts"), sh("echo", "hi")),

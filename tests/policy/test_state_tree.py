@@ -91,6 +91,11 @@ DENIED = [
     "sh -c 'grep -r token ../..'",
     "cp ../../.exomonad/tokens.json /tmp/x",
     "cp ../../.exo*/tokens.json /tmp/x",
+    "find ../.. -name lead.token -exec cat {} +",
+    "find ../.. -type f -execdir grep -l exo_ {} ;",
+    "find $PWD/../.. -type f -ok cat {} ;",
+    "find ../.. -type f -print0 | xargs -0 cat",
+    "find ../.. -type f -fprint /tmp/list",
 ]
 
 
@@ -118,6 +123,8 @@ WORKER_ALLOWED = [
     "grep foo ../../README.md",
     "find . -name '*.py'",
     "find ../.. -name '*.py'",
+    "find ../.. -name '*.py' -exec wc -l {} +",
+    "find . -type f -print0 | xargs -0 wc -l",
     "rg foo",
     "rg --hidden foo ../..",
     "rg -n foo ../..",
@@ -265,8 +272,7 @@ def test_the_ordinary_corpus_is_still_allowed_with_a_state_dir() -> None:
     ],
 )
 def test_find_reads_what_its_actions_open(expression: str, reads: bool) -> None:
-    """What ``find ../.. EXPR`` reads (the classifier's find handler is being split on
-    branch ``detach``: these reads reach the policy once it calls find_reads)."""
+    """What ``find ../.. EXPR`` reads."""
     args = [Word(t.strip("'")) for t in expression.split()]
     ctx = Context(role="worker", state_dir=STATE)
     found = find_reads([ROOT], args)

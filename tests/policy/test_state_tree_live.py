@@ -94,7 +94,8 @@ def test_a_workers_recursive_grep_of_the_project_is_refused(live: Live) -> None:
     assert token in leaked.stdout
 
     for command in ("grep -r token ../..", "grep -r exo_ ../..", "rsync -a ../../ /tmp/copy/",
-                    "tar cf - ../.. | tar xOf - | grep exo_", "cp -r ../.. /tmp/copy"):  # fmt: skip
+                    "tar cf - ../.. | tar xOf - | grep exo_", "cp -r ../.. /tmp/copy",
+                    "find ../.. -name lead.token -exec cat {} +"):  # fmt: skip
         refused = live.hook(command, token=token, cwd=worktree)
         assert refused["permissionDecision"] == "deny", (command, refused)
         assert "directory tree holding ExoMonad's state" in refused["permissionDecisionReason"]

@@ -26,6 +26,7 @@ from exomonad.policy.shell_env import ShellEnv, risky_assignment
 from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
+from exomonad.policy.shell_reads import find_reads, tree_root
 from exomonad.policy.shell_tools import handle, redirect_target
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,
@@ -351,6 +352,7 @@ def _find(
     while start < len(args) and not args[start].text.startswith(("-", "(", "!")):
         start += 1
     roots = [resolve_path(cwd, w) for w in args[:start]] or [cwd]
+    reads = find_reads([tree_root(cwd, w) for w in args[:start]] or [cwd], args[start:])
     out: list[Action] = []
     i = start
     while i < len(args):
@@ -366,4 +368,4 @@ def _find(
                 out += _argv(inner, cmd, cwd, env, depth, privileged)
             i = j
         i += 1
-    return out or [Shell(full, cwd, privileged)]
+    return [*reads, *(out or [Shell(full, cwd, privileged)])]
