@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from exomonad.policy.actions import Action, GitCommit, Network, Unknown, WriteFile
+from exomonad.policy.actions import Action, GitCommit, Network, ReadFile, Unknown, WriteFile
 from exomonad.policy.cascade import decide_request
 from exomonad.policy.classify import classify
 from exomonad.policy.decisions import label
@@ -128,7 +128,12 @@ WRAPPED: list[Case] = [
     bash("timeout 5 env -i python3 x.py", U, PY),
     bash("flock /tmp/l nohup python3 x.py", U, PY),
     bash("uv run setsid python3 x.py", U, PY),
-    bash("find . -name '*.py' -exec setsid python3 {} \\;", U, sh("python3", "{}")),
+    bash(
+        "find . -name '*.py' -exec setsid python3 {} \\;",
+        ReadFile(W, recursive=True, include=("*.py",)),
+        U,
+        sh("python3", "{}"),
+    ),
     bash("trap 'setsid python3 x.py' EXIT", U, PY),
     bash("script -qc 'nohup python3 x.py' /dev/null", U, PY),
     bash("watch -n 1 'python3 x.py &'", U, PY),
