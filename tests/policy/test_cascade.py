@@ -71,6 +71,17 @@ TABLE: list[tuple[Action, DecisionLabel, DecisionLabel, DecisionLabel]] = [
     (ReadFile("/usr/lib/python3/os.py"), "allow", "allow", "allow"),
     (ReadFile(f"{HOME}/.ssh/id_rsa"), "deny", "deny", "deny"),
     (ReadFile("/repo/.env"), "deny", "deny", "deny"),
+    # Another process's environment (an agent's token), memory, open files (databases).
+    (ReadFile("/proc/4242/environ"), "deny", "deny", "deny"),
+    (ReadFile("/proc/self/task/7/environ"), "deny", "deny", "deny"),
+    (ReadFile("/proc/4242/fd/7"), "deny", "deny", "deny"),
+    (ReadFile("/proc/4242/mem"), "deny", "deny", "deny"),
+    (ReadFile("/proc/4242/status"), "allow", "allow", "allow"),
+    # A tree read of a directory holding ~/.ssh (grep -r password ~), unless narrowed.
+    (ReadFile(HOME, recursive=True), "deny", "deny", "deny"),
+    (ReadFile("/", recursive=True), "deny", "deny", "deny"),
+    (ReadFile(HOME, recursive=True, include=("*.py",)), "allow", "allow", "allow"),
+    (ReadFile(f"{HOME}/src", recursive=True), "allow", "allow", "allow"),
     (ReadFile(None), "human", "human", "human"),
     (WriteFile("/repo/wt/a1/x.py"), "allow", "allow", "allow"),
     (WriteFile("/repo/docs/x.md"), "tl", "tl", "allow"),

@@ -168,7 +168,40 @@ FILES: list[Case] = [
     bash("ls > /dev/null 2>&1", sh("ls")),
     bash("make 2> err.log", WriteFile(f"{W}/err.log"), sh("make")),
     bash("cmd &> all.log", WriteFile(f"{W}/all.log"), sh("cmd")),
-    bash("cat a.txt | tee b.txt", sh("cat", "a.txt"), WriteFile(f"{W}/b.txt")),
+    bash(
+        "cat a.txt | tee b.txt", ReadFile(f"{W}/a.txt"), sh("cat", "a.txt"), WriteFile(f"{W}/b.txt")
+    ),
+    # A reader's files are reads, judged as the Read tool's (credentials refused): before,
+    # `cat ~/.ssh/id_rsa` was a plain command and allowed while Read of it was denied.
+    bash(
+        "cat -n ~/.ssh/id_rsa",
+        ReadFile(f"{HOME}/.ssh/id_rsa"),
+        sh("cat", "-n", f"{HOME}/.ssh/id_rsa"),
+    ),
+    bash(
+        "head -n 5 .env x",
+        ReadFile(f"{W}/.env"),
+        ReadFile(f"{W}/x"),
+        sh("head", "-n", "5", ".env", "x"),
+    ),
+    bash(
+        "grep -n tok /proc/42/environ",
+        ReadFile("/proc/42/environ"),
+        sh("grep", "-n", "tok", "/proc/42/environ"),
+    ),
+    bash("grep -e a -e b f", ReadFile(f"{W}/f"), sh("grep", "-e", "a", "-e", "b", "f")),
+    bash(
+        "sed -n 1p $HOME/.aws/credentials",
+        ReadFile(f"{HOME}/.aws/credentials"),
+        sh("sed", "-n", "1p", "$HOME/.aws/credentials"),
+    ),
+    bash(
+        "jq -r .auths ~/.docker/config.json",
+        ReadFile(f"{HOME}/.docker/config.json"),
+        sh("jq", "-r", ".auths", f"{HOME}/.docker/config.json"),
+    ),
+    bash('cat "$f"', sh("cat", "$f")),  # an unknown path: the plain command, as before
+    bash("sort | uniq -c", sh("sort"), sh("uniq", "-c")),  # stdin: no file read
     bash("cp a.txt /etc/x", ReadFile(f"{W}/a.txt"), WriteFile("/etc/x")),
     bash("cp -r src/ /tmp/backup", ReadFile(f"{W}/src", recursive=True), WriteFile("/tmp/backup")),
     bash("cp -t /opt/dest a b", ReadFile(f"{W}/a"), ReadFile(f"{W}/b"), WriteFile("/opt/dest")),
@@ -184,7 +217,7 @@ FILES: list[Case] = [
     bash("chmod -x script.sh", WriteFile(f"{W}/script.sh")),
     bash("sed -i 's/a/b/' file.py", WriteFile(f"{W}/file.py")),
     bash("sed -i.bak -e 's/a/b/' a.py b.py", WriteFile(f"{W}/a.py"), WriteFile(f"{W}/b.py")),
-    bash("sed 's/a/b/' file.py", sh("sed", "s/a/b/", "file.py")),
+    bash("sed 's/a/b/' file.py", ReadFile(f"{W}/file.py"), sh("sed", "s/a/b/", "file.py")),
     bash("dd if=/dev/zero of=/dev/sda bs=1M", WriteFile("/dev/sda")),
     bash("truncate -s 0 log.txt", WriteFile(f"{W}/log.txt")),
     bash("ln -s target link", ReadFile(f"{W}/target", recursive=True), WriteFile(f"{W}/link")),

@@ -277,6 +277,7 @@ SUBSTITUTIONS: list[Case] = [
     bash(
         "diff <(git show HEAD:a) a",
         sh("git", "show", "HEAD:a"),
+        ReadFile(f"{W}/a"),
         sh("diff", "<process substitution>", "a"),
     ),
     bash(

@@ -107,3 +107,40 @@ def test_a_workers_recursive_grep_of_the_project_is_refused(live: Live) -> None:
     assert token not in local.stdout  # the worktree does not hold the state dir
     allowed = live.hook("grep -r foo .", token=token, cwd=worktree)
     assert allowed["permissionDecision"] == "allow", allowed
+
+
+def test_a_workers_shell_reads_of_credentials_and_other_agents_environments_are_refused(
+    live: Live,
+) -> None:
+    """Measured: `cat /proc/PID/environ` of another worker's process printed its token,
+    and `cat ~/.ssh/id_rsa` was allowed while the Read tool on it was denied. Now a shell
+    reader's files are reads, judged by the same rules."""
+    lead = ServerClient.as_lead(live.state, timeout=60)
+    two = [{"name": "w1", "task": "wait"}, {"name": "w2", "task": "wait"}]
+    lead.call("POST", "/tool/spawn_workers", {"workers": two})
+    held = json.loads((live.state / "tokens.json").read_text())
+    token = next(t for t, v in held.items() if v["name"] == "w1")
+    other = next(t for t, v in held.items() if v["name"] == "w2")
+    worktree = live.state.parent / ".worktrees" / "w1"
+    # A process of w2's carries its token in its environment: what the command would print.
+    sleeper = subprocess.Popen(["sleep", "600"], env={**live.env, "EXOMONAD_TOKEN": other})
+    try:
+        environ = f"/proc/{sleeper.pid}/environ"
+        leaked = subprocess.run(["cat", environ], capture_output=True, check=False)
+        assert other.encode() in leaked.stdout
+        for command in (
+            f"cat {environ}",
+            f"strings {environ} | grep EXOMONAD",
+            "sed -n p ~/.ssh/id_rsa",
+            "grep -r KEY ~",
+        ):  # the server's HOME
+            refused = live.hook(command, token=token, cwd=worktree)
+            assert refused["permissionDecision"] == "deny", (command, refused)
+            assert "reading credentials" in refused["permissionDecisionReason"]
+        (worktree / "notes.txt").write_text("plain\n")
+        for command in ("cat notes.txt", "grep plain notes.txt", f"cat /proc/{sleeper.pid}/status"):
+            allowed = live.hook(command, token=token, cwd=worktree)
+            assert allowed["permissionDecision"] == "allow", (command, allowed)
+    finally:
+        sleeper.kill()
+        sleeper.wait()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import re
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -29,6 +30,7 @@ from exomonad.policy.actions import (
     Shell,
 )
 from exomonad.policy.request import Context
+from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_reads import (
     STATE_FILES,
@@ -147,12 +149,27 @@ def in_project(action: HasPath, ctx: Context) -> bool:
     return ctx.in_project(action.path)
 
 
+#: What ``/proc`` shows of another process that carries its secrets: its environment
+#: (an agent's ``EXOMONAD_TOKEN``), its memory, the files it holds open (the server's
+#: databases) and its mapped files.
+_PROC_SECRET = re.compile(r"/proc/[^/]+(?:/task/[^/]+)?/(?:environ|mem|fd|map_files)(?:/|$)")
+
+
 def secret_path(action: HasPath, ctx: Context) -> bool:
-    """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``...)."""
+    """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
+    a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
+    directory holding one of the stores in the home directory, unless it is narrowed to
+    some file names (``--include=*.py``)."""
     path = action.path
     if path is None:
         return False
-    if any(path == root or path.startswith(root + "/") for root in _secret_roots(ctx.home)):
+    roots = _secret_roots(ctx.home)
+    if any(path == root or path.startswith(root + "/") for root in roots):
+        return True
+    tree = getattr(action, "recursive", False) and not getattr(action, "include", ())
+    if tree and any(is_within(root, path) for root in roots):
+        return True
+    if _PROC_SECRET.match(path):
         return True
     base = posixpath.basename(path)
     return (

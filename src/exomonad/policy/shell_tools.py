@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, ReadFile, Shell, WriteFile
 from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_files import handle_files
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
@@ -345,7 +346,10 @@ _HANDLERS: dict[str, Handler] = {
 def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """Actions for program ``name`` with ``args``; None if it is not a program we model."""
     handler = _HANDLERS.get(name)
-    return handler(name, args, cwd) if handler is not None else handle_read(name, args, cwd)
+    found = handler(name, args, cwd) if handler is not None else None
+    if found is None:  # no write or network of its own (sed without -i...): a reader?
+        found = handle_read(name, args, cwd)
+    return found if found is not None else handle_files(name, args, cwd)
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:

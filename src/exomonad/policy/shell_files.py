@@ -1,0 +1,83 @@
+"""Programs that read the files they are given: ``cat FILE`` is the Read tool's read.
+
+An operand whose path is unknown (``cat "$f"``) adds no read: it is judged as before,
+as the plain command.
+
+A shell reader's file operands become :class:`~exomonad.policy.actions.ReadFile`
+actions, so the rules on reads (credentials, ExoMonad's state) judge ``cat
+~/.ssh/id_rsa`` as they judge the Read tool on the same path; before, only the tool was
+refused. The command's plain :class:`~exomonad.policy.actions.Shell` follows, as for
+every modelled program. Which operand is a file: every positional, except a program's
+leading script or pattern (``grep PATTERN FILE...``, ``jq FILTER FILE...``, ``awk PROG
+FILE...``, ``sed SCRIPT FILE...``) when it was not given by an option (``-e``, ``-f``).
+
+>>> from exomonad.policy.shell_lex import Word
+>>> handle_files("cat", [Word("-n"), Word("~/.ssh/id_rsa")], "/w")[0].path.endswith(".ssh/id_rsa")
+True
+>>> handle_files("grep", [Word(t) for t in "-n foo a.txt".split()], "/w")[0]
+ReadFile(path='/w/a.txt', recursive=False, include=())
+>>> handle_files("ls", [Word("x")], "/w") is None
+True
+"""
+
+from __future__ import annotations
+
+from exomonad.policy.actions import Action, ReadFile, Shell
+from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_reads import tree_root
+
+__all__ = ["handle_files"]
+
+#: Programs whose positionals are all files they read; their options that take a value.
+_ALL_FILES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            *("cat", "tac", "nl", "more", "less", "view", "strings", "xxd", "od", "hexdump"),
+            *("base64", "base32", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum"),
+            *("sha512sum", "b2sum", "cksum", "wc", "paste", "fold", "fmt", "rev", "expand"),
+            *("unexpand", "iconv", "zcat", "bzcat", "xzcat", "zstdcat", "zless", "cmp", "diff"),
+            "comm",
+        ),
+        "",
+    ),
+    "sort": "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory",
+    "cut": "-d -f -b -c --delimiter --fields --bytes --characters",
+    "uniq": "-f -s -w --skip-fields --skip-chars --check-chars",
+    "head": "-n -c --lines --bytes",
+    "tail": "-n -c --lines --bytes --pid -s --sleep-interval",
+}
+#: Programs whose first positional is a pattern or script unless one of the options
+#: given here (which take a value) supplied it.
+_LEADING: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("grep", "egrep", "fgrep"), (
+        "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context "
+        "--context --directories --devices --include --exclude --exclude-dir --label "
+        "--binary-files --color --colour", "-e -f --regexp --file")),
+    "rg": ("-e -f -g -t -T -m -A -B -C -M -j -E -r --regexp --file --glob --iglob --type "
+           "--type-not --max-count --after-context --before-context --context --replace "
+           "--encoding --max-depth --sort", "-e -f --regexp --file"),
+    "jq": ("--arg --argjson --slurpfile --rawfile --indent -L --from-file -f",
+           "-f --from-file"),
+    "awk": ("-f -v -F --file --assign --field-separator", "-f --file"),
+    "gawk": ("-f -v -F --file --assign --field-separator", "-f --file"),
+    "sed": ("-e -f -l --expression --file --line-length", "-e -f --expression --file"),
+}  # fmt: skip
+
+
+def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """The reads of the files program ``name`` is given, then its plain Shell; None if
+    ``name`` is not a reader we model or it is given no file (it reads stdin)."""
+    if name in _ALL_FILES:
+        files, _ = scan_options(args, frozenset(_ALL_FILES[name].split()))
+    elif name in _LEADING:
+        with_arg, supplied = (frozenset(t.split()) for t in _LEADING[name])
+        positionals, opts = scan_options(args, with_arg)
+        files = positionals if supplied.intersection(opts) else positionals[1:]
+    else:
+        return None
+    paths = [tree_root(cwd, w) for w in files if w.text != "-"]
+    reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
+    if not reads:
+        return None
+    return [*reads, Shell((name, *(w.text for w in args)), cwd)]
