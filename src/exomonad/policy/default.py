@@ -58,6 +58,7 @@ from exomonad.policy.predicates import (
     unprivileged,
     unprotected_branch,
 )
+from exomonad.policy.shell_signal import signals_exomonad
 
 __all__ = ["DEFAULT_POLICY", "DEV", "EVERYONE", "FORBID", "TL", "WORKER", "examples", "policy"]
 
@@ -118,6 +119,12 @@ FORBID: tuple[ForbidBase, ...] = (
         exomonad_control,
         reason="ExoMonad's control commands (approve, deny, "
         "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run",
+    ),
+    Forbid(
+        Shell,
+        signals_exomonad,
+        reason="agents may not signal ExoMonad's processes (its server, teammates) "
+        "or every process of the user",
     ),
 )
 

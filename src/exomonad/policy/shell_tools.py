@@ -20,6 +20,7 @@ from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, WriteFi
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
 __all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
 
@@ -334,6 +335,7 @@ _HANDLERS: dict[str, Handler] = {
     ),
     "sed": _sed,
     "dd": _dd,
+    **dict.fromkeys(SIGNALLERS, classify_signal),
 }
 
 
