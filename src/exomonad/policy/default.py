@@ -7,7 +7,8 @@ import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))
   system directory, a home directory or the project, never read or write ExoMonad's
   state dir, never write an agent's hook/MCP settings or Claude Code's inboxes, team
   configs and tasks, never run ExoMonad's control commands (``approve``, ``deny``,
-  ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores.
+  ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores, never
+  signal ExoMonad's processes (:mod:`exomonad.policy.shell_signal`).
 - ``dev``: read the project, write/commit in its worktree, push its own branch
   (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
 - ``worker``: the same as ``dev`` (a worker in its own worktree pushes its own branch);
