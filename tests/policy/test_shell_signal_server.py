@@ -17,11 +17,10 @@ import orjson
 import pytest
 
 from exomonad.client import ServerClient
-from exomonad.errors import ExomonadError
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import TeamPaths, create_team
-from exomonad.util.waiting import retry_until
 from tests.support.git import make_repo
+from tests.support.served import answers, worker_token
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -46,14 +45,6 @@ class Project:
         return orjson.loads(done.stdout)
 
 
-def _answers(client: ServerClient) -> bool:
-    try:
-        client.health()
-    except ExomonadError:
-        return False
-    return True
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
@@ -67,15 +58,7 @@ def project(tmp_path: Path) -> Iterator[Project]:
     proc = subprocess.Popen([sys.executable, "-m", "exomonad", "serve"], env=env,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
-        lead = ServerClient.as_lead(state)
-        retry_until(lambda: _answers(lead), timeout=30, message="server did not answer")
-        lead.call("POST", "/hook/post-tool-use?runtime=claude",
-                  {"session_id": "lead-1", "tool_name": "TeamCreate",
-                   "tool_input": {"team_name": "proj"}})  # fmt: skip
-        ask = {"name": "w1", "team": "proj", "runtime": "gemini"}
-        worker = lead.call("POST", "/teammate/token", ask)["token"]
-        yield Project(state, env, proc, worker)
+        yield Project(state, env, proc, worker_token(state))
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -97,4 +80,4 @@ def test_a_worker_cannot_signal_the_live_server(project: Project) -> None:
     got = project.hook("pgrep -f pytest")
     assert got.get("decision") != "deny", got
     assert project.proc.poll() is None
-    assert _answers(ServerClient.as_lead(project.state))
+    assert answers(ServerClient.as_lead(project.state))
