@@ -78,6 +78,13 @@ ALWAYS_DENIED = [
     "for i in 1 2; do kill -9 -1; done",
     "cd /tmp && (pkill -f exomonad || true)",
     "eval 'pkill -f exomonad'",
+    "builtin kill -9 -1",
+    "exec pkill -f exomonad",
+    "watch pkill -f exomonad",
+    "find . -exec pkill -f exomonad \\;",
+    "bash <<< 'pkill -f exomonad'",
+    "pkill -f 'e.omonad'",
+    "pkill -f exo[m]onad",
 ]
 #: Allowed to a worker (plain shell) whatever runs.
 ORDINARY = [
