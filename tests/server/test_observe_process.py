@@ -27,6 +27,7 @@ from exomonad.teams import TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
 from tests.interop.peers import node_writer
 from tests.support.git import make_repo
+from tests.support.served import worker_token
 from tests.support.tmux import Reader, TmuxServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -133,14 +134,7 @@ def _start(tmp: Path, tmux: TmuxServer, **extra_env: str) -> Iterator[Team]:
     proc = subprocess.Popen([sys.executable, "-m", "exomonad", "serve", "--tmux-socket",
                              tmux.socket], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
-        lead = ServerClient.as_lead(state)
-        retry_until(lambda: _answers(lead), timeout=30, message="server did not answer")
-        lead.call("POST", "/hook/post-tool-use?runtime=claude",
-                  {"session_id": "lead-1", "tool_name": "TeamCreate",
-                   "tool_input": {"team_name": "proj"}})  # fmt: skip
-        ask = {"name": "w1", "team": "proj", "runtime": "gemini"}
-        worker = lead.call("POST", "/teammate/token", ask)["token"]
+        worker = worker_token(state)
         yield Team(root, state, env, proc, reader, worker)
     finally:
         if proc.poll() is None:
@@ -148,14 +142,6 @@ def _start(tmp: Path, tmux: TmuxServer, **extra_env: str) -> Iterator[Team]:
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err, err  # event streams end cleanly with the server
-
-
-def _answers(client: ServerClient) -> bool:
-    try:
-        client.health()
-    except ExomonadError:
-        return False
-    return True
 
 
 @pytest.fixture

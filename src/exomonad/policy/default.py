@@ -8,7 +8,8 @@ import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))
   state dir (nor a directory tree holding it: ``grep -r``, ``tar c``, ``cp -r`` of
   ``../..``), never write an agent's hook/MCP settings or Claude Code's inboxes, team
   configs and tasks, never run ExoMonad's control commands (``approve``, ``deny``,
-  ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores.
+  ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores, never
+  signal ExoMonad's processes (:mod:`exomonad.policy.shell_signal`).
 - ``dev``: read the project, write/commit in its worktree, push its own branch
   (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
 - ``worker``: the same as ``dev`` (a worker in its own worktree pushes its own branch);
@@ -60,6 +61,7 @@ from exomonad.policy.predicates import (
     unprivileged,
     unprotected_branch,
 )
+from exomonad.policy.shell_signal import signals_exomonad
 
 __all__ = ["DEFAULT_POLICY", "DEV", "EVERYONE", "FORBID", "TL", "WORKER", "examples", "policy"]
 
@@ -126,6 +128,12 @@ FORBID: tuple[ForbidBase, ...] = (
         exomonad_control,
         reason="ExoMonad's control commands (approve, deny, "
         "inbox send, mcp-stdio, hook, up/down, ...) are a person's to run",
+    ),
+    Forbid(
+        Shell,
+        signals_exomonad,
+        reason="agents may not signal ExoMonad's processes (its server, teammates) "
+        "or every process of the user",
     ),
 )
 

@@ -22,6 +22,7 @@ from exomonad.policy.shell_files import handle_files
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
+from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
 __all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
 
@@ -340,6 +341,7 @@ _HANDLERS: dict[str, Handler] = {
     ),
     "sed": _sed,
     "dd": _dd,
+    **dict.fromkeys(SIGNALLERS, classify_signal),
 }
 
 
