@@ -43,7 +43,7 @@ from exomonad import runtimes
 from exomonad.errors import ExomonadError
 from exomonad.runtimes.base import is_ours
 from exomonad.server import config as server_config
-from exomonad.state import ensure_state_dir
+from exomonad.state import ensure_state_dir, write_private
 from exomonad.util.selfexec import EXOMONAD, TEAMMATE
 
 __all__ = [
@@ -153,9 +153,16 @@ def _write_text(path: Path, text: str, report: InitReport, root: Path) -> None:
 
 
 def keep_searches_out(state: Path) -> None:
-    """Write ``<state>/.ignore`` (see :data:`IGNORE`) if it is missing or differs;
-    ``exomonad serve`` calls it, so a project set up before init wrote it has it too."""
-    _write_text(state / ".ignore", IGNORE, InitReport(), state.parent)
+    """Write ``<state>/.ignore`` (see :data:`IGNORE`), private like the rest of the state
+    dir, if it is missing or differs; ``exomonad serve`` calls it, so a project set up
+    before init wrote it has it too."""
+    path = state / ".ignore"
+    try:
+        if path.read_text("utf-8") == IGNORE:
+            return
+    except OSError:
+        pass
+    write_private(path, IGNORE.encode())
 
 
 def has_exomonad_hooks(path: Path) -> bool:
