@@ -309,11 +309,14 @@ def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 
 def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     del name
+    sources = [tree_root(cwd, Word(w.text[3:], w.dynamic, w.quoted)) for w in args
+               if w.text.startswith("if=")]  # fmt: skip
+    reads: list[Action] = [ReadFile(path) for path in sources if path is not None]
     return [
-        WriteFile(None if w.dynamic else resolve_path(cwd, w.text[3:]))
-        for w in args
-        if w.text.startswith("of=")
-    ] or None
+        *reads,
+        *(WriteFile(None if w.dynamic else resolve_path(cwd, w.text[3:]))
+          for w in args if w.text.startswith("of=")),
+    ] or None  # fmt: skip
 
 
 _HANDLERS: dict[str, Handler] = {
@@ -355,10 +358,16 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
-    """A :class:`WriteFile` for an output redirection to a file (not an fd or a device)."""
+    """A :class:`WriteFile` for an output redirection to a file (not an fd or a device),
+    a :class:`ReadFile` for an input one (``cat < ~/.ssh/id_rsa``) whose path is known."""
+    text = target.text
+    if op == "<":
+        if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
+            return None
+        path = tree_root(cwd, target)
+        return ReadFile(path) if path is not None else None
     if op not in (">", ">>", ">|", "&>", "&>>", "<>", ">&"):
         return None
-    text = target.text
     if op == ">&" and (text.isdigit() or text == "-"):
         return None
     if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
