@@ -133,6 +133,7 @@ def test_a_workers_shell_reads_of_credentials_and_other_agents_environments_are_
             f"strings {environ} | grep EXOMONAD",
             "sed -n p ~/.ssh/id_rsa",
             "grep -r KEY ~",
+            f"while read -r l; do echo $l; done < {environ}",
         ):  # the server's HOME
             refused = live.hook(command, token=token, cwd=worktree)
             assert refused["permissionDecision"] == "deny", (command, refused)
