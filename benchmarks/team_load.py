@@ -252,6 +252,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         "exactly_once": check,
         "drain": drain_summary,
         "inbox_commits": health.get("inbox_commits"),
+        "mcp_fast": (health.get("counters") or {}).get("mcp_fast", 0),
         "targets": {k: list(v) for k, v in TARGETS.items()},
     }
 
@@ -329,5 +330,6 @@ def render(data: dict[str, Any], console: Console) -> None:
     console.print(
         f"{c['checked']} messages checked in the lead's inbox + drained: {c['missing']} "
         f"missing, {c['duplicated']} duplicated; drain {d['polls']} polls, "
-        f"{d['lock_failures']} lock failures{groups}"
+        f"{d['lock_failures']} lock failures{groups}; "
+        f"{data.get('mcp_fast', 0)} MCP requests answered by the fast path"
     )
