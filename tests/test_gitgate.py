@@ -155,23 +155,37 @@ def _detached_pushes_are_escalated(p: Project) -> None:
     assert own == "allow"  # the harness runs what is allowed: the branch really moved
     assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
     (wt / "push.sh").write_text("git push -q origin HEAD:main\n")  # a script: not read
-    hostile = [
+    hostile = [  # a push the hook sees is the push it is, detached or not: escalated
         "setsid -f sh -c 'git push -q origin HEAD:main'",
         "nohup git push -q origin HEAD:main > /dev/null 2>&1 &",
         "sh -c '(git push -q origin HEAD:main &)'",
-        # Allowed before (a script run); run, its push passed git's gate as a person's
-        # (no token, no agent above it) and moved main:
-        f"env -i PATH={shlex.quote(p.env['PATH'])} setsid -f sh push.sh",
-        "nohup sh push.sh > /dev/null 2>&1 &",
     ]
     for command in hostile:
-        assert _as_the_runtime(p, wt, token, command) != "allow", command
+        assert _as_the_runtime(p, wt, token, command) != "allow", command  # unanswered: deny
+    # Allowed before (a script run); run, its push passed git's gate as a person's (no
+    # token, no agent above it) and moved main. Shedding the environment is Unknown now:
+    scrubbed = f"env -i PATH={shlex.quote(p.env['PATH'])} setsid -f sh push.sh"
+    assert _as_the_runtime(p, wt, token, scrubbed) != "allow"
+    # Detached with the environment kept is ordinary (a dev server with `&`): it runs, and
+    # the push in its script meets git's gate as the worker's (its token), refused.
+    log = wt / "push.log"
+    kept = "nohup sh push.sh > push.log 2>&1 &"
+    assert _as_the_runtime(p, wt, token, kept) == "allow"
+    retry_until(lambda: "push refused" in log.read_text() if log.exists() else False,
+                timeout=60, message="the detached push was not refused by git's gate")  # fmt: skip
     assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
     judged = [e for e in _audit(p) if e["agent"] == "w1" and e["tool"] == "Bash"]
-    escalated = [e for e in judged if "Unknown" in {a["type"] for a in e["actions"]}]
-    assert len(escalated) == len(hostile)
-    assert {e["decision"] for e in escalated} == {"human"}
-    assert sum("GitPush" in {a["type"] for a in e["actions"]} for e in escalated) == 3
+    unknown = [e for e in judged if "Unknown" in {a["type"] for a in e["actions"]}]
+    assert [e["decision"] for e in unknown] == ["human"]  # the scrubbed one
+    gate = [
+        e
+        for e in _audit(p)
+        if e["agent"] == "w1"
+        and e["tool"] == "Bash"
+        and e.get("decision") == "human"
+        and "GitPush" in {a["type"] for a in e["actions"]}
+    ]
+    assert len(gate) >= len(hostile) + 1  # the three hooks, and the gate's own check
 
 
 def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> None:  # noqa: F811

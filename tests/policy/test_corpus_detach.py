@@ -1,18 +1,20 @@
-"""Classifier corpus, part 4: commands that start a process meant to outlive the agent's
-process tree or to shed its environment are Unknown (so never allowed), also behind the
-wrappers the classifier sees through; ordinary commands keep their verdicts.
+"""Classifier corpus, part 4: commands that shed the agent's environment, or hand a
+command to a process that starts it in an environment of its own, are Unknown (so never
+allowed), also behind the wrappers the classifier sees through; ordinary commands keep
+their verdicts, and so do commands that only detach (``&``, ``setsid``, ``nohup``).
 
 A detached process with a scrubbed environment is no agent's to the server: peer-process
 ancestry sees no agent above it and no ``EXOMONAD_TOKEN`` in it, so it would pass as a
-person (git's pre-push gate, the dashboard's approvals). What the detached command itself
-does is still classified after the Unknown, so a push to ``main`` in it is shown too.
+person (git's pre-push gate, the dashboard's approvals). One that keeps the environment
+carries the agent's markers wherever it is reparented. What the command itself does is
+still classified, so a push to ``main`` in it is shown too.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from exomonad.policy.actions import Action, GitCommit, Network, ReadFile, Unknown, WriteFile
+from exomonad.policy.actions import Action, GitCommit, ReadFile, Unknown, WriteFile
 from exomonad.policy.cascade import decide_request
 from exomonad.policy.classify import classify
 from exomonad.policy.decisions import label
@@ -25,15 +27,7 @@ PY = sh("python3", "x.py")
 
 #: One case per mechanism, plain.
 MECHANISMS: list[Case] = [
-    bash("setsid python3 x.py", U, PY),
-    bash("setsid -f python3 x.py", U, PY),
-    bash("setsid --fork --ctty python3 x.py", U, PY),
-    bash("setsid -w python3 x.py", U, PY),
     bash("setsid -fx python3 x.py", U),  # an option setsid lacks: not read at all
-    bash("nohup python3 x.py", U, PY),
-    bash("python3 x.py & disown", U, PY, U),
-    bash("disown -h %1", U),
-    bash("bg %1", U),
     bash("daemonize /usr/bin/python3 x.py", U),
     bash("daemon -- python3 x.py", U),
     bash("start-stop-daemon --start --background --exec /usr/bin/python3 -- x.py", U),
@@ -76,75 +70,83 @@ MECHANISMS: list[Case] = [
     bash("pm2 start x.py", U),
     bash("nq python3 x.py", U),
     bash("pueue add python3 x.py", U),
-    bash("python3 x.py &", U, PY),
-    bash("python3 x.py &\n", U, PY),
-    bash("python3 x.py&", U, PY),
-    bash("python3 x.py & echo started", U, PY, sh("echo", "started")),
-    bash(
-        "python3 x.py & sleep 1 && curl -s localhost:8000",
-        U,
-        PY,
-        sh("sleep", "1"),
-        Network("localhost"),
-    ),
-    bash("python3 x.py > log 2>&1 &", WriteFile(f"{W}/log"), U, PY),
-    bash("( python3 x.py ) &", PY, U),
-    bash("(python3 x.py &)", U, PY),
-    bash("{ python3 x.py; } &", PY, U),
-    bash("(cd /tmp) &", U),
-    bash("for i in 1 2; do python3 x.py & done", U, PY),
-    bash("while true; do python3 x.py; done &", sh("true"), PY, U),
-    bash("python3 x.py | tee log &", PY, U, WriteFile(f"{W}/log")),
     bash("coproc python3 x.py", U),
     bash("coproc W { python3 x.py; }", U),
 ]
 
 #: The same behind the wrappers and nesting the classifier reads.
 WRAPPED: list[Case] = [
-    bash("bash -c 'setsid -f python3 x.py'", U, PY),
-    bash("sh -c 'python3 x.py &'", U, PY),
-    bash("bash -lc 'nohup python3 x.py > /dev/null 2>&1 &'", U, U, PY),
-    bash("eval 'python3 x.py &'", U, PY),
-    bash("bash <<< 'setsid python3 x.py'", U, PY),
-    bash("bash <<'EOF'\npython3 x.py &\nEOF", U, PY),
-    bash("echo $(python3 x.py &)", U, PY, sh("echo", "$(python3 x.py &)")),
-    bash(
-        "echo x.py | xargs setsid -f python3", sh("echo", "x.py"), U, sh("python3", "<xargs input>")
-    ),
-    bash("timeout 5 nohup python3 x.py", U, PY),
-    bash("nice -n 5 setsid python3 x.py", U, PY),
-    bash("stdbuf -oL nohup python3 x.py", U, PY),
-    bash("time setsid -f python3 x.py", U, PY),
-    bash("command nohup python3 x.py", U, PY),
-    bash("exec setsid python3 x.py", U, PY),
-    bash("builtin disown", U),
-    bash("$'setsid' -f python3 x.py", U, PY),
-    bash("$'\\x73etsid' -f python3 x.py", U, PY),
-    bash("/usr/bin/setsid -f python3 x.py", U, PY),
-    bash("\\nohup python3 x.py", U, PY),
-    bash("env setsid python3 x.py", U, PY),
-    bash("env -S'setsid -f python3 x.py'", U, PY),
-    bash("env -S'-i PATH=/usr/bin setsid -f python3 x.py'", U, U, PY),
+    bash("env -S'-i PATH=/usr/bin setsid -f python3 x.py'", U, PY),
     bash("timeout 5 env -i python3 x.py", U, PY),
-    bash("flock /tmp/l nohup python3 x.py", U, PY),
-    bash("uv run setsid python3 x.py", U, PY),
-    bash(
-        "find . -name '*.py' -exec setsid python3 {} \\;",
-        ReadFile(W, recursive=True, include=("*.py",)),
-        U,
-        sh("python3", "{}"),
-    ),
-    bash("trap 'setsid python3 x.py' EXIT", U, PY),
-    bash("script -qc 'nohup python3 x.py' /dev/null", U, PY),
-    bash("watch -n 1 'python3 x.py &'", U, PY),
-    bash("sudo setsid python3 x.py", sh("sudo", "setsid", "python3", "x.py", priv=True), U),
     bash("timeout 5 crontab -", U),
     bash("command at now", U),
     bash("nice tmux new -d x", U),
     bash("builtin unset EXOMONAD_TOKEN", U),
     bash("timeout 5 env -u EXOMONAD_TOKEN python3 x.py", U),
-    gsh("setsid -f sh -c 'git push origin HEAD:main'", U, push("origin", "main")),
-    gsh("nohup git push origin HEAD:main &", U, U, push("origin", "main")),
+]
+
+#: Detached but with the agent's environment (`&`, `setsid`, `nohup`, `disown`): what
+#: they start keeps its markers, so it never passes for a person's: ordinary.
+KEEPS_ENV: list[Case] = [
+    bash("setsid python3 x.py", PY),
+    bash("setsid -f python3 x.py", PY),
+    bash("setsid --fork --ctty python3 x.py", PY),
+    bash("setsid -w python3 x.py", PY),
+    bash("nohup python3 x.py", PY),
+    bash("python3 x.py & disown", PY, sh("disown")),
+    bash("disown -h %1", sh("disown", "-h", "%1")),
+    bash("bg %1", sh("bg", "%1")),
+    bash("python3 x.py &", PY),
+    bash("python3 x.py &\n", PY),
+    bash("python3 x.py&", PY),
+    bash("python3 x.py & echo started", PY, sh("echo", "started")),
+    bash("python3 x.py > log 2>&1 &", WriteFile(f"{W}/log"), PY),
+    bash("( python3 x.py ) &", PY),
+    bash("(python3 x.py &)", PY),
+    bash("{ python3 x.py; } &", PY),
+    bash("for i in 1 2; do python3 x.py & done", PY),
+    bash("while true; do python3 x.py; done &", sh("true"), PY),
+    bash("python3 x.py | tee log &", PY, WriteFile(f"{W}/log")),
+    bash("bash -c 'setsid -f python3 x.py'", PY),
+    bash("sh -c 'python3 x.py &'", PY),
+    bash("bash -lc 'nohup python3 x.py > /dev/null 2>&1 &'", PY),
+    bash("eval 'python3 x.py &'", PY),
+    bash("bash <<< 'setsid python3 x.py'", PY),
+    bash("bash <<'EOF'\npython3 x.py &\nEOF", PY),
+    bash("echo $(python3 x.py &)", PY, sh("echo", "$(python3 x.py &)")),
+    bash("timeout 5 nohup python3 x.py", PY),
+    bash("nice -n 5 setsid python3 x.py", PY),
+    bash("stdbuf -oL nohup python3 x.py", PY),
+    bash("time setsid -f python3 x.py", PY),
+    bash("command nohup python3 x.py", PY),
+    bash("exec setsid python3 x.py", PY),
+    bash("$'setsid' -f python3 x.py", PY),
+    bash("$'\\x73etsid' -f python3 x.py", PY),
+    bash("/usr/bin/setsid -f python3 x.py", PY),
+    bash("\\nohup python3 x.py", PY),
+    bash("env setsid python3 x.py", PY),
+    bash("env -S'setsid -f python3 x.py'", PY),
+    bash("flock /tmp/l nohup python3 x.py", PY),
+    bash("uv run setsid python3 x.py", PY),
+    bash("python3 x.py & sleep 1 && echo up", PY, sh("sleep", "1"), sh("echo", "up")),
+    bash("(cd /tmp) &"),  # a subshell's cd: nothing to judge
+    bash("echo x.py | xargs setsid -f python3", sh("echo", "x.py"), sh("python3", "<xargs input>")),
+    bash("builtin disown", sh("disown")),
+    bash(
+        "find . -name '*.py' -exec setsid python3 {} \\;",
+        ReadFile(W, recursive=True, include=("*.py",)),
+        sh("python3", "{}"),
+    ),
+    bash("trap 'setsid python3 x.py' EXIT", PY),
+    bash("script -qc 'nohup python3 x.py' /dev/null", PY),
+    bash("watch -n 1 'python3 x.py &'", PY),
+]
+
+#: A push in a detached command is judged as the push it is (escalated), not as Unknown.
+DETACHED_PUSHES: list[Case] = [
+    gsh("setsid -f sh -c 'git push origin HEAD:main'", push("origin", "main")),
+    gsh("nohup git push origin HEAD:main &", push("origin", "main")),
+    bash("sudo setsid python3 x.py", sh("sudo", "setsid", "python3", "x.py", priv=True)),
 ]
 
 #: Ordinary commands: no Unknown, the same actions as before.
@@ -184,7 +186,7 @@ ORDINARY: list[Case] = [
     bash("git push origin feat/x && echo pushed", push("origin", BR), sh("echo", "pushed")),
 ]
 
-DETACH_CORPUS: list[Case] = MECHANISMS + WRAPPED + ORDINARY
+DETACH_CORPUS: list[Case] = MECHANISMS + WRAPPED + KEEPS_ENV + DETACHED_PUSHES + ORDINARY
 
 
 @pytest.fixture(autouse=True)
@@ -213,11 +215,18 @@ def test_a_detaching_command_is_escalated_never_allowed(case: Case, role: str) -
     assert label(decision) in ("human", "deny"), (label(decision), actions)
 
 
-@pytest.mark.parametrize("case", ORDINARY, ids=lambda c: c[2]["command"][:60])
+@pytest.mark.parametrize("case", KEEPS_ENV + ORDINARY, ids=lambda c: c[2]["command"][:60])
 def test_ordinary_commands_keep_their_verdict(case: Case) -> None:
     decision, actions, _ = decide_request(DEFAULT_POLICY, _request(case), project_root="/w")
     assert not any(isinstance(a, Unknown) for a in actions)
     assert label(decision) == "allow", (label(decision), actions)
+
+
+@pytest.mark.parametrize("case", DETACHED_PUSHES, ids=lambda c: c[2]["command"][:60])
+def test_a_detached_push_or_sudo_goes_to_a_person(case: Case) -> None:
+    decision, actions, _ = decide_request(DEFAULT_POLICY, _request(case), project_root="/w")
+    assert not any(isinstance(a, Unknown) for a in actions)
+    assert label(decision) == "human", (label(decision), actions)
 
 
 def test_the_unknown_says_why() -> None:
@@ -225,10 +234,7 @@ def test_the_unknown_says_why() -> None:
         actions: list[Action] = classify(_request(bash(command)))
         return [a.raw for a in actions if isinstance(a, Unknown)]
 
-    assert raw("python3 x.py &") == ["runs in the background (&): python3 x.py"]
-    assert raw("setsid -f python3 x.py") == [
-        "leaves the agent's process tree: setsid -f python3 x.py"
-    ]
+    assert raw("python3 x.py &") == raw("setsid -f python3 x.py") == []  # the env is kept
     assert raw("env -i python3 x.py") == ["clears the agent's environment: env -i python3 x.py"]
     assert raw("env -u EXOMONAD_TOKEN python3 x.py") == ["unsets EXOMONAD_TOKEN"]
     assert raw("tmux new -d x") == ["leaves the agent's process tree: tmux new -d x"]

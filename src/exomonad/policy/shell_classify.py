@@ -74,8 +74,6 @@ def classify_shell(
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
-        if cmd.background:
-            out.append(Unknown("runs in the background (&): " + (" ".join(cmd.argv) or "( ... )")))
         if (
             words
             and words[0].text == "exec"

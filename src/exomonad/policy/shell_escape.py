@@ -3,13 +3,15 @@
 The server tells an agent's request from a person's by the process that makes it: its
 ancestors (an agent's program above it) and its environment (``EXOMONAD_TOKEN`` and the
 agents' own markers, see :mod:`exomonad.ancestry`). A process started to outlive the
-agent's command (``setsid``, ``nohup``, ``&``, a job handed to ``at``, ``crontab``, the
-service manager or a tmux server) is reparented away from the agent, and one started
-without the agent's variables (``env -i``, ``env -u EXOMONAD_TOKEN``) carries no
-marker: together they pass for a person's (git's pre-push gate, the dashboard's
-approvals). The classifier reports every such command as
-:class:`~exomonad.policy.actions.Unknown`, so the cascade escalates it; the command it
-detaches is still classified after that (a push in it is shown too).
+agent's command (``setsid``, ``nohup``, ``&``) is reparented away from the agent but
+keeps its environment, so its markers still tell it apart: that alone is ordinary
+(``npm run dev &``). One started without the agent's variables (``env -i``, ``env -u
+EXOMONAD_TOKEN``), or handed to a long-lived process that starts it in an environment
+of its own (``at``, ``crontab``, the service manager, a tmux server), carries no
+marker and, reparented, passes for a person's (git's pre-push gate, the dashboard's
+approvals). The classifier reports those as :class:`~exomonad.policy.actions.Unknown`,
+so the cascade escalates them; the command is still classified after that (a push in
+it is shown too).
 
 What is not a shell command (interpreter code calling ``os.setsid()``, a double fork in a
 script) is not read: ``docs/guarantees.md``, "a hostile program of the same Unix user".
@@ -30,17 +32,17 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment
 from exomonad.policy.shell_wrap import Unwrapped, word_set
 
-__all__ = ["DECLARERS", "DETACHERS", "DETACHING_WRAPPERS", "detaches", "unsets", "wrapper_escape"]
+__all__ = ["DECLARERS", "DETACHERS", "detaches", "unsets", "wrapper_escape"]
 
 #: Builtins that declare (and with ``-n``/``+x`` un-export) variables.
 DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-#: Wrappers whose command outlives the agent's (seen through, and Unknown as well).
-DETACHING_WRAPPERS = frozenset({"setsid", "nohup"})
-#: Programs that start a process outside the agent's process tree, or hand a command to
-#: a long-lived process that will (a scheduler, the service manager or its bus, a
-#: terminal multiplexer's server, a process manager), or move a job to the background.
+#: Programs that hand a command to a long-lived process that starts it in an
+#: environment of its own (a scheduler, the service manager or its bus, a terminal
+#: multiplexer's server, a process manager) or may (the daemonizers): without the
+#: agent's markers, reparented away from it, it would pass for a person's. And
+#: ``coproc``, whose command is not read here.
 DETACHERS = word_set(
-    "disown bg coproc daemonize daemon start-stop-daemon at batch crontab systemd-run "
+    "coproc daemonize daemon start-stop-daemon at batch crontab systemd-run "
     "systemctl dbus-send busctl gdbus dbus-launch launchctl tmux screen byobu zellij "
     "dtach abduco kitty kitten wezterm emacsclient nq tsp pueue pm2 forever"
 )
@@ -74,10 +76,10 @@ def detaches(name: str, args: list[Word], full: tuple[str, ...]) -> str | None:
 
 
 def wrapper_escape(name: str, got: Unwrapped, full: tuple[str, ...]) -> str | None:
-    """Why wrapper ``name`` (read as ``got``) takes its command out of the agent's tree
-    (``setsid``, ``nohup``) or environment (``env -i``, ``exec -c``), or None."""
-    if name in DETACHING_WRAPPERS:
-        return _LEAVES + " ".join(full)
+    """Why wrapper ``name`` (read as ``got``) takes its command out of the agent's
+    environment (``env -i``, ``exec -c``), or None. ``setsid`` and ``nohup`` keep it:
+    what they start carries the agent's markers wherever it is reparented."""
+    del name
     if got.clears_env:
         return "clears the agent's environment: " + " ".join(full)
     return None
