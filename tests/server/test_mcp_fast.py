@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal
 
 import anyio
@@ -27,7 +28,9 @@ import uvloop
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.types import Message, Receive, Scope, Send
 
+from exomonad.server import mcp_fast
 from exomonad.server.app import build_app
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.mcp_app import mcp_first
@@ -312,3 +315,33 @@ def test_the_sdk_client_works_through_the_fast_path(svc: Services, fast: Live, w
     assert not status.is_error
     assert refused.is_error
     assert svc.counters["mcp_fast"] - before == 4  # all but the first tools/list
+
+
+def test_without_the_sdks_private_registries_every_request_goes_to_the_sdk(
+    svc: Services,
+) -> None:
+    seen: list[Scope] = []
+
+    async def sdk_app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(scope)
+
+    other_sdk = SimpleNamespace(json_response=True, stateless=False)  # no _server_instances
+    path = build_app(svc).state.mcp_fast(sdk_app, manager=other_sdk)
+    headers = [(b"host", b"localhost"), (b"content-type", b"application/json"),
+               (b"accept", b"application/json"), (b"mcp-session-id", b"s1")]  # fmt: skip
+    scope: Scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+
+    async def nothing() -> Message:
+        raise AssertionError("the fast path read the body")
+
+    async def no_send(message: Message) -> None:
+        raise AssertionError("the fast path answered")
+
+    anyio.run(path, scope, nothing, no_send)
+    assert seen == [scope]
+
+    class Bare:  # a transport without the idle-countdown attributes
+        idle_scope = None
+
+    with mcp_fast._in_flight(Bare()) as held:  # type: ignore[arg-type]
+        assert held is False

@@ -18,7 +18,8 @@ the same functions the SDK's handlers use (:mod:`exomonad.server.mcp_app`).
 
 The SDK keeps no public registry of its sessions: :meth:`FastPath._transport` reads the
 session manager's (``mcp`` is pinned), and a fast request holds the session's idle
-countdown exactly as the transport's own ``handle_request`` does.
+countdown exactly as the transport's own ``handle_request`` does. Should one of the
+private attributes read here be missing (another SDK), every request goes to the SDK.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ log = logging.getLogger("exomonad.server")
 
 #: The requests the fast path answers.
 METHODS = frozenset({"tools/call", "tools/list", "ping"})
+_MISSING: Any = object()
 _ENVELOPE = frozenset({"jsonrpc", "id", "method", "params"})
 #: The request headers the fast path looks at (a repeated one sends the request on).
 _HEADERS = frozenset({b"host", b"origin", b"content-type", b"accept", b"content-length",
@@ -127,7 +129,7 @@ class FastPath:
         if request is None or not _valid(request[1], version, request[2]):
             return await self.sdk(scope, replay, send)
         with _in_flight(transport) as held:
-            if not held:  # its idle time ran out: the SDK answers for the ended session
+            if not held:  # its idle time ran out (or another SDK): the SDK answers
                 return await self.sdk(scope, replay, send)
             rid, method, params = request
             answer = await self._answer(rid, method, params, version, headers, scope)
@@ -168,9 +170,14 @@ class FastPath:
 
     def _transport(self, sid: str, scope: Scope) -> StreamableHTTPServerTransport | None:
         """The SDK's live transport of session ``sid``, if the SDK would hand it this
-        request (no session owner: this server has no HTTP authentication)."""
-        transport = self.manager._server_instances.get(sid)
-        if transport is None or sid in self.manager._session_owners or transport.is_terminated:
+        request (no session owner: this server has no HTTP authentication). None also
+        when the manager lacks the private registries read here (not the pinned SDK)."""
+        instances = getattr(self.manager, "_server_instances", None)
+        owners = getattr(self.manager, "_session_owners", None)
+        if not isinstance(instances, dict) or not isinstance(owners, dict):
+            return None
+        transport: StreamableHTTPServerTransport | None = instances.get(sid)
+        if transport is None or sid in owners or transport.is_terminated:
             return None
         return transport
 
@@ -270,8 +277,16 @@ def _sieve(method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
 @contextmanager
 def _in_flight(transport: StreamableHTTPServerTransport) -> Iterator[bool]:
     """Hold the session's idle countdown while a fast request is served, as the SDK's
-    ``StreamableHTTPServerTransport.handle_request`` does; False if it already ran out."""
-    scope, timeout = transport.idle_scope, transport._idle_timeout
+    ``StreamableHTTPServerTransport.handle_request`` does; False if it already ran out,
+    or if the transport lacks the private attributes read here (not the pinned SDK)."""
+    if not hasattr(transport, "_requests_in_flight"):
+        yield False
+        return
+    scope = getattr(transport, "idle_scope", _MISSING)
+    timeout = getattr(transport, "_idle_timeout", _MISSING)
+    if scope is _MISSING or timeout is _MISSING:
+        yield False
+        return
     if scope is None or timeout is None:
         yield True
         return
