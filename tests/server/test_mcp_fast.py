@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
-from exomonad.server import mcp_fast
+from exomonad.server import mcp_app, mcp_fast
 from exomonad.server.app import build_app
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.mcp_app import mcp_first
@@ -315,6 +315,41 @@ def test_the_sdk_client_works_through_the_fast_path(svc: Services, fast: Live, w
     assert not status.is_error
     assert refused.is_error
     assert svc.counters["mcp_fast"] - before == 4  # all but the first tools/list
+
+
+def test_a_session_ended_while_a_fast_call_runs_gets_the_sdks_answer(
+    svc: Services, fast: Live, sdk: Live, worker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    real = mcp_app.answer_call
+
+    async def held(*args: Any) -> dict[str, Any]:
+        entered.set()
+        await anyio.to_thread.run_sync(release.wait)
+        return await real(*args)
+
+    monkeypatch.setattr(mcp_fast, "answer_call", held)
+    monkeypatch.setattr(mcp_app, "answer_call", held)
+    answers = []
+    for live in (fast, sdk):
+        entered.clear()
+        release.clear()
+        client = Client(live.sock, worker)
+        client.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})  # the SDK first
+        before = svc.counters["mcp_fast"]
+        client.conn.request("POST", "/mcp", orjson.dumps(_call("team_status", {})),
+                            client.headers)  # fmt: skip
+        retry_until(entered.is_set, timeout=30, message="the call did not start")
+        other = Client(live.sock, worker, init=False)
+        other.headers["mcp-session-id"] = client.session
+        assert other.post(None, method="DELETE").status == 200
+        release.set()
+        resp = client.conn.getresponse()
+        answers.append((resp.status, resp.getheader("content-type"), orjson.loads(resp.read())))
+        assert svc.counters["mcp_fast"] == before  # not counted as a fast answer
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 500
+    assert answers[0][2]["error"]["message"] == "Session terminated before the request completed"
 
 
 def test_without_the_sdks_private_registries_every_request_goes_to_the_sdk(

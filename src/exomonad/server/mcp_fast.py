@@ -20,6 +20,8 @@ The SDK keeps no public registry of its sessions: :meth:`FastPath._transport` re
 session manager's (``mcp`` is pinned), and a fast request holds the session's idle
 countdown exactly as the transport's own ``handle_request`` does. Should one of the
 private attributes read here be missing (another SDK), every request goes to the SDK.
+A session ended (``DELETE``) while a fast request was served gets the SDK's answer for
+that case (HTTP 500, "Session terminated before the request completed").
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp_types import INTERNAL_ERROR, ErrorData, methods
+from mcp_types import INTERNAL_ERROR, ErrorData, JSONRPCError, methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from exomonad.server.identity import TOKEN_HEADER
@@ -133,6 +136,8 @@ class FastPath:
                 return await self.sdk(scope, replay, send)
             rid, method, params = request
             answer = await self._answer(rid, method, params, version, headers, scope)
+        if transport.is_terminated:  # ended while it was served: what the SDK answers
+            return await _terminated(sid)(scope, replay, send)
         self.svc.counters["mcp_fast"] += 1
         await send({"type": "http.response.start", "status": 200, "headers": [
             (b"content-type", b"application/json"), (b"mcp-session-id", sid.encode()),
@@ -263,6 +268,16 @@ def _valid(method: str, version: str, params: dict[str, Any] | None) -> bool:
     return isinstance(params.get("name"), str) and (
         arguments is None or isinstance(arguments, dict)
     )
+
+
+def _terminated(sid: str) -> Response:
+    """The SDK's answer to a request whose session ended while it was served
+    (``StreamableHTTPServerTransport._handle_post_request``, JSON responses)."""
+    error = ErrorData(code=INTERNAL_ERROR,
+                      message="Session terminated before the request completed")  # fmt: skip
+    body = JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    headers = {"Content-Type": "application/json", MCP_SESSION_ID_HEADER: sid}
+    return Response(body.model_dump_json(by_alias=True, exclude_unset=True), 500, headers)
 
 
 def _sieve(method: str, version: str, result: dict[str, Any]) -> dict[str, Any]:
