@@ -82,6 +82,12 @@ TABLE: list[tuple[Action, DecisionLabel, DecisionLabel, DecisionLabel]] = [
     (ReadFile("/", recursive=True), "deny", "deny", "deny"),
     (ReadFile(HOME, recursive=True, include=("*.py",)), "allow", "allow", "allow"),
     (ReadFile(f"{HOME}/src", recursive=True), "allow", "allow", "allow"),
+    # A glob that could name a credential store names it (cat ~/.ss?/id_rsa).
+    (ReadFile(f"{HOME}/.ss?/id_rsa"), "deny", "deny", "deny"),
+    (ReadFile(f"{HOME}/.[s]sh/id_rsa"), "deny", "deny", "deny"),
+    (ReadFile("/etc/shado?"), "deny", "deny", "deny"),
+    (ReadFile("/repo/.en?"), "deny", "deny", "deny"),
+    (ReadFile("/repo/wt/a1/src/*.py"), "allow", "allow", "allow"),
     (ReadFile(None), "human", "human", "human"),
     (WriteFile("/repo/wt/a1/x.py"), "allow", "allow", "allow"),
     (WriteFile("/repo/docs/x.md"), "tl", "tl", "allow"),

@@ -202,6 +202,19 @@ FILES: list[Case] = [
     ),
     bash('cat "$f"', sh("cat", "$f")),  # an unknown path: the plain command, as before
     bash("sort | uniq -c", sh("sort"), sh("uniq", "-c")),  # stdin: no file read
+    # jq's two-value options: --rawfile/--slurpfile read their file (not the filter).
+    bash(
+        "jq -n --rawfile k ~/.ssh/id_rsa '$k'",
+        ReadFile(f"{HOME}/.ssh/id_rsa"),
+        sh("jq", "-n", "--rawfile", "k", f"{HOME}/.ssh/id_rsa", "$k"),
+    ),
+    bash(
+        "jq --arg a b .x f.json",
+        ReadFile(f"{W}/f.json"),
+        sh("jq", "--arg", "a", "b", ".x", "f.json"),
+    ),
+    bash("column -t ~/.netrc", ReadFile(f"{HOME}/.netrc"), sh("column", "-t", f"{HOME}/.netrc")),
+    bash("look '' ~/.netrc", ReadFile(f"{HOME}/.netrc"), sh("look", "", f"{HOME}/.netrc")),
     bash("cp a.txt /etc/x", ReadFile(f"{W}/a.txt"), WriteFile("/etc/x")),
     bash("cp -r src/ /tmp/backup", ReadFile(f"{W}/src", recursive=True), WriteFile("/tmp/backup")),
     bash("cp -t /opt/dest a b", ReadFile(f"{W}/a"), ReadFile(f"{W}/b"), WriteFile("/opt/dest")),

@@ -18,6 +18,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable
+from fnmatch import fnmatchcase
 from typing import Protocol, TypeVar
 
 from exomonad import runtimes
@@ -35,6 +36,7 @@ from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_reads import (
     STATE_FILES,
     STATE_NAMES,
+    glob_could_name,
     glob_names_state,
     holds_state_dir,
     in_state_dir,
@@ -155,6 +157,10 @@ def in_project(action: HasPath, ctx: Context) -> bool:
 _PROC_SECRET = re.compile(r"/proc/[^/]+(?:/task/[^/]+)?/(?:environ|mem|fd|map_files)(?:/|$)")
 
 
+#: Files that are credentials wherever the home directory is.
+_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+
+
 def secret_path(action: HasPath, ctx: Context) -> bool:
     """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
     a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
@@ -172,11 +178,12 @@ def secret_path(action: HasPath, ctx: Context) -> bool:
     if _PROC_SECRET.match(path):
         return True
     base = posixpath.basename(path)
-    return (
-        path in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
-        or base == ".env"
-        or base.startswith(".env.")
-    )
+    if path in _SECRET_FILES or base == ".env" or base.startswith(".env."):
+        return True
+    if any(c in path for c in "*?[{"):  # a glob that could name one (cat ~/.ss?/id_rsa)
+        named = any(glob_could_name(t, path, below=True) for t in (*roots, *_SECRET_FILES))
+        return named or fnmatchcase(".env", base) or fnmatchcase(".env.local", base)
+    return False
 
 
 def touches_control_files(action: HasPath, ctx: Context) -> bool:

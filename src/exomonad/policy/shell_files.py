@@ -37,7 +37,7 @@ _ALL_FILES: dict[str, str] = {
             *("base64", "base32", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum"),
             *("sha512sum", "b2sum", "cksum", "wc", "paste", "fold", "fmt", "rev", "expand"),
             *("unexpand", "iconv", "zcat", "bzcat", "xzcat", "zstdcat", "zless", "cmp", "diff"),
-            "comm",
+            *("comm", "column", "pr", "hd", "split", "csplit"),
         ),
         "",
     ),
@@ -57,23 +57,24 @@ _LEADING: dict[str, tuple[str, str]] = {
     "rg": ("-e -f -g -t -T -m -A -B -C -M -j -E -r --regexp --file --glob --iglob --type "
            "--type-not --max-count --after-context --before-context --context --replace "
            "--encoding --max-depth --sort", "-e -f --regexp --file"),
-    "jq": ("--arg --argjson --slurpfile --rawfile --indent -L --from-file -f",
-           "-f --from-file"),
+    "jq": ("--indent -L --from-file -f", "-f --from-file"),  # two-value options: below
     "awk": ("-f -v -F --file --assign --field-separator", "-f --file"),
     "gawk": ("-f -v -F --file --assign --field-separator", "-f --file"),
     "sed": ("-e -f -l --expression --file --line-length", "-e -f --expression --file"),
+    "look": ("-t --terminate", ""),
 }  # fmt: skip
 
 
 def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """The reads of the files program ``name`` is given, then its plain Shell; None if
     ``name`` is not a reader we model or it is given no file (it reads stdin)."""
+    rest, files = _jq_named_files(args) if name == "jq" else (args, [])
     if name in _ALL_FILES:
-        files, _ = scan_options(args, frozenset(_ALL_FILES[name].split()))
+        files, _ = scan_options(rest, frozenset(_ALL_FILES[name].split()))
     elif name in _LEADING:
         with_arg, supplied = (frozenset(t.split()) for t in _LEADING[name])
-        positionals, opts = scan_options(args, with_arg)
-        files = positionals if supplied.intersection(opts) else positionals[1:]
+        positionals, opts = scan_options(rest, with_arg)
+        files += positionals if supplied.intersection(opts) else positionals[1:]
     else:
         return None
     paths = [tree_root(cwd, w) for w in files if w.text != "-"]
@@ -81,3 +82,25 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
     if not reads:
         return None
     return [*reads, Shell((name, *(w.text for w in args)), cwd)]
+
+
+#: ``jq`` options that take two values (a name, then a value or a file it reads).
+_JQ_PAIRS = {"--arg": False, "--argjson": False, "--slurpfile": True, "--rawfile": True}
+
+
+def _jq_named_files(args: list[Word]) -> tuple[list[Word], list[Word]]:
+    """``jq``'s arguments without its two-value options, and the files those read
+    (``jq -n --rawfile k ~/.ssh/id_rsa '$k'``: the key is read, not the filter)."""
+    rest: list[Word] = []
+    files: list[Word] = []
+    i = 0
+    while i < len(args):
+        reads = _JQ_PAIRS.get(args[i].text)
+        if reads is None:
+            rest.append(args[i])
+            i += 1
+            continue
+        if reads:
+            files += args[i + 2 : i + 3]
+        i += 3
+    return rest, files

@@ -20,6 +20,7 @@ from exomonad.policy.shell_env import is_within
 __all__ = [
     "STATE_FILES",
     "STATE_NAMES",
+    "glob_could_name",
     "glob_names_state",
     "holds_state_dir",
     "in_state_dir",
@@ -59,10 +60,24 @@ def holds_state_dir(path: str | None, ctx: Context) -> bool:
         return True
     if not any(c in path for c in "*?[{"):
         return False
-    pattern, names = path.rstrip("/").split("/"), posixpath.normpath(state).split("/")
-    return len(pattern) <= len(names) and all(
-        _shell_glob_matches(p, n) for p, n in zip(pattern, names, strict=False)
-    )
+    return glob_could_name(state, path, below=False)
+
+
+def glob_could_name(target: str, pattern: str, *, below: bool) -> bool:
+    """Whether the shell glob ``pattern`` (``*`` skips dot names) could name ``target``
+    itself and, with ``below``, a path under it; without, a directory above it.
+
+    >>> glob_could_name("/h/.ssh", "/h/.ss?/id_rsa", below=True)
+    True
+    >>> glob_could_name("/h/.ssh", "/h/*/id_rsa", below=True)
+    False
+    >>> glob_could_name("/p/.exomonad", "/p", below=False)
+    True
+    """
+    parts, names = pattern.rstrip("/").split("/"), posixpath.normpath(target).split("/")
+    if (len(parts) < len(names)) if below else (len(parts) > len(names)):
+        return False
+    return all(_shell_glob_matches(p, n) for p, n in zip(parts, names, strict=False))
 
 
 def _shell_glob_matches(pattern: str, name: str) -> bool:
