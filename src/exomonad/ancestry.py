@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import os
 
+from exomonad.util.proc import proc_argv, proc_stat
+
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
@@ -52,22 +54,18 @@ class Proc:
 
 
 def _read(pid: int) -> tuple[Proc, int] | None:
+    stat, argv = proc_stat(pid), proc_argv(pid)
+    if stat is None or argv is None:
+        return None
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read().decode("utf-8", "replace")
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = tuple(a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a)
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as fh:
-                raw = fh.read().split(b"\0")
-            pairs = [e.decode("utf-8", "replace").partition("=") for e in raw]
-        except PermissionError:  # another user's process: not an agent of ours
-            pairs = []
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            raw = fh.read().split(b"\0")
+        pairs = [e.decode("utf-8", "replace").partition("=") for e in raw]
+    except PermissionError:  # another user's process: not an agent of ours
+        pairs = []
     except OSError:
         return None
-    comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-    ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-    return Proc(pid, comm, argv, {k: v for k, _, v in pairs if k}), ppid
+    return Proc(pid, stat[0], argv, {k: v for k, _, v in pairs if k}), stat[2]
 
 
 def ancestors(pid: int | None = None) -> Iterator[Proc]:

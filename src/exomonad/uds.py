@@ -62,14 +62,24 @@ def pid_file(state: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _pid_in(data: dict[str, Any] | None) -> int | None:
+    try:
+        pid = int(data["pid"])  # type: ignore[index]  # None: TypeError
+    except (TypeError, KeyError, ValueError):
+        return None
+    return pid if pid > 0 else None
+
+
+def server_pid(state: str) -> int | None:
+    """The pid the project's pid file names (a positive number), or None."""
+    return _pid_in(pid_file(state))
+
+
 def live_server(state: str) -> tuple[int, str] | None:
     """``(pid, socket path)`` of the project's server if its process runs, else None."""
     data = pid_file(state)
-    try:
-        pid, sock = int(data["pid"]), data["socket"]  # type: ignore[index]  # None: TypeError
-    except (TypeError, KeyError, ValueError):
-        return None
-    return (pid, sock) if isinstance(sock, str) and pid_alive(pid) else None
+    pid, sock = _pid_in(data), data.get("socket") if data is not None else None
+    return (pid, sock) if pid is not None and isinstance(sock, str) and pid_alive(pid) else None
 
 
 def _read_text(path: str) -> str | None:

@@ -26,7 +26,6 @@ False
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from dataclasses import dataclass
@@ -35,7 +34,8 @@ from exomonad.policy.actions import Action, Shell, Unknown
 from exomonad.policy.request import Context
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import parse
-from exomonad.uds import pid_file
+from exomonad.uds import server_pid
+from exomonad.util.proc import proc_argv, proc_stat
 
 __all__ = ["SIGNALLERS", "classify_signal", "signals_exomonad"]
 
@@ -81,54 +81,20 @@ class _Proc:
         return (self.comm, *(posixpath.basename(a) for a in self.argv[:2]))
 
 
-def _read(path: str) -> bytes | None:
-    """A small ``/proc`` file (``os.read``: a third of ``open()``'s cost), or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def _argv(pid: int) -> tuple[str, ...] | None:
-    """``/proc/<pid>/cmdline`` as arguments; None if the process is gone."""
-    raw = _read(f"/proc/{pid}/cmdline")
-    if raw is None:
-        return None
-    return tuple(a.decode(errors="replace") for a in raw.rstrip(b"\0").split(b"\0"))
-
-
 def _proc(pid: int) -> _Proc | None:
     """``/proc/<pid>``'s name, process group and command line; None if it is gone."""
-    stat, argv = _read(f"/proc/{pid}/stat"), _argv(pid)
+    stat, argv = proc_stat(pid), proc_argv(pid)
     if stat is None or argv is None:
         return None
-    comm, _, rest = stat.decode(errors="replace").partition("(")[2].rpartition(")")
-    try:
-        pgid = int(rest.split()[2])
-    except (IndexError, ValueError):
-        return None
-    return _Proc(pid, pgid, comm, argv)
+    return _Proc(pid, stat[3], stat[0], argv)
 
 
 def _server(ctx: Context) -> _Proc | None:
     """The project's live server (its pid file, then ``/proc``), or None."""
     if ctx.state_dir is None:
         return None
-    data = pid_file(ctx.state_dir)
-    try:
-        pid = int(data["pid"])  # type: ignore[index]  # None: TypeError
-    except (TypeError, KeyError, ValueError):
-        return None
-    return _proc(pid) if pid > 0 else None
+    pid = server_pid(ctx.state_dir)
+    return _proc(pid) if pid is not None else None
 
 
 # --- classification: dynamic targets ------------------------------------------------------
@@ -206,7 +172,7 @@ def _kill_target(text: str, server: _Proc | None) -> bool:
         return False  # the agent shell's own process group
     if server is not None and (pid == server.pid or -pid == server.pgid):
         return True
-    argv = _argv(abs(pid))  # a teammate, another project's server: named by its command line
+    argv = proc_argv(abs(pid))  # a teammate, another project's server: named by its command line
     return argv is not None and any(_NAME in a for a in argv)
 
 
