@@ -83,8 +83,16 @@ GIT_PUSH: list[Case] = [
     bash("git   push    origin   main", push("origin", "main")),
     bash("git push origin main\\\n  --force", push("origin", "main", force=True)),
     bash("git push origin '+refs/heads/*:refs/heads/*'", push("origin", None, force=True)),
-    bash("GIT_DIR=/other/.git git push origin HEAD", push("origin", None)),
-    bash("export GIT_DIR=/o/.git; git push", sh("export", "GIT_DIR=/o/.git"), push(None, None)),
+    # git works on (and may write) the repository the variable names
+    bash(
+        "GIT_DIR=/other/.git git push origin HEAD", WriteFile("/other/.git"), push("origin", None)
+    ),
+    bash(
+        "export GIT_DIR=/o/.git; git push",
+        WriteFile("/o/.git"),
+        sh("export", "GIT_DIR=/o/.git"),
+        push(None, None),
+    ),
 ]
 
 COMPOUND: list[Case] = [

@@ -43,7 +43,7 @@ __all__ = ["SHELLS", "classify_shell"]
 
 #: Programs whose ``-c STRING`` (or stdin) is a shell script.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
-_GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=")
+_GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=")
 _STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
 
 
@@ -69,8 +69,11 @@ def classify_shell(
         words = list(cmd.command_words)
         prefix = cmd.words[: len(cmd.words) - len(words)]
         declared = words[1:] if words and words[0].text in DECLARERS else []
-        if any(w.text.startswith(_GIT_REPO_VARS) for w in (*prefix, *declared)):
-            env.branch_moved = True  # git now works on another repository
+        for w in (*prefix, *declared):
+            if w.text.startswith(_GIT_REPO_VARS):  # git now works on another repository,
+                env.branch_moved = True  # which it may write (GIT_DIR=remote.git git ...)
+                value = w.text.split("=", 1)[1]
+                out.append(WriteFile(resolve_path(cmd.cwd, Word(value, w.dynamic, w.quoted))))
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))

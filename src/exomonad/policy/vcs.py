@@ -24,7 +24,8 @@ from exomonad.policy.actions import (
     Unknown,
 )
 from exomonad.policy.git_push import push
-from exomonad.policy.shell_env import ShellEnv, scan_options
+from exomonad.policy.git_writes import moves_a_branch, writes_of
+from exomonad.policy.shell_env import ShellEnv, is_within, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import git_tree_reads
@@ -263,7 +264,7 @@ def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
 def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     """Actions for ``git ARGS`` run in ``cwd``."""
     raw = "git " + " ".join(_texts(args))
-    repo, i = cwd, 0
+    repo, i, named = cwd, 0, cwd
     while i < len(args) and args[i].text.startswith("-"):
         word, opt = args[i], args[i].text
         value = args[i + 1] if i + 1 < len(args) else None
@@ -273,13 +274,15 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
             if value is None or value.glob or (value.dynamic and not value.quoted):
                 return [Unknown(raw)]
             if opt == "-C":
-                repo = resolve_path(repo, value)
+                repo = named = resolve_path(repo, value)
             elif value.dynamic or not _safe_key(value.text):
                 return [Unknown(raw)]  # an alias, a hook path, a pager, remote.*.push...
             i += 2
             continue
         if opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir", "--work-tree"):
             repo = None  # another repository: whose branch it is we cannot tell
+            path = opt.split("=", 1)[1] if "=" in opt else value
+            named = resolve_path(named, path) if path is not None else None
             i += 1 if "=" in opt else 2
             continue
         if opt not in _GIT_GLOBAL_FLAGS:
@@ -294,6 +297,19 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         return push(rest, repo, env, cwd)
     if sub.text == "config":
         return _config(rest, raw, repo)
+    if moves_a_branch(sub.text, rest):
+        return [Unknown(raw)]
+    home = env.worktree or env.start_cwd
+    own = named is not None and home is not None and is_within(named, home)
+    elsewhere = not own and sub.text != "commit"  # GitCommit names its repository
+    writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere)
+    acts = _subcommand(sub, rest, args, repo, raw, env)
+    return [*writes, *acts] if writes and not isinstance(acts[0], Unknown) else acts
+
+
+def _subcommand(sub: Word, rest: list[Word], args: list[Word], repo: str | None, raw: str,
+                env: ShellEnv) -> list[Action]:  # fmt: skip
+    """The actions of a known subcommand other than ``push`` and ``config``."""
     if _runs_program(sub.text, rest) or (
         sub.text == "symbolic-ref" and len([w for w in rest if not w.text.startswith("-")]) > 1
     ):

@@ -1,0 +1,95 @@
+"""A worker's commands that write outside its worktree, or move ``main``, without a push.
+
+Found as a worker against a live server (the real hook client, its token): each of
+``DENIED`` was a plain shell command, allowed; ``git -C ../../../remote.git update-ref
+refs/heads/main HEAD`` moved a local bare remote's ``main`` (no push: neither the push
+rules nor git's ``pre-push`` gate saw it). Now each is escalated, never allowed, while a
+worker's ordinary git work in its worktree stays allowed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from exomonad.policy.decisions import Allow, Decision
+from exomonad.policy.engine import PolicyEngine
+from exomonad.policy.request import ToolRequest
+
+ROOT = "/p"
+WT = f"{ROOT}/.worktrees/w1"
+ENGINE = PolicyEngine(state_dir=f"{ROOT}/.exomonad")
+
+
+def bash(command: str, role: str = "worker") -> Decision:
+    cwd = WT if role == "worker" else ROOT
+    request = ToolRequest("claude", role, "w1", "Bash", {"command": command}, cwd=cwd,
+                          worktree=cwd, branch="exo/w1")  # fmt: skip
+    return ENGINE.decide(request)
+
+
+DENIED = [
+    # a local remote's main moved without a push
+    "git --git-dir=../../../remote.git update-ref refs/heads/main HEAD",
+    "git -C ../../../remote.git update-ref refs/heads/main exo/w1",
+    "GIT_DIR=../../../remote.git git update-ref refs/heads/main HEAD",
+    "export GIT_DIR=../../../remote.git; git branch -f main exo/w1",
+    "git -C ../../../remote.git fetch ../p/.worktrees/w1 exo/w1:main",
+    "git -C ../../../remote.git branch -f main exo/w1",
+    "cd ../../../remote.git && git fetch /p/.worktrees/w1 +exo/w1:main",
+    # the lead's main moved in the shared refs
+    "git update-ref refs/heads/main HEAD",
+    "git update-ref -d refs/heads/main",
+    "git branch -f main HEAD",
+    "git fetch . HEAD:main",
+    "git fetch . +HEAD:refs/heads/main",
+    "git checkout --ignore-other-worktrees -B main",
+    # the lead's checkout or another worktree written through git
+    "git -C ../.. stash",
+    "git -C ../w2 reset --hard HEAD~1",
+    "git --work-tree=../.. checkout -- .",
+    "GIT_WORK_TREE=../.. git checkout HEAD -- README.md",
+    "cd ../.. && git checkout -- README.md",
+    "git worktree add ../../x",
+    "git clone . ../../x",
+    "git archive -o ../../x.tar HEAD",
+    "git archive --output=../../x.tar HEAD",
+    "git diff --output=../../x HEAD",
+    "git format-patch -o ../.. HEAD~1",
+    "git bundle create ../../x HEAD",
+    "git init ../../x",
+]
+
+
+@pytest.mark.parametrize("command", DENIED)
+def test_a_workers_git_writes_outside_its_worktree_are_not_allowed(command: str) -> None:
+    assert not isinstance(bash(command), Allow), command
+
+
+ORDINARY = [
+    "git status",
+    "git add -A",
+    "git commit -m x",
+    "git stash",
+    "git checkout -b exo/w1-2",
+    "git fetch origin",
+    "git fetch origin main",
+    "git fetch origin main:refs/remotes/origin/main",
+    "git pull --rebase origin main",
+    "git rebase origin/main",
+    "git reset --hard HEAD~1",
+    "git branch exo/w1-b",
+    "git -C sub status",
+    "git -C ../.. log --oneline -3",
+    "git -C ../.. diff HEAD~1",
+    "git --git-dir=../../.git log -1",
+    "git diff --output=patch.diff HEAD",
+    "git format-patch -o patches HEAD~1",
+    "git clone ../../../remote.git sub",
+    "git worktree list",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_a_workers_own_git_work_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))
+
