@@ -93,3 +93,36 @@ ORDINARY = [
 def test_a_workers_own_git_work_stays_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), (command, bash(command))
 
+
+#: GNU sed's e command and s///e flag run a command; w/W/r/R write or read a file.
+SED_ESCAPES = [
+    "sed -n '1e git push origin HEAD:main' README.md",
+    "sed -n -e '1e touch /tmp/x' README.md",
+    "sed 's/.*/id/e' README.md",
+    "sed -n 'w ../../README.md' README.md",
+    "sed -n '/a/W ../../x' README.md",
+    "sed 's/a/b/w ../../x' README.md",
+    "sed '$r /proc/1/environ' README.md",
+    "sed '1R ../../x' README.md",
+]
+
+
+@pytest.mark.parametrize("command", SED_ESCAPES)
+def test_a_sed_script_that_runs_writes_or_reads_is_not_allowed(command: str) -> None:
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed -n 1,20p README.md",
+        "sed 's/foo/bar/g' README.md",
+        "sed -i 's/foo/bar/' README.md",
+        "sed -e 's/a/b/' -e '/^#/d' README.md",
+        r"sed ':a;N;$!ba;s/\n/ /g' README.md",
+        "sed '/start/,/end/{s/x/y/;p}' README.md",
+        "sed --sandbox -n 'w x' README.md",
+    ],
+)
+def test_ordinary_sed_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))

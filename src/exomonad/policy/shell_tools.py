@@ -16,12 +16,22 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from exomonad.policy.actions import Action, DeleteFile, Deploy, Network, ReadFile, Shell, WriteFile
+from exomonad.policy.actions import (
+    Action,
+    DeleteFile,
+    Deploy,
+    Network,
+    ReadFile,
+    Shell,
+    Unknown,
+    WriteFile,
+)
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import handle_files
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
+from exomonad.policy.shell_sed import escapes
 from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
 __all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
@@ -296,6 +306,11 @@ def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     positionals, opts = scan_options(
         args, frozenset({"-e", "-f", "--expression", "--file", "-l", "--line-length"})
     )
+    given = [*opts.get("-e", []), *opts.get("--expression", [])]
+    scripts = given if given or "-f" in opts or "--file" in opts else positionals[:1]
+    if "--sandbox" not in opts and any(w is None or escapes(w.text) for w in scripts):
+        return [Unknown("sed script runs a command or reads/writes a file: " + " ".join(
+            w.text for w in args))]  # fmt: skip
     if not any(
         k.startswith(("-i", "--in-place")) or (k[:1] == "-" and k[1:2] != "-" and "i" in k)
         for k in opts
