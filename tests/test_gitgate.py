@@ -223,3 +223,33 @@ def test_a_worker_that_kills_the_server_still_cannot_push(project: Project) -> N
     assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
     assert git(remote, "branch", "--list", "exo/w1").strip() == ""
     p.down()
+
+
+def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Path) -> None:  # noqa: F811
+    """Measured as a worker on the previous policy: with its own branch pushed (allowed),
+    ``git -C <remote> update-ref refs/heads/main refs/heads/exo/w1`` was allowed and run,
+    and moved the bare remote's ``main``: no push, so git's ``pre-push`` gate never ran;
+    ``sed -n '1e ...'`` ran any command as a "reader". Now both are escalated (unanswered:
+    denied) and ``main`` stays."""
+    p = project
+    _configure(p)
+    p.tmux.tmux("new-session", "-d", "-s", "exomonad")
+    serve = ExomonadServe(state=p.state, env=p.env, tmux_socket=p.tmux.socket,
+                          log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
+    serve.start()
+    try:
+        wt, token = _start_worker(p)
+        remote = p.root.parent / "remote.git"
+        main_before = git(remote, "rev-parse", "main").strip()
+        (wt / "f.txt").write_text("work\n")
+        git(wt, "add", "f.txt")
+        git(wt, "commit", "-q", "-m", "work")
+        assert _as_the_runtime(p, wt, token, "git push -q origin exo/w1") == "allow"
+        move = f"git -C {shlex.quote(str(remote))} update-ref refs/heads/main refs/heads/exo/w1"
+        via_env = f"GIT_DIR={shlex.quote(str(remote))} git branch -f main exo/w1"
+        for command in (move, f"sed -n '1e {move}' f.txt", "git fetch -q . HEAD:main", via_env):
+            assert _as_the_runtime(p, wt, token, command) != "allow", command
+        assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
+        assert git(p.root, "log", "--format=%s", "-1", "main").strip() != "work"
+    finally:
+        serve.stop()
