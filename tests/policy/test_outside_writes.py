@@ -126,3 +126,79 @@ def test_a_sed_script_that_runs_writes_or_reads_is_not_allowed(command: str) -> 
 )
 def test_ordinary_sed_stays_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), (command, bash(command))
+
+
+#: Output options and operands, compressors, editors, patch, archives (all were allowed).
+OUTPUTS = [
+    "uniq README.md ../../README.md",
+    "sort -o ../../README.md README.md",
+    "sort --output=../../README.md README.md",
+    "split -b 1 README.md ../../x",
+    "split --filter='git push origin HEAD:main' README.md",
+    "gzip -k ../../README.md",
+    "gzip ../w2/README.md",
+    "xz -d ../../x.xz",
+    "find . -maxdepth 0 -fprint ../../x",
+    "rsync README.md ../../z",
+    "tar cf ../../z.tar README.md",
+    "tar -czf ../../z.tgz README.md",
+    "tar --create --file=../../z.tar README.md",
+    "zip ../../z.zip README.md",
+    "patch -p1 -d ../.. < fix.patch",
+    "patch ../../README.md fix.patch",
+    "ed -s ../../README.md <<< w",
+    "vim -c wq ../../README.md",
+    "sort README.md | sponge ../../README.md",
+]
+
+
+@pytest.mark.parametrize("command", OUTPUTS)
+def test_a_programs_output_outside_the_worktree_is_not_allowed(command: str) -> None:
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sort -o out.txt README.md",
+        "sort -u README.md",
+        "uniq -c README.md",
+        "split -l 10 README.md part-",
+        "gzip -c README.md > README.md.gz",
+        "gzip -dc ../../x.gz",
+        "gzip build/log.txt",
+        "rsync -a src/ build/",
+        "tar czf dist.tgz src",
+        "tar xzf dist.tgz",
+        "tar tf ../../x.tar",
+        "zip -r dist.zip src",
+        "patch -p1 < fix.patch",
+        "find . -name '*.py' -fprint list.txt",
+    ],
+)
+def test_ordinary_outputs_in_the_worktree_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))
+
+
+def test_xargs_reading_the_lead_token_from_a_file_is_refused() -> None:
+    """``xargs -a FILE echo`` prints FILE's words: it was allowed on the lead's token."""
+    assert not isinstance(bash("xargs -a ../../.exomonad/lead.token echo"), Allow)
+    assert not isinstance(bash("xargs --arg-file=/proc/1/environ echo"), Allow)
+    assert isinstance(bash("xargs -a files.txt wc -l"), Allow)
+
+
+@pytest.mark.parametrize(
+    ("tool", "data"),
+    [
+        ("Write", {"file_path": "~/.gitconfig", "content": "[alias]\n"}),
+        ("Edit", {"file_path": "~/.bashrc", "old_string": "a", "new_string": "b"}),
+        ("Read", {"file_path": "~/.ssh/id_rsa"}),
+    ],
+)
+def test_a_tool_path_under_tilde_is_the_home_directorys(tool: str, data: dict[str, str]) -> None:
+    """Claude Code's tools expand ``~/`` to the home directory; the policy read it as a
+    directory named ``~`` in the worktree and allowed writing ``~/.gitconfig`` and reading
+    ``~/.ssh/id_rsa``."""
+    request = ToolRequest("claude", "worker", "w1", tool, data, cwd=WT, worktree=WT,
+                          branch="exo/w1")  # fmt: skip
+    assert not isinstance(ENGINE.decide(request), Allow), (tool, data)

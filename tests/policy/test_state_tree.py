@@ -191,7 +191,7 @@ LEAD_ALLOWED = [
     "grep -r --include='*.py' foo .",
     "grep -r --exclude-dir='.*' foo",
     "find . -name '*.py'",
-    "tar czf /tmp/dist.tgz build/",
+    "tar czf dist.tgz build/",  # its archive is a write: in the project (/tmp: a person)
 ]
 LEAD_DENIED = ["grep -r foo .", "grep -rn foo", "rg -uu foo", "cp -r . /tmp/copy"]
 

@@ -13,6 +13,7 @@ tool name → kind and input keys); what each kind means is here.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -59,7 +60,16 @@ def _path(req: ToolRequest, *keys: str, default_cwd: bool = False) -> str | None
     value = _str(req.tool_input, *keys)
     if value is None:
         return req.cwd if default_cwd else None
-    return resolve_path(req.cwd, value)
+    return tool_path(req.cwd, value)
+
+
+def tool_path(cwd: str | None, value: str) -> str | None:
+    """Where a tool's path argument points: Claude Code expands ``~`` and ``~/...`` to the
+    home directory (its tools resolve them so), relative paths are the session's cwd's.
+    Read literally, ``Write ~/.gitconfig`` was judged a write inside the worktree."""
+    if value == "~" or value.startswith("~/"):
+        value = os.path.expanduser("~") + value[1:]
+    return resolve_path(cwd, value)
 
 
 def _shell(*keys: str) -> Handler:
@@ -68,7 +78,7 @@ def _shell(*keys: str) -> Handler:
         if command is None:
             return None
         directory = _str(req.tool_input, "directory", "dir_path")
-        cwd = resolve_path(req.cwd, directory) if directory else req.cwd
+        cwd = tool_path(req.cwd, directory) if directory else req.cwd
         return classify_shell(command, cwd, env)
 
     return handler
@@ -119,7 +129,7 @@ def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     paths = req.tool_input.get("paths")
     if not isinstance(paths, list) or not paths:
         return None
-    return [ReadFile(resolve_path(req.cwd, p) if isinstance(p, str) else None, True)
+    return [ReadFile(tool_path(req.cwd, p) if isinstance(p, str) else None, True)
             for p in paths]  # fmt: skip
 
 

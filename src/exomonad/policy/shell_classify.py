@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import posixpath
 
-from exomonad.policy.actions import Action, DeleteFile, Shell, Unknown, WriteFile
+from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.shell_env import ShellEnv, risky_assignment
 from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
@@ -185,6 +185,10 @@ def _wrapper(
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
         joined = Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest))
         return _nested(joined, [], cwd, env, depth, full)
+    if name == "xargs":  # xargs -a FILE: its words are FILE's contents (a token, printed)
+        source = got.opts.get("-a") or got.opts.get("--arg-file")
+        if source is not None:
+            lead.append(ReadFile(tree_root(cwd, source)))
     if name == "xargs" and rest:
         replace = got.opts.get("-I") or got.opts.get("--replace") or got.opts.get("-i")
         if replace is None and any(k in got.opts for k in ("-i", "--replace")):
@@ -360,6 +364,8 @@ def _find(
         text = args[i].text
         if text == "-delete":
             out += [DeleteFile(root, recursive=True) for root in roots]
+        elif text in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(args):
+            out.append(WriteFile(resolve_path(cwd, args[i + 1])))  # find . -fprint ../../x
         elif text in ("-exec", "-execdir", "-ok", "-okdir"):
             j = i + 1
             while j < len(args) and args[j].text not in (";", "+"):

@@ -29,6 +29,7 @@ from exomonad.policy.actions import (
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import handle_files
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_outputs import outputs
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
 from exomonad.policy.shell_sed import escapes
@@ -369,7 +370,12 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     found = handler(name, args, cwd) if handler is not None else None
     if found is None:  # no write or network of its own (sed without -i...): a reader?
         found = handle_read(name, args, cwd)
-    return found if found is not None else handle_files(name, args, cwd)
+    if found is None:
+        found = handle_files(name, args, cwd)
+    written = outputs(name, args, cwd)
+    if written:
+        return [*written, *(found or [Shell((name, *(w.text for w in args)), cwd)])]
+    return found
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
