@@ -239,7 +239,12 @@ FILES: list[Case] = [
     bash("python3 x.py < in.json", ReadFile(f"{W}/in.json"), sh("python3", "x.py")),
     bash("wc -l < /dev/null", sh("wc", "-l")),
     bash("truncate -s 0 log.txt", WriteFile(f"{W}/log.txt")),
-    bash("ln -s target link", ReadFile(f"{W}/target", recursive=True), WriteFile(f"{W}/link")),
+    bash(  # the link makes its target writable through it: a write of the target too
+        "ln -s target link",
+        ReadFile(f"{W}/target", recursive=True),
+        WriteFile(f"{W}/link"),
+        WriteFile(f"{W}/target"),
+    ),
     bash("cat > /tmp/x.py <<'EOF'\nprint(1)\nEOF", WriteFile("/tmp/x.py"), sh("cat")),
 ]
 

@@ -9,9 +9,11 @@ worker's ordinary git work in its worktree stays allowed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision
+from exomonad.policy.decisions import Allow, Decision, Deny
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import ToolRequest
 
@@ -202,3 +204,56 @@ def test_a_tool_path_under_tilde_is_the_home_directorys(tool: str, data: dict[st
     request = ToolRequest("claude", "worker", "w1", tool, data, cwd=WT, worktree=WT,
                           branch="exo/w1")  # fmt: skip
     assert not isinstance(ENGINE.decide(request), Allow), (tool, data)
+
+
+LINKS = [
+    "ln -s ../../.git/exomonad-hooks hk",
+    "ln -s ../../README.md lnk",
+    "ln ../../README.md hard",
+    "ln -s ../w2 other",
+    "ln -s /root/.gitconfig gc",
+    "cp -l ../../README.md hard2",
+    "cp -s /p/README.md s",
+    "mkdir d && ln -s ../../../README.md d/x",
+]
+
+
+@pytest.mark.parametrize("command", LINKS)
+def test_a_link_to_a_file_outside_the_worktree_is_a_write_there(command: str) -> None:
+    """Found as a worker: ``ln -s ../../.git/exomonad-hooks hk`` was allowed, then ``Write
+    hk/pre-push`` (lexically in the worktree) was allowed too: git's gate replaced."""
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize("command", ["ln -s build/out latest", "ln -sf ../README.md docs/r",
+                                     "cp -l a.txt b.txt", "ln a.txt b.txt"])  # fmt: skip
+def test_links_inside_the_worktree_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))
+
+
+def test_a_write_through_an_existing_symlink_is_judged_where_it_lands(tmp_path: Path) -> None:
+    """A symlink already in the worktree (checked out, or made by code) is followed: the
+    Write tool's path inside the worktree that lands in the lead's hooks, in another
+    worktree, in the state dir or on a credential is judged there."""
+    root = tmp_path / "p"
+    wt = root / ".worktrees" / "w1"
+    hooks, state, ssh = root / ".git" / "exomonad-hooks", root / ".exomonad", tmp_path / "k"
+    for d in (wt, hooks, state, ssh):
+        d.mkdir(parents=True)
+    (state / "lead.token").write_text("exo_x")
+    (wt / "hk").symlink_to(hooks)
+    (wt / "st").symlink_to(state)
+    (wt / "settings").symlink_to(wt / ".claude")
+    engine = PolicyEngine(state_dir=str(state))
+
+    def decide(tool: str, data: dict[str, str]) -> Decision:
+        request = ToolRequest("claude", "worker", "w1", tool, data, cwd=str(wt),
+                              worktree=str(wt), branch="exo/w1")  # fmt: skip
+        return engine.decide(request)
+
+    assert not isinstance(decide("Write", {"file_path": f"{wt}/hk/pre-push", "content": ""}),
+                          Allow)  # fmt: skip
+    assert isinstance(decide("Read", {"file_path": f"{wt}/st/lead.token"}), Deny)
+    assert isinstance(decide("Write", {"file_path": f"{wt}/settings/settings.json",
+                                       "content": "{}"}), Deny)  # fmt: skip
+    assert isinstance(decide("Write", {"file_path": f"{wt}/notes.md", "content": ""}), Allow)

@@ -28,6 +28,7 @@ from exomonad.policy.actions import (
     DeleteFile,
     GitPush,
     Network,
+    ReadFile,
     Shell,
 )
 from exomonad.policy.request import Context
@@ -169,6 +170,10 @@ def secret_path(action: HasPath, ctx: Context) -> bool:
     path = action.path
     if path is None:
         return False
+    real = os.path.realpath(path)
+    again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
+    if real != path and secret_path(again, ctx):
+        return True  # a symlink to a credential (made by a git checkout, say)
     roots = _secret_roots(ctx.home)
     if any(path == root or path.startswith(root + "/") for root in roots):
         return True
@@ -193,7 +198,8 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
         return False
     if in_state_dir(path, ctx):
         return True
-    return any(path.endswith("/" + name) for name in _CONTROL_FILES)
+    real = os.path.realpath(path)  # a symlink to an agent's settings
+    return any(p.endswith("/" + name) for p in {path, real} for name in _CONTROL_FILES)
 
 
 def reads_state_dir(action: HasPath, ctx: Context) -> bool:

@@ -102,16 +102,20 @@ class Context:
     on_behalf_of: str | None = None
 
     def in_worktree(self, path: str | None) -> bool:
-        """``path`` is inside the agent's worktree (False if either is unknown)."""
-        return is_within(path, self.worktree)
+        """``path`` is inside the agent's worktree (False if either is unknown), also once
+        the symlinks on it are followed (``ln -s ../../.git/exomonad-hooks hk``, then
+        ``Write hk/pre-push``: lexically inside, really the lead's hooks)."""
+        return is_within(path, self.worktree) and really_within(path, self.worktree)
 
     def in_project(self, path: str | None) -> bool:
-        """``path`` is inside the project (the directory holding ``.exomonad/``)."""
-        return is_within(path, self.project_root)
+        """``path`` is inside the project (the directory holding ``.exomonad/``), also
+        once the symlinks on it are followed."""
+        return is_within(path, self.project_root) and really_within(path, self.project_root)
 
     def in_state_dir(self, path: str | None) -> bool:
-        """``path`` is inside ``.exomonad/`` (where the policy itself lives)."""
-        return is_within(path, self.state_dir)
+        """``path`` is inside ``.exomonad/`` (where the policy itself lives), lexically or
+        once the symlinks on it are followed."""
+        return is_within(path, self.state_dir) or really_within(path, self.state_dir)
 
     def is_protected(self, branch: str | None) -> bool:
         """``branch`` matches a protected pattern; an unknown branch counts as protected."""
@@ -127,3 +131,15 @@ class Context:
     def home(self) -> str:
         """The user's home directory (``~``)."""
         return os.path.expanduser("~")
+
+
+def really_within(path: str | None, root: str | None) -> bool:
+    """Whether ``path`` with its symlinks followed lies in ``root`` with its own followed
+    (False if either is unknown).
+
+    >>> really_within("/nonexistent/a/b", "/nonexistent/a"), really_within("/etc", "/usr")
+    (True, False)
+    """
+    if path is None or root is None:
+        return False
+    return is_within(os.path.realpath(path), os.path.realpath(root))

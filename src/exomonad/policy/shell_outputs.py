@@ -20,12 +20,16 @@ wrote outside the worktree as plain shell commands (most were judged as readers)
 
 from __future__ import annotations
 
+import os
+import posixpath
+
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import flags
 
-__all__ = ["outputs"]
+__all__ = ["link_targets", "outputs"]
 
 _COMPRESSORS = frozenset(
     {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "pigz",
@@ -129,3 +133,21 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if name in _EDITORS:
         return [at(w) for w in positionals if not w.text.startswith("+")]
     return []
+
+
+def link_targets(name: str, opts: dict[str, list[Word | None]], sources: list[Word],
+            targets: list[Word], cwd: str | None) -> list[Action]:  # fmt: skip
+    """A link makes its target writable through the link: ``ln -s ../../.git/exomonad-hooks
+    hk`` (then ``Write hk/pre-push``), a hard link ``ln ../../README.md h`` (then ``echo >>
+    h``), ``cp -s``/``cp -l``. The target is a write; a symbolic one is resolved from the
+    link's directory."""
+    symbolic = flags(opts, "s", "--symbolic", "--symbolic-link") > 0
+    if name not in ("ln", "cp") or (
+        name == "cp" and not symbolic and not flags(opts, "l", "--link")
+    ):
+        return []
+    base = cwd
+    if name == "ln" and symbolic and targets:
+        at = resolve_path(cwd, targets[0])
+        base = at if at is None or os.path.isdir(at) or len(sources) > 1 else posixpath.dirname(at)
+    return [WriteFile(resolve_path(base, w)) for w in sources]

@@ -29,7 +29,7 @@ from exomonad.policy.actions import (
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import handle_files
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_outputs import outputs
+from exomonad.policy.shell_outputs import link_targets, outputs
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
 from exomonad.policy.shell_sed import escapes
@@ -291,6 +291,7 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
         else:
             sources = positionals
         out: list[Action] = [WriteFile(resolve_path(cwd, w)) for w in targets]
+        out += link_targets(name, opts, sources, targets, cwd)
         if name in ("cp", "ln"):  # the sources are read (a symlink exposes its target)
             whole = name == "ln" or flags(opts, "rRa", "--recursive", "--archive") > 0
             out = [*(ReadFile(tree_root(cwd, w), whole) for w in sources), *out]
