@@ -59,6 +59,11 @@ DENIED = [
     "git format-patch -o ../.. HEAD~1",
     "git bundle create ../../x HEAD",
     "git init ../../x",
+    # the repository's shared config and replace refs: the lead's remote, its main
+    "git remote set-url --push origin https://example.com/mine.git",
+    "git remote add up ../../../remote.git",
+    "git remote rename origin old",
+    "git replace main HEAD",
 ]
 
 
@@ -88,6 +93,10 @@ ORDINARY = [
     "git format-patch -o patches HEAD~1",
     "git clone ../../../remote.git sub",
     "git worktree list",
+    "git remote -v",
+    "git remote get-url origin",
+    "git remote show origin",
+    "git replace -l",
 ]
 
 

@@ -70,13 +70,24 @@ def writes_of(
     return out
 
 
+#: ``git remote`` verbs that rewrite the repository's shared config.
+_REMOTE_EDITS = frozenset({"add", "rename", "remove", "rm", "set-url", "set-head", "set-branches"})
+
+
 def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     """Ref plumbing that can move any branch, ``main`` included, in the repository's shared
     refs: ``update-ref``, ``branch -f``, a ``fetch`` into a local branch (``fetch .
-    HEAD:main``), checking out a branch another worktree holds (the lead's ``main``)."""
+    HEAD:main``), checking out a branch another worktree holds (the lead's ``main``);
+    and edits of what every checkout shares: ``git remote add/set-url/...`` (the lead's
+    ``origin``), ``git replace``."""
     texts = [w.text for w in rest]
     if sub == "update-ref" or "--ignore-other-worktrees" in texts:
         return True
+    verbs = [t for t in texts if not t.startswith("-")]
+    if sub == "remote" and verbs[:1] and verbs[0] in _REMOTE_EDITS:
+        return True  # the config the lead shares: its pushes sent elsewhere
+    if sub == "replace" and not {"-l", "--list"} & set(texts):
+        return True  # refs/replace/<main>: main's commit read as another, for everyone
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
         return any(t == "--force" or _short(t, "f") for t in texts)
     if sub in ("fetch", "pull"):
