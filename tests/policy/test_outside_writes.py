@@ -64,6 +64,11 @@ DENIED = [
     "git remote add up ../../../remote.git",
     "git remote rename origin old",
     "git replace main HEAD",
+    "env GIT_WORK_TREE=../.. git checkout -- .",
+    "env GIT_DIR=../../../remote.git git fetch /p/.worktrees/w1 exo/w1",
+    "git merge-file ../../README.md a b",
+    "git checkout-index --prefix=../../ -a",
+    "git apply --unsafe-paths x.diff",
 ]
 
 
@@ -97,6 +102,8 @@ ORDINARY = [
     "git remote get-url origin",
     "git remote show origin",
     "git replace -l",
+    "git apply fix.diff",
+    "git merge-file a.txt base.txt b.txt",
 ]
 
 

@@ -59,6 +59,13 @@ def writes_of(
             out.append(WriteFile(resolve_path(base, target) if target is not None else None))
         elif text.startswith("-o") and len(text) > 2 and sub in _GIT_SHORT_OUTPUT:
             out.append(WriteFile(resolve_path(base, Word(text[2:], w.dynamic, w.quoted))))
+    if sub == "merge-file":  # writes its first file (the "current" version)
+        positionals, _ = scan_options(rest, frozenset({"-L"}))
+        out += [WriteFile(resolve_path(base, w)) for w in positionals[:1]]
+    for w in rest:  # checkout-index --prefix=../../: files written below any prefix
+        if sub == "checkout-index" and w.text.startswith("--prefix="):
+            prefix = Word(w.text[9:], w.dynamic, w.quoted)
+            out.append(WriteFile(resolve_path(base, prefix)))
     if sub in _GIT_CREATES:
         positionals, _ = scan_options(rest, frozenset({"-b", "-B", "--branch", "--reason",
                                                        "--depth", "--origin", "-o"}))  # fmt: skip
@@ -86,6 +93,8 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     verbs = [t for t in texts if not t.startswith("-")]
     if sub == "remote" and verbs[:1] and verbs[0] in _REMOTE_EDITS:
         return True  # the config the lead shares: its pushes sent elsewhere
+    if sub == "apply" and "--unsafe-paths" in texts:
+        return True  # a patch's paths outside the work tree
     if sub == "replace" and not {"-l", "--list"} & set(texts):
         return True  # refs/replace/<main>: main's commit read as another, for everyone
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):

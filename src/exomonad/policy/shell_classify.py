@@ -110,8 +110,9 @@ def _argv(
     if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
         return [Unknown("unsets " + dropped)]
     if name in ("env", "sudo", "doas") and any(
-        is_assignment(w) and risky_assignment(w) for w in args
-    ):
+        is_assignment(w) and (risky_assignment(w) or w.text.startswith(_GIT_REPO_VARS))
+        for w in args
+    ):  # env GIT_WORK_TREE=../.. git checkout: another repository, written
         return [Unknown(" ".join(full))]
     left = detaches(name, args, full)
     if left is not None:
