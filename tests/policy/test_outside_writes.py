@@ -69,6 +69,8 @@ DENIED = [
     "git merge-file ../../README.md a b",
     "git checkout-index --prefix=../../ -a",
     "git apply --unsafe-paths x.diff",
+    "git config --global user.email someone@example.com",
+    "git config --system user.name x",
 ]
 
 
@@ -104,6 +106,8 @@ ORDINARY = [
     "git replace -l",
     "git apply fix.diff",
     "git merge-file a.txt base.txt b.txt",
+    "git config --global --get user.name",
+    "git config user.name w1",
 ]
 
 

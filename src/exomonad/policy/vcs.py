@@ -257,6 +257,8 @@ def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
     if not writes and (any(o in _CONFIG_READS for o in opts) or len(positionals) <= 1):
         return shell
     if positionals and _safe_key(positionals[0].text):
+        if {"--global", "--system"} & set(opts):
+            return [Unknown(raw)]  # ~/.gitconfig, /etc/gitconfig: outside any worktree
         return shell
     return [Unknown(raw)]
 
