@@ -229,8 +229,9 @@ def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Pa
     """Measured as a worker on the previous policy: with its own branch pushed (allowed),
     ``git -C <remote> update-ref refs/heads/main refs/heads/exo/w1`` was allowed and run,
     and moved the bare remote's ``main``: no push, so git's ``pre-push`` gate never ran;
-    ``sed -n '1e ...'`` ran any command as a "reader". Now both are escalated (unanswered:
-    denied) and ``main`` stays."""
+    ``sed -n '1e ...'`` ran any command as a "reader"; ``echo 'gitdir: <remote>' > .git``
+    then ``GIT_WORK_TREE=. git commit`` committed onto the remote's ``main``. Now each is
+    escalated (unanswered: denied) and ``main`` stays."""
     p = project
     _configure(p)
     p.tmux.tmux("new-session", "-d", "-s", "exomonad")
@@ -247,8 +248,13 @@ def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Pa
         assert _as_the_runtime(p, wt, token, "git push -q origin exo/w1") == "allow"
         move = f"git -C {shlex.quote(str(remote))} update-ref refs/heads/main refs/heads/exo/w1"
         via_env = f"GIT_DIR={shlex.quote(str(remote))} git branch -f main exo/w1"
-        for command in (move, f"sed -n '1e {move}' f.txt", "git fetch -q . HEAD:main", via_env):
+        gitfile = f"echo 'gitdir: {remote}' > .git"  # then GIT_WORK_TREE=. git commit
+        hostile = (move, f"sed -n '1e {move}' f.txt", "git fetch -q . HEAD:main", via_env, gitfile)
+        for command in hostile:
             assert _as_the_runtime(p, wt, token, command) != "allow", command
+        commit = "GIT_WORK_TREE=. git commit -q --allow-empty -m again"  # on its own branch
+        assert _as_the_runtime(p, wt, token, commit) == "allow"
+        assert git(wt, "log", "--format=%s", "-1").strip() == "again"
         assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
         assert git(p.root, "log", "--format=%s", "-1", "main").strip() != "work"
     finally:

@@ -277,3 +277,27 @@ def test_a_write_through_an_existing_symlink_is_judged_where_it_lands(tmp_path: 
     assert isinstance(decide("Write", {"file_path": f"{wt}/settings/settings.json",
                                        "content": "{}"}), Deny)  # fmt: skip
     assert isinstance(decide("Write", {"file_path": f"{wt}/notes.md", "content": ""}), Allow)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'gitdir: /p/.git' > .git",
+        "printf 'gitdir: ../../../remote.git' >| .git",
+        "rm .git",
+        "mv .git x",
+        "cp ../w2/.git .git",
+        "ln -sf ../../.git .git",
+    ],
+)
+def test_the_worktrees_git_file_is_not_the_workers_to_write(command: str) -> None:
+    """Found as a worker against a live serve: ``echo 'gitdir: <bare remote>' > .git``
+    (a write inside the worktree) then ``GIT_WORK_TREE=. git commit`` were both allowed,
+    run, and moved the bare remote's ``main`` with no push; pointed at ``../../.git`` a
+    plain ``git commit`` lands on the lead's ``main``; removed, git finds the project's."""
+    assert not isinstance(bash(command), Allow), command
+
+
+def test_the_workers_other_dotfiles_stay_allowed() -> None:
+    for command in ("echo x >> .gitignore", "mkdir -p .github/workflows", "rm -rf build"):
+        assert isinstance(bash(command), Allow), command

@@ -104,8 +104,15 @@ class Context:
     def in_worktree(self, path: str | None) -> bool:
         """``path`` is inside the agent's worktree (False if either is unknown), also once
         the symlinks on it are followed (``ln -s ../../.git/exomonad-hooks hk``, then
-        ``Write hk/pre-push``: lexically inside, really the lead's hooks)."""
-        return is_within(path, self.worktree) and really_within(path, self.worktree)
+        ``Write hk/pre-push``: lexically inside, really the lead's hooks). A ``.git``
+        on the path is not the agent's to write: the worktree's ``.git`` file names the
+        repository git works on (``echo 'gitdir: ../../.git' > .git``, then ``git
+        commit`` commits onto the lead's ``main``; removed, git finds the project's)."""
+        return (
+            is_within(path, self.worktree)
+            and really_within(path, self.worktree)
+            and not git_metadata(path)
+        )
 
     def in_project(self, path: str | None) -> bool:
         """``path`` is inside the project (the directory holding ``.exomonad/``), also
@@ -143,3 +150,12 @@ def really_within(path: str | None, root: str | None) -> bool:
     if path is None or root is None:
         return False
     return is_within(os.path.realpath(path), os.path.realpath(root))
+
+
+def git_metadata(path: str | None) -> bool:
+    """Whether ``path`` is a ``.git`` (file or directory) or lies below one.
+
+    >>> git_metadata("/w/.git"), git_metadata("/w/.git/config"), git_metadata("/w/.gitignore")
+    (True, True, False)
+    """
+    return path is not None and "/.git/" in path + "/"
