@@ -301,3 +301,18 @@ def test_the_worktrees_git_file_is_not_the_workers_to_write(command: str) -> Non
 def test_the_workers_other_dotfiles_stay_allowed() -> None:
     for command in ("echo x >> .gitignore", "mkdir -p .github/workflows", "rm -rf build"):
         assert isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize("command", ["ps eww", "ps auxe", "ps e -u root", "ps axeo pid,args"])
+def test_ps_showing_environments_is_reading_credentials(command: str) -> None:
+    """``ps eww`` printed another worker's ``EXOMONAD_TOKEN`` (its environment), allowed."""
+    decision = bash(command)
+    assert isinstance(decision, Deny), decision
+    assert "credentials" in decision.reason
+
+
+@pytest.mark.parametrize(
+    "command", ["ps aux", "ps -ef", "ps -C sleep", "ps -eo pid,comm", "ps -u root", "ps axo pid"]
+)
+def test_ordinary_ps_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))

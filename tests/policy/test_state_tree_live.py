@@ -128,7 +128,12 @@ def test_a_workers_shell_reads_of_credentials_and_other_agents_environments_are_
         environ = f"/proc/{sleeper.pid}/environ"
         leaked = subprocess.run(["cat", environ], capture_output=True, check=False)
         assert other.encode() in leaked.stdout
+        shown = subprocess.run(["ps", "eww", "-p", str(sleeper.pid)], capture_output=True,
+                               text=True, check=False)  # fmt: skip
+        assert other in shown.stdout  # ps's BSD option e prints environments
         for command in (
+            "ps eww",
+            f"ps e -p {sleeper.pid}",
             f"cat {environ}",
             f"strings {environ} | grep EXOMONAD",
             "sed -n p ~/.ssh/id_rsa",

@@ -65,9 +65,51 @@ _LEADING: dict[str, tuple[str, str]] = {
 }  # fmt: skip
 
 
+#: ps options whose value is the rest of the word or the next one: UNIX (``-u root``) and
+#: BSD (``o pid``; BSD ``u`` is a format, no value).
+_PS_WITH_ARG = frozenset("CGgOopqstUuk")
+_PS_BSD_WITH_ARG = frozenset("OopqtUk")
+#: What ``ps e`` reads: every process's environment (another agent's EXOMONAD_TOKEN).
+ENVIRONS = "/proc/*/environ"
+
+
+def shows_environments(args: list[Word]) -> bool:
+    """Whether ``ps ARGS`` prints processes' environments: the BSD option ``e`` (``ps
+    eww``, ``ps auxe``), found as a worker printing another worker's token.
+
+    >>> shows_environments([Word("eww")]), shows_environments([Word("-C"), Word("sleep")])
+    (True, False)
+    >>> shows_environments([Word("aux")]), shows_environments([Word("-eo"), Word("pid,comm")])
+    (False, False)
+    """
+    value = False
+    for w in args:
+        text = w.text
+        if value or w.dynamic:
+            value = False
+            if w.dynamic:
+                return True  # cannot tell
+            continue
+        if text.startswith("--"):
+            value = text in ("--format", "--sort", "--pid", "--ppid", "--user", "--group")
+            continue
+        letters = text[1:] if text.startswith("-") else text
+        for i, c in enumerate(letters):
+            if c == "e" and not text.startswith("-"):
+                return True
+            if c in (_PS_WITH_ARG if text.startswith("-") else _PS_BSD_WITH_ARG):
+                value = i == len(letters) - 1  # the rest of the word, or the next one
+                break
+    return False
+
+
 def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """The reads of the files program ``name`` is given, then its plain Shell; None if
     ``name`` is not a reader we model or it is given no file (it reads stdin)."""
+    if name == "ps":
+        if not shows_environments(args):
+            return None
+        return [ReadFile(ENVIRONS), Shell((name, *(w.text for w in args)), cwd)]
     rest, files = _jq_named_files(args) if name == "jq" else (args, [])
     if name in _ALL_FILES:
         files, _ = scan_options(rest, frozenset(_ALL_FILES[name].split()))
