@@ -144,7 +144,9 @@ def test_a_worker_that_detaches_a_push_is_escalated_and_main_stays(
         serve.stop()
 
 
-def _detached_pushes_are_escalated(p: Project) -> None:
+def _worker_with_its_branch_pushed(p: Project) -> tuple[Path, str, Path, str]:
+    """Worker ``w1`` with a commit on its branch, pushed through its hook (allowed, run):
+    its worktree, token, the bare remote and the remote's ``main`` before anything."""
     wt, token = _start_worker(p)
     remote = p.root.parent / "remote.git"
     main_before = git(remote, "rev-parse", "main").strip()
@@ -154,6 +156,11 @@ def _detached_pushes_are_escalated(p: Project) -> None:
     own = _as_the_runtime(p, wt, token, "git push -q origin exo/w1")
     assert own == "allow"  # the harness runs what is allowed: the branch really moved
     assert git(remote, "log", "--format=%s", "-1", "exo/w1").strip() == "work"
+    return wt, token, remote, main_before
+
+
+def _detached_pushes_are_escalated(p: Project) -> None:
+    wt, token, remote, main_before = _worker_with_its_branch_pushed(p)
     (wt / "push.sh").write_text("git push -q origin HEAD:main\n")  # a script: not read
     hostile = [  # a push the hook sees is the push it is, detached or not: escalated
         "setsid -f sh -c 'git push -q origin HEAD:main'",
@@ -239,13 +246,7 @@ def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Pa
                           log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
     serve.start()
     try:
-        wt, token = _start_worker(p)
-        remote = p.root.parent / "remote.git"
-        main_before = git(remote, "rev-parse", "main").strip()
-        (wt / "f.txt").write_text("work\n")
-        git(wt, "add", "f.txt")
-        git(wt, "commit", "-q", "-m", "work")
-        assert _as_the_runtime(p, wt, token, "git push -q origin exo/w1") == "allow"
+        wt, token, remote, main_before = _worker_with_its_branch_pushed(p)
         move = f"git -C {shlex.quote(str(remote))} update-ref refs/heads/main refs/heads/exo/w1"
         via_env = f"GIT_DIR={shlex.quote(str(remote))} git branch -f main exo/w1"
         gitfile = f"echo 'gitdir: {remote}' > .git"  # then GIT_WORK_TREE=. git commit
