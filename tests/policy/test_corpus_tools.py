@@ -20,7 +20,7 @@ from exomonad.policy.classify import SELF_MCP_SERVER, classify
 from exomonad.policy.decisions import label
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import Runtime, ToolRequest
-from tests.policy.corpus import ANY_UNKNOWN, BR, Case, W, same, tool
+from tests.policy.corpus import ANY_UNKNOWN, BR, HOME, Case, W, same, sh, tool
 
 CLAUDE: list[Case] = [
     tool("claude", "Read", {"file_path": f"{W}/a.py"}, ReadFile(f"{W}/a.py")),
@@ -153,7 +153,23 @@ GEMINI: list[Case] = [
     tool("gemini", "web_fetch", {"prompt": "no urls here"}, ANY_UNKNOWN),
     tool("gemini", "web_fetch", {"url": "https://a.b/c"}, Network("a.b")),
     tool("gemini", "google_web_search", {"query": "x"}, WebSearch("x")),
-    tool("gemini", "save_memory", {"fact": "x"}, Internal("save_memory")),
+    tool("gemini", "save_memory", {"fact": "x"}, WriteFile(f"{HOME}/.gemini/GEMINI.md")),
+    tool(
+        "gemini",
+        "read_many_files",
+        {"include": ["src/**/*.py"], "exclude": ["x"]},
+        ReadFile(f"{W}/src/**/*.py", recursive=True),
+    ),
+    tool(
+        "gemini",
+        "read_file",
+        {"absolute_path": "a.py", "file_path": "/x"},
+        ReadFile(f"{W}/a.py"),
+        ReadFile("/x"),
+    ),
+    tool("gemini", "glob", {"pattern": "/etc/*"}, ReadFile(W), ReadFile("/etc/*", True)),
+    tool("claude", "Glob", {"pattern": "../*.py"}, ReadFile(W), ReadFile("/w/*.py", True)),
+    tool("codex", "Bash", {"command": "ls", "workdir": "/t"}, sh("ls", cwd="/t")),
     tool("gemini", "write_todos", {"todos": []}, Internal("write_todos")),
     tool("gemini", "mcp_exo_notify_parent", {"message": "x"}, McpTool("exo", "notify_parent")),
     tool("gemini", "mcp_github_create_issue", {}, McpTool("github", "create_issue")),
@@ -181,7 +197,9 @@ def test_tools_corpus(
     runtime: Runtime, name: str, data: dict[str, Any], expected: list[Action]
 ) -> None:
     request = ToolRequest(runtime, "dev", "dev1", name, data, cwd=W, worktree=W, branch=BR)
-    actual = classify(request)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", HOME)
+        actual = classify(request)
     assert same(actual, expected), actual
 
 

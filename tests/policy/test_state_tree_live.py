@@ -36,15 +36,23 @@ class Live:
 
     def hook(self, command: str, *, token: str, cwd: Path) -> dict[str, Any]:
         """The hook client's answer for a Bash call (as Claude Code sends it)."""
-        payload = {"session_id": "w1", "tool_name": "Bash", "cwd": str(cwd),
-                   "tool_input": {"command": command, "description": "x"}}  # fmt: skip
+        data = {"command": command, "description": "x"}
+        answer: dict[str, Any] = self.tool("claude", "Bash", data, token=token,
+                                           cwd=cwd)["hookSpecificOutput"]  # fmt: skip
+        return answer
+
+    def tool(self, runtime: str, name: str, data: dict[str, Any], *, token: str,
+             cwd: Path) -> dict[str, Any]:  # fmt: skip
+        """The hook client's whole answer for a tool call as ``runtime`` sends it."""
+        event = "before-tool" if runtime == "gemini" else "pre-tool-use"
+        payload = {"session_id": "w1", "tool_name": name, "cwd": str(cwd), "tool_input": data}
         done = subprocess.run(
-            [sys.executable, "-m", "exomonad", "hook", "pre-tool-use", "--runtime", "claude"],
+            [sys.executable, "-m", "exomonad", "hook", event, "--runtime", runtime],
             input=json.dumps(payload), env={**self.env, "EXOMONAD_TOKEN": token},
             capture_output=True, text=True, timeout=60, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        answer: dict[str, Any] = json.loads(done.stdout)["hookSpecificOutput"]
+        answer: dict[str, Any] = json.loads(done.stdout or "{}")
         return answer
 
 
@@ -150,3 +158,33 @@ def test_a_workers_shell_reads_of_credentials_and_other_agents_environments_are_
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_gemini_or_codex_workers_decoy_arguments_are_judged(live: Live) -> None:
+    """Measured: Gemini CLI 0.61's read_many_files reads ``include``, read_file
+    ``file_path``; a decoy ``paths``/``absolute_path`` in the worktree was the one judged,
+    and the call allowed; a Codex shell call's ``workdir`` was not read."""
+    lead = ServerClient.as_lead(live.state, timeout=60)
+    lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": "w1", "task": "wait"}]})
+    held = json.loads((live.state / "tokens.json").read_text())
+    token = next(t for t, v in held.items() if v["name"] == "w1")
+    worktree = live.state.parent / ".worktrees" / "w1"
+    (worktree / "a.py").write_text("x = 1\n")
+    secret = "../../.exomonad/lead.token"
+    assert (worktree / secret).read_text().strip()  # what the include names: a token
+    for tool, data in (
+        ("read_many_files", {"paths": ["a.py"], "include": [secret]}),
+        ("read_file", {"absolute_path": str(worktree / "a.py"), "file_path": secret}),
+        ("glob", {"pattern": "../../.exomonad/*"}),
+    ):
+        refused = live.tool("gemini", tool, data, token=token, cwd=worktree)
+        assert refused["decision"] == "deny", (tool, refused)
+    plain = {"read_many_files": {"include": ["a.py"]}, "read_file": {"file_path": "a.py"},
+             "glob": {"pattern": "*.py"}}  # fmt: skip
+    for tool, data in plain.items():
+        allowed = live.tool("gemini", tool, data, token=token, cwd=worktree)
+        assert allowed["decision"] == "allow", (tool, allowed)
+    moved = {"command": "ls", "workdir": str(live.state)}
+    refused = live.tool("codex", "Bash", moved, token=token, cwd=worktree)
+    assert refused["hookSpecificOutput"]["permissionDecision"] == "deny", refused
+    assert live.tool("codex", "Bash", {"command": "ls"}, token=token, cwd=worktree) == {}

@@ -56,11 +56,18 @@ def _str(data: Mapping[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _path(req: ToolRequest, *keys: str, default_cwd: bool = False) -> str | None:
-    value = _str(req.tool_input, *keys)
-    if value is None:
-        return req.cwd if default_cwd else None
-    return tool_path(req.cwd, value)
+def _strs(data: Mapping[str, Any], *keys: str) -> list[str]:
+    """Every distinct non-empty string among ``keys``: a runtime reads one of them, and a
+    decoy in another (``absolute_path`` in the worktree, ``file_path`` at a token) must not
+    be the one judged, so each is."""
+    return list(dict.fromkeys(v for k in keys if isinstance(v := data.get(k), str) and v))
+
+
+def _paths(req: ToolRequest, *keys: str, default_cwd: bool = False) -> list[str | None]:
+    values = _strs(req.tool_input, *keys)
+    if not values:
+        return [req.cwd] if default_cwd else []
+    return [tool_path(req.cwd, v) for v in values]
 
 
 def tool_path(cwd: str | None, value: str) -> str | None:
@@ -77,9 +84,9 @@ def _shell(*keys: str) -> Handler:
         command = _str(req.tool_input, *keys)
         if command is None:
             return None
-        directory = _str(req.tool_input, "directory", "dir_path")
-        cwd = tool_path(req.cwd, directory) if directory else req.cwd
-        return classify_shell(command, cwd, env)
+        dirs = _strs(req.tool_input, "directory", "dir_path", "workdir", "cwd")
+        cwds = [tool_path(req.cwd, d) for d in dirs] or [req.cwd]
+        return [a for cwd in cwds for a in classify_shell(command, cwd, env)]
 
     return handler
 
@@ -87,10 +94,8 @@ def _shell(*keys: str) -> Handler:
 def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False) -> Handler:
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         del env
-        path = _path(req, *keys, default_cwd=default_cwd)
-        if path is None and not default_cwd and _str(req.tool_input, *keys) is None:
-            return None
-        return [kind(path)]
+        paths = _paths(req, *keys, default_cwd=default_cwd)
+        return [kind(path) for path in paths] or None
 
     return handler
 
@@ -123,14 +128,44 @@ def _patch(*keys: str) -> Handler:
     return handler
 
 
-def _many(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
-    """Each path (a file, a directory read whole, or a glob matching dot names too)."""
-    del env
-    paths = req.tool_input.get("paths")
-    if not isinstance(paths, list) or not paths:
-        return None
-    return [ReadFile(tool_path(req.cwd, p) if isinstance(p, str) else None, True)
-            for p in paths]  # fmt: skip
+def _many(*keys: str) -> Handler:
+    """Each path of each list in ``keys`` (a file, a directory read whole, or a glob
+    matching dot names too): Gemini CLI 0.61 reads ``include``, older ones ``paths``."""
+
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        del env
+        lists = [v for k in keys if isinstance(v := req.tool_input.get(k), list)]
+        return [ReadFile(tool_path(req.cwd, p) if isinstance(p, str) else None, True)
+                for found in lists for p in found] or None  # fmt: skip
+
+    return handler
+
+
+def _glob(pattern_key: str, *keys: str) -> Handler:
+    """A glob tool: it lists names below its directory, or, for a pattern that leaves it
+    (absolute, ``~``, ``..``), below where the pattern points too."""
+    listing = _one(ReadFile, *keys, default_cwd=True)
+
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        actions = listing(req, env) or []
+        pattern = _str(req.tool_input, pattern_key) or ""
+        if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
+            base = actions[0].path if isinstance(actions[0], ReadFile) else req.cwd
+            actions.append(ReadFile(tool_path(base, pattern), True))
+        return actions
+
+    return handler
+
+
+def _fixed_write(path: str) -> Handler:
+    """A tool that always writes ``path`` (Gemini's ``save_memory``: ``~/.gemini/GEMINI.md``,
+    read into every later Gemini session's instructions)."""
+
+    def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+        del env
+        return [WriteFile(tool_path(req.cwd, path))]
+
+    return handler
 
 
 def _grep(every: bool, glob_key: str, *keys: str) -> Handler:
@@ -140,10 +175,10 @@ def _grep(every: bool, glob_key: str, *keys: str) -> Handler:
 
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         del env
-        path = _path(req, *keys, default_cwd=True)
         glob = _str(req.tool_input, glob_key)
         include = _globs(glob) if glob is not None else ()
-        return [ReadFile(path, every or glob is not None, include)]
+        return [ReadFile(path, every or glob is not None, include)
+                for path in _paths(req, *keys, default_cwd=True)]  # fmt: skip
 
     return handler
 
@@ -168,7 +203,9 @@ _KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
     "list": lambda keys: _one(ReadFile, *keys, default_cwd=True),
     "grep": lambda keys: _grep(False, *keys),
     "grep_all": lambda keys: _grep(True, *keys),
-    "read_many": lambda keys: _many,
+    "read_many": lambda keys: _many(*keys),
+    "glob": lambda keys: _glob(*keys),
+    "fixed_write": lambda keys: _fixed_write(*keys),
     "fetch": lambda keys: _fetch,
     "search": lambda keys: _search,
     "internal": lambda keys: _internal,

@@ -31,20 +31,25 @@ EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use"
 HOOK_MARK = "exomonad hook"
 
 #: How a tool's input reads (the first item of a :data:`Runtime.tools` entry); the rest
-#: of the entry names the input keys to look in, first found wins.
+#: of the entry names the input keys to look in; each one present is judged (a runtime
+#: reads one of them, and a decoy in another must not be the one judged).
 TOOL_KINDS = frozenset({
-    "shell",       # a shell command (key: the command; "directory"/"dir_path" = its cwd)
+    "shell",       # a shell command (key: the command; "directory"/"dir_path"/"workdir"/
+                   # "cwd" = its cwd, each one given judged)
     "read",        # reads the file at the path
     "write",       # writes the file at the path
     "list",        # reads a directory (no path: the cwd)
+    "glob",        # lists names matching a pattern (the first key) below a directory (no
+                   # path: the cwd), and below where an absolute, ~ or .. pattern points
     "grep",        # searches the files below a directory, ignored ones left out unless its
                    # glob (the first key; path keys follow) names them (rg --hidden -g)
     "grep_all",    # searches every file below a directory, hidden and ignored ones too;
                    # its glob (the first key; path keys follow) only narrows
-    "read_many",   # reads every path of a list
+    "read_many",   # reads every path of each list named
     "fetch",       # fetches URLs ("url", or URLs inside "prompt")
     "search",      # a web search ("query")
-    "internal",    # the runtime's own bookkeeping (todo lists, team tools, memory)
+    "internal",    # the runtime's own bookkeeping (todo lists, team tools)
+    "fixed_write", # always writes one file (the path: the next item, not an input key)
     "patch",       # a patch in Codex's apply_patch format (key: the patch text)
 })  # fmt: skip
 

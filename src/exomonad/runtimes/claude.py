@@ -61,7 +61,7 @@ class ClaudeCode(Runtime):
         "Edit": ("write", "file_path"),
         "MultiEdit": ("write", "file_path"),
         "NotebookEdit": ("write", "notebook_path"),
-        "Glob": ("list", "path"),
+        "Glob": ("glob", "pattern", "path"),
         "Grep": ("grep", "glob", "path"),
         "LS": ("list", "path"),
         "WebFetch": ("fetch",),

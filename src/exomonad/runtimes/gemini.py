@@ -66,18 +66,19 @@ class GeminiCli(Runtime):
     tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "run_shell_command": ("shell", "command"),
         "read_file": ("read", "absolute_path", "file_path", "path"),
-        "read_many_files": ("read_many", "paths"),
+        "read_many_files": ("read_many", "include", "paths"),
         "write_file": ("write", *_PATH),
         "replace": ("write", *_PATH),
         "edit": ("write", *_PATH),
         "list_directory": ("list", "path", "dir_path", "absolute_path"),
-        "glob": ("list", *_DIR),
+        "glob": ("glob", "pattern", *_DIR),
         "search_file_content": ("grep_all", "include", *_DIR),
         "grep": ("grep_all", "include", *_DIR),
         "grep_search": ("grep_all", "include_pattern", *_DIR),
         "web_fetch": ("fetch",),
         "google_web_search": ("search",),
-        **dict.fromkeys(("save_memory", "write_todos", "activate_skill", "delegate_to_agent",
+        "save_memory": ("fixed_write", "~/.gemini/GEMINI.md"),
+        **dict.fromkeys(("write_todos", "activate_skill", "delegate_to_agent",
                          "codebase_investigator"), ("internal",)),
     }  # fmt: skip
 
