@@ -35,7 +35,7 @@ from exomonad.server.snapshot import member_pane, member_rows
 from exomonad.server.workers import Provisioned, await_mcp, prove_gate, provision, release
 from exomonad.teams import load_config, register_synthetic, remove_synthetic
 from exomonad.teams.models import Task, now_iso
-from exomonad.teams.protocol import decode
+from exomonad.teams.protocol import could_be_protocol
 from exomonad.teams.tasks import TaskStore
 from exomonad.util.waiting import WaitTimeout, retry_until
 
@@ -156,7 +156,7 @@ def send_message(svc: Services, who: Identity, a: SendMessageArgs) -> dict[str, 
     """Message any member of the caller's team; unknown recipients are refused."""
     if not a.text.strip():
         raise ToolError("text is empty")
-    if decode(a.text) is not None:  # e.g. a forged permission_response to oneself
+    if could_be_protocol(a.text):  # e.g. a forged permission_response to oneself
         raise ToolError(
             "send_message carries plain text: protocol messages (permission, "
             "shutdown, plan, task) are sent by Claude Code and ExoMonad only"

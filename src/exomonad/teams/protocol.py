@@ -31,6 +31,7 @@ __all__ = [
     "TaskAssignment",
     "TaskCompleted",
     "TeammateTerminated",
+    "could_be_protocol",
     "decode",
     "encode",
 ]
@@ -181,6 +182,24 @@ def encode(message: ProtocolMessage) -> str:
     data = message.to_json()
     data = {"type": message.type, **{k: v for k, v in data.items() if k != "type"}}
     return orjson.dumps(data).decode()
+
+
+def could_be_protocol(text: str) -> bool:
+    """Whether a reader of the text could take it for a protocol message: a JSON object
+    with a ``type``, after the blanks ``JSON.parse`` skips (Claude Code's reader), whether
+    or not ExoMonad's own models would accept its fields.
+
+    >>> could_be_protocol(' {"type": "shutdown_request"}'), could_be_protocol('{"a": 1}')
+    (True, False)
+    """
+    body = text.strip(" \t\n\r")
+    if not body.startswith("{"):
+        return False
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(data, dict) and "type" in data
 
 
 def decode(text: str) -> ProtocolMessage | None:
