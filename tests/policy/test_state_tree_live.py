@@ -172,16 +172,20 @@ def test_a_gemini_or_codex_workers_decoy_arguments_are_judged(live: Live) -> Non
     (worktree / "a.py").write_text("x = 1\n")
     secret = "../../.exomonad/lead.token"
     assert (worktree / secret).read_text().strip()  # what the include names: a token
-    for tool, data in (
+    hostile: list[tuple[str, dict[str, Any]]] = [
         ("read_many_files", {"paths": ["a.py"], "include": [secret]}),
         ("read_file", {"absolute_path": str(worktree / "a.py"), "file_path": secret}),
         ("glob", {"pattern": "../../.exomonad/*"}),
-    ):
+    ]
+    for tool, data in hostile:
         refused = live.tool("gemini", tool, data, token=token, cwd=worktree)
         assert refused["decision"] == "deny", (tool, refused)
-    plain = {"read_many_files": {"include": ["a.py"]}, "read_file": {"file_path": "a.py"},
-             "glob": {"pattern": "*.py"}}  # fmt: skip
-    for tool, data in plain.items():
+    plain: list[tuple[str, dict[str, Any]]] = [
+        ("read_many_files", {"include": ["a.py"]}),
+        ("read_file", {"file_path": "a.py"}),
+        ("glob", {"pattern": "*.py"}),
+    ]
+    for tool, data in plain:
         allowed = live.tool("gemini", tool, data, token=token, cwd=worktree)
         assert allowed["decision"] == "allow", (tool, allowed)
     moved = {"command": "ls", "workdir": str(live.state)}
