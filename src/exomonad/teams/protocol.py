@@ -184,6 +184,17 @@ def encode(message: ProtocolMessage) -> str:
     return orjson.dumps(data).decode()
 
 
+def _object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object, or None."""
+    if not text.startswith("{"):
+        return None
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def could_be_protocol(text: str) -> bool:
     """Whether a reader of the text could take it for a protocol message: a JSON object
     with a ``type``, after the blanks ``JSON.parse`` skips (Claude Code's reader), whether
@@ -192,25 +203,14 @@ def could_be_protocol(text: str) -> bool:
     >>> could_be_protocol(' {"type": "shutdown_request"}'), could_be_protocol('{"a": 1}')
     (True, False)
     """
-    body = text.strip(" \t\n\r")
-    if not body.startswith("{"):
-        return False
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(data, dict) and "type" in data
+    data = _object(text.strip(" \t\n\r"))
+    return data is not None and "type" in data
 
 
 def decode(text: str) -> ProtocolMessage | None:
     """Parse ``text`` as a protocol message; ``None`` for plain text or unknown types."""
-    if not text.startswith("{"):
-        return None
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+    data = _object(text)
+    if data is None or not isinstance(data.get("type"), str):
         return None
     try:
         return _ADAPTER.validate_python(data)
