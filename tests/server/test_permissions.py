@@ -146,6 +146,26 @@ def test_unanswered_escalation_times_out_to_ask_or_deny(svc: Services, lead: Ide
         ("expired", "human", "timeout"), ("expired", "deny", "timeout")]  # fmt: skip
 
 
+def test_an_unattended_workers_unanswered_escalation_is_denied_not_handed_to_its_prompt(
+    svc: Services,
+) -> None:
+    """With ``on_timeout = "ask"`` a Gemini CLI worker got ``{"decision": "ask"}``: Gemini
+    0.61 then forces its own confirmation dialog (``forcedDecision: "ask_user"``), in the
+    worker's pane, where nobody sits and the next message the watcher types ends with
+    the Enter that picks its default, "allow once". Only a prompt that reaches a person
+    (Claude Code's) gets ``ask``."""
+    svc.gatekeeper.timeout = 0.3
+    assert svc.gatekeeper.on_timeout == "ask"
+    worker = _worker(svc)
+    out = handle_hook(svc, worker, "before-tool", "gemini",
+                      _shell("gemini", "git push origin HEAD:main")).output  # fmt: skip
+    assert out["decision"] == "deny", out
+    assert "no answer within" in out["reason"]
+    out = handle_hook(svc, worker, "pre-tool-use", "claude",
+                      _shell("claude", "git push origin HEAD:main")).output  # fmt: skip
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"  # a Claude teammate's
+
+
 def test_human_answers_with_the_store(svc: Services, lead: Identity) -> None:
     svc.gatekeeper.timeout = 10
     result: dict[str, Any] = {}

@@ -99,6 +99,11 @@ class Runtime:
     gate_probe = False
     #: How to make the runtime run ExoMonad's hooks, for a refusal's message.
     gate_fix = ""
+    #: Whether its own permission prompt reaches a person: ``ask`` after an unanswered
+    #: escalation (``[policy] on_timeout = "ask"``) hands the call to it. False for a
+    #: worker whose prompt sits in an unattended pane, where the next message the
+    #: watcher types (its Enter) would answer it: such a call is denied instead.
+    prompt_reaches_person = False
 
     def event(self, name: str) -> str:
         """ExoMonad's name for hook event ``name``."""

@@ -51,6 +51,8 @@ class ClaudeCode(Runtime):
     program = "claude"
     npm_package = "@anthropic-ai/claude-code"
     can_lead = True
+    #: The lead's prompt is the user's terminal; a teammate's goes to the lead's.
+    prompt_reaches_person = True
     native_teammate = True
     settings_file = ".claude/settings.json"
     tools: ClassVar[Mapping[str, tuple[str, ...]]] = {

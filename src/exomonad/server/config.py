@@ -20,7 +20,8 @@ Example::
 
     [policy]
     approval_timeout = 50.0     # seconds a tool call waits for the lead or a human
-    on_timeout = "ask"          # then: "ask" (the runtime's own prompt) or "deny"
+    on_timeout = "ask"          # then: "ask" (Claude Code's own prompt) or "deny";
+                                # a Gemini/Codex worker's is always denied
     popup = true                # ask humans in a tmux popup on attached clients
 
     [teammate]                  # exomonad teammate (CLAUDE_CODE_TEAMMATE_COMMAND)

@@ -12,7 +12,10 @@ for an answer, up to ``[policy] approval_timeout`` seconds:
   (``exomonad approvals prompt ID``), and ``exomonad approve|deny ID`` works anywhere.
 
 Without an answer in time the result is ``[policy] on_timeout``: ``ask`` (the runtime's
-own prompt takes over) or ``deny``. Never a silent allow.
+own prompt takes over) or ``deny``; ``ask`` only for a runtime whose prompt reaches a
+person (:attr:`~exomonad.runtimes.Runtime.prompt_reaches_person`: Claude Code), else
+``deny`` (a Gemini CLI worker's prompt waits in its pane, where the next message typed
+there would answer it). Never a silent allow.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from exomonad import runtimes
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
 from exomonad.policy import (
@@ -125,8 +129,9 @@ class Gatekeeper:
             verdict = Verdict(answered.decision, approval.id, ev.policy_id, ev.actions)
         else:
             waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
-            final: Decision = (Deny(waited) if self.on_timeout == "deny"
-                               else Escalate("human", waited))  # fmt: skip
+            known = runtimes.RUNTIMES.get(req.runtime)
+            ask = self.on_timeout == "ask" and known is not None and known.prompt_reaches_person
+            final: Decision = Escalate("human", waited) if ask else Deny(waited)
             verdict = Verdict(final, approval.id, ev.policy_id, ev.actions)
         self.publish(EscalationAnswered(
             team=who.team, approval_id=approval.id, agent=who.name,
