@@ -22,13 +22,15 @@ True
 
 from __future__ import annotations
 
-from exomonad.policy.actions import Action, ReadFile, Shell
+from exomonad.policy.actions import Action, ReadFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_reads import tree_root
+from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 
-__all__ = ["handle_files"]
+__all__ = ["SORT_ARG", "handle_files"]
 
+#: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
+SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
 #: Programs whose positionals are all files they read; their options that take a value.
 _ALL_FILES: dict[str, str] = {
     **dict.fromkeys(
@@ -41,7 +43,7 @@ _ALL_FILES: dict[str, str] = {
         ),
         "",
     ),
-    "sort": "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory",
+    "sort": SORT_ARG,
     "cut": "-d -f -b -c --delimiter --fields --bytes --characters",
     "uniq": "-f -s -w --skip-fields --skip-chars --check-chars",
     "head": "-n -c --lines --bytes",
@@ -50,13 +52,6 @@ _ALL_FILES: dict[str, str] = {
 #: Programs whose first positional is a pattern or script unless one of the options
 #: given here (which take a value) supplied it.
 _LEADING: dict[str, tuple[str, str]] = {
-    **dict.fromkeys(("grep", "egrep", "fgrep"), (
-        "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context "
-        "--context --directories --devices --include --exclude --exclude-dir --label "
-        "--binary-files --color --colour", "-e -f --regexp --file")),
-    "rg": ("-e -f -g -t -T -m -A -B -C -M -j -E -r --regexp --file --glob --iglob --type "
-           "--type-not --max-count --after-context --before-context --context --replace "
-           "--encoding --max-depth --sort", "-e -f --regexp --file"),
     "jq": ("--indent -L --from-file -f", "-f --from-file"),  # two-value options: below
     "awk": ("-f -v -F --file --assign --field-separator", "-f --file"),
     "gawk": ("-f -v -F --file --assign --field-separator", "-f --file"),
@@ -103,18 +98,26 @@ def shows_environments(args: list[Word]) -> bool:
     return False
 
 
+#: grep's and rg's: the tables the tree reads use (:mod:`exomonad.policy.shell_reads`).
+_LEADING_SETS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    **dict.fromkeys(("grep", "egrep", "fgrep"), (GREP_ARG, frozenset(PATTERN_OPTS))),
+    "rg": (RG_ARG, frozenset(PATTERN_OPTS)),
+    **{k: (frozenset(a.split()), frozenset(b.split())) for k, (a, b) in _LEADING.items()},
+}
+
+
 def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """The reads of the files program ``name`` is given, then its plain Shell; None if
     ``name`` is not a reader we model or it is given no file (it reads stdin)."""
     if name == "ps":
         if not shows_environments(args):
             return None
-        return [ReadFile(ENVIRONS), Shell((name, *(w.text for w in args)), cwd)]
+        return with_shell(name, args, cwd, [ReadFile(ENVIRONS)])
     rest, files = _jq_named_files(args) if name == "jq" else (args, [])
     if name in _ALL_FILES:
         files, _ = scan_options(rest, frozenset(_ALL_FILES[name].split()))
-    elif name in _LEADING:
-        with_arg, supplied = (frozenset(t.split()) for t in _LEADING[name])
+    elif name in _LEADING_SETS:
+        with_arg, supplied = _LEADING_SETS[name]
         positionals, opts = scan_options(rest, with_arg)
         files += positionals if supplied.intersection(opts) else positionals[1:]
     else:
@@ -123,7 +126,7 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
     reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
     if not reads:
         return None
-    return [*reads, Shell((name, *(w.text for w in args)), cwd)]
+    return with_shell(name, args, cwd, reads)
 
 
 #: ``jq`` options that take two values (a name, then a value or a file it reads).

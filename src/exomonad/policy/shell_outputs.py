@@ -25,6 +25,7 @@ import posixpath
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_files import SORT_ARG
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags
@@ -100,8 +101,7 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if name == "tar":
         return _tar(args, cwd)
     if name == "sort":
-        _, opts = scan_options(args, frozenset({"-o", "--output", "-k", "-t", "-S", "-T",
-                                                "--key", "--field-separator"}))  # fmt: skip
+        _, opts = scan_options(args, frozenset(SORT_ARG.split()))
         return [at(w) for k in ("-o", "--output") for w in opts.get(k, [])]
     positionals, opts = scan_options(args, _WITH_ARG)
     if name in ("split", "csplit"):

@@ -34,6 +34,9 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.state import STATE_DIR_NAME
 
 __all__ = [
+    "GREP_ARG",
+    "PATTERN_OPTS",
+    "RG_ARG",
     "find_reads",
     "flags",
     "git_tree_reads",
@@ -42,6 +45,7 @@ __all__ = [
     "packs",
     "tree_reads",
     "tree_root",
+    "with_shell",
 ]
 
 Handler = Callable[[str, list[Word], str | None], list[Action] | None]
@@ -99,9 +103,14 @@ def _values(opts: Opts, *keys: str) -> list[Word]:
     return [w for k in keys for w in opts.get(k, []) if w is not None]
 
 
-def _with(name: str, args: list[Word], cwd: str | None, reads: list[Action]) -> list[Action]:
+def with_shell(name: str, args: list[Word], cwd: str | None,
+               reads: list[Action]) -> list[Action]:  # fmt: skip
     """The tree reads, then the command itself (a tie in severity shows the first)."""
     return [*reads, Shell((name, *(w.text for w in args)), cwd)]
+
+
+#: grep's and rg's options that give the pattern (then every positional is a file).
+PATTERN_OPTS = ("-e", "--regexp", "-f", "--file")
 
 
 def _operands(positionals: list[Word], opts: Opts, *pattern_opts: str) -> list[Word]:
@@ -109,7 +118,7 @@ def _operands(positionals: list[Word], opts: Opts, *pattern_opts: str) -> list[W
     return positionals if any(k in opts for k in pattern_opts) else positionals[1:]
 
 
-_GREP_ARG = option_set(
+GREP_ARG = option_set(
     "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context "
     "--context --directories --devices --include --exclude --exclude-dir --exclude-from "
     "--label --binary-files --color --colour --group-separator"
@@ -117,23 +126,23 @@ _GREP_ARG = option_set(
 
 
 def _grep(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    pos, opts = scan_options(args, _GREP_ARG)
+    pos, opts = scan_options(args, GREP_ARG)
     modes = {w.text for w in _values(opts, "-d", "--directories")}
     recursive = name == "rgrep" or "recurse" in modes
     if not (recursive or flags(opts, "rR", "--recursive", "--dereference-recursive")):
         return None
-    roots = _operands(pos, opts, "-e", "--regexp", "-f", "--file")
+    roots = _operands(pos, opts, *PATTERN_OPTS)
     excluded = _values(opts, "--exclude-dir")
     if any(not w.dynamic and fnmatchcase(STATE_DIR_NAME, w.text) for w in excluded):
         # the state dir (hidden) is left out: plain reads of the roots
-        return _with(name, args, cwd, [ReadFile(tree_root(cwd, w)) for w in roots] or
+        return with_shell(name, args, cwd, [ReadFile(tree_root(cwd, w)) for w in roots] or
                      [ReadFile(cwd)])  # fmt: skip
     only = _values(opts, "--include")
     include = () if any(w.dynamic for w in only) else tuple(w.text for w in only)
-    return _with(name, args, cwd, tree_reads(roots, cwd, include))
+    return with_shell(name, args, cwd, tree_reads(roots, cwd, include))
 
 
-_RG_ARG = option_set(
+RG_ARG = option_set(
     "-e -f -g -t -T -m -A -B -C -M -j -E -r -d --regexp --file --glob --iglob --type "
     "--type-not --max-count --after-context --before-context --context --max-columns "
     "--threads --encoding --replace --ignore-file --pre --pre-glob --type-add --max-depth "
@@ -153,7 +162,7 @@ def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """``rg`` reads ``.exomonad/`` with ``--hidden`` plus ``--no-ignore`` (``-uu``), with
     ``--ignore-file`` (its contents may whitelist it), or with a glob override (``-g``
     beats the ignore files; with no ``--hidden`` it must also match the directory)."""
-    pos, opts = scan_options(args, _RG_ARG)
+    pos, opts = scan_options(args, RG_ARG)
     if any(k in opts for k in _NAMES_ONLY):
         return None
     unrestricted = flags(opts, "u", "--unrestricted")
@@ -163,11 +172,11 @@ def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     )
     globs = _values(opts, "-g", "--glob", "--iglob")
     wanted = tuple(w.text for w in globs if not w.text.startswith("!"))
-    roots = _operands(pos, opts, "-e", "--regexp", "-f", "--file")
+    roots = _operands(pos, opts, *PATTERN_OPTS)
     if (hidden and no_ignore) or "--ignore-file" in opts or any(w.dynamic for w in globs):
-        return _with(name, args, cwd, tree_reads(roots, cwd))
+        return with_shell(name, args, cwd, tree_reads(roots, cwd))
     if wanted and (hidden or any(_could_enter_state(g) for g in wanted)):
-        return _with(name, args, cwd, tree_reads(roots, cwd, wanted))
+        return with_shell(name, args, cwd, tree_reads(roots, cwd, wanted))
     return None
 
 
@@ -185,7 +194,7 @@ def _ag(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
         reads = bool(everything) and not flags(opts, "g", "--filename-pattern")
     if not reads:
         return None
-    return _with(name, args, cwd, tree_reads(pos[1:], cwd))
+    return with_shell(name, args, cwd, tree_reads(pos[1:], cwd))
 
 
 _TAR_NAMES = ("tar", "bsdtar", "gtar")
@@ -203,7 +212,7 @@ def _tar(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     create, roots = _tar_parse(args, cwd)
     if not create:
         return None
-    return _with(name, args, cwd, [ReadFile(tree_root(b, w), True) for b, w in roots])
+    return with_shell(name, args, cwd, [ReadFile(tree_root(b, w), True) for b, w in roots])
 
 
 def packs(program: str, argv: list[str]) -> bool:
@@ -270,7 +279,7 @@ def _zip(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     )
     if not flags(opts, "rR", "--recurse-paths", "--recurse-patterns") or len(pos) < 2:
         return None
-    return _with(name, args, cwd, tree_reads(pos[1:], cwd))
+    return with_shell(name, args, cwd, tree_reads(pos[1:], cwd))
 
 
 def _sevenzip(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
@@ -278,7 +287,7 @@ def _sevenzip(name: str, args: list[Word], cwd: str | None) -> list[Action] | No
     pos = [w for w in args if not w.text.startswith("-")]
     if len(pos) < 2 or pos[0].text not in ("a", "u"):
         return None
-    return _with(name, args, cwd, tree_reads(pos[2:], cwd))
+    return with_shell(name, args, cwd, tree_reads(pos[2:], cwd))
 
 
 def _diff(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
@@ -287,7 +296,7 @@ def _diff(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
                                               "--exclude", "--exclude-from"}))  # fmt: skip
     if not flags(opts, "r", "--recursive"):
         return None
-    return _with(name, args, cwd, tree_reads(pos, cwd))
+    return with_shell(name, args, cwd, tree_reads(pos, cwd))
 
 
 def git_tree_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
