@@ -65,6 +65,9 @@ _WITH_ARG = frozenset(
         "--filter",
     ]
 )
+#: Every program :func:`outputs` knows (the rest write nothing by option or operand).
+_WRITERS = frozenset({"tar", "sort", "split", "csplit", "uniq", "rsync", "scp", "zip", "patch"}
+                     ) | _COMPRESSORS | _EDITORS  # fmt: skip
 _TO_STDOUT = frozenset({"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"})
 
 
@@ -98,6 +101,8 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     def at(w: Word | None) -> Action:
         return WriteFile(resolve_path(cwd, w) if w is not None else None)
 
+    if name not in _WRITERS:
+        return []
     if name == "tar":
         return _tar(args, cwd)
     if name == "sort":
