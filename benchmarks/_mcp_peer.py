@@ -121,18 +121,19 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         sys.stdin.readline()
     latencies: list[float] = []
-    started = time.monotonic()
+    started, cpu0 = time.monotonic(), time.process_time()
     for i in range(args.count):
         t0 = time.perf_counter()
         call(i)
         latencies.append((time.perf_counter() - t0) * 1000)
-    finished = time.monotonic()
+    finished, cpu1 = time.monotonic(), time.process_time()
     client.close()
     summary = {
         "latencies_ms": latencies,
         "message_ids": ids,
         "started": started,
         "finished": finished,
+        "cpu_s": cpu1 - cpu0,
     }
     sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     return 0

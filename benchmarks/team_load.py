@@ -156,6 +156,7 @@ def _sessions_row(
         "calls_per_s": len(lat) / elapsed,
         "latency": summarize(lat),
         "server_cpu_ms_per_call": (s1 - s0) * 1000 / len(lat),
+        "client_cpu_ms_per_call": sum(r["cpu_s"] for r in results) * 1000 / len(lat),
         "ids": [i for r in results for i in r["message_ids"]],
         "commits": _delta(commits0, commits1),
     }
@@ -284,6 +285,7 @@ def render(data: dict[str, Any], console: Console) -> None:
         "max",
         "calls/s",
         "server CPU/call",
+        "client CPU/call",
         "appends/write, lock held",
         "target",
     ):
@@ -300,6 +302,7 @@ def render(data: dict[str, Any], console: Console) -> None:
             fmt_ms(lat["max"]),
             f"{r['calls_per_s']:.0f}",
             f"{r['server_cpu_ms_per_call']:.2f} ms",
+            f"{r['client_cpu_ms_per_call']:.2f} ms" if "client_cpu_ms_per_call" in r else "",
             groups,
             _verdicts(r),
         )
