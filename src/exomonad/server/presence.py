@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from exomonad.server.bus import EventBus
 from exomonad.server.events import PresenceChanged, PresenceState
@@ -86,4 +87,10 @@ def merge(seen: Seen | None, inbox: MemberPresence | None) -> Seen:
 
 def iso(ts: float | None) -> str | None:
     """Unix seconds as ISO 8601 UTC (None stays None)."""
-    return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
+    return None if ts is None else _iso(ts)
+
+
+@lru_cache(maxsize=1024)
+def _iso(ts: float) -> str:
+    # A member's last event changes far less often than its status is read.
+    return datetime.fromtimestamp(ts, UTC).isoformat()

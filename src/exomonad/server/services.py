@@ -35,6 +35,9 @@ __all__ = ["Services"]
 
 log = logging.getLogger("exomonad.server")
 
+#: How many teams' :class:`TeamPaths` :meth:`Services.paths` keeps.
+_PATHS_KEPT = 256
+
 
 class Services:
     """The server's state: config, tokens, ledger, panes, registry, counters, and its
@@ -99,6 +102,7 @@ class Services:
         #: Gate probes in flight (:mod:`exomonad.server.gateprobe`).
         self.gate_probes = GateProbes()
         self._mailboxes: dict[str, Mailbox] = {}
+        self._paths: dict[str, TeamPaths] = {}
         self.started_at = time.time()
         self.version = __version__
 
@@ -131,8 +135,14 @@ class Services:
         return team
 
     def paths(self, team: str) -> TeamPaths:
-        """Paths of ``team`` under this server's config root."""
-        return TeamPaths(team, self.root)
+        """Paths of ``team`` under this server's config root (one immutable
+        :class:`TeamPaths` per team, its derived paths computed once)."""
+        paths = self._paths.get(team)
+        if paths is None:
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            paths = self._paths[team] = TeamPaths(team, self.root)
+        return paths
 
     def mailbox(self, team: str) -> Mailbox:
         """The mailbox of ``team`` in the server's dialect (one per team: its member

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from exomonad.errors import InvalidNameError
@@ -129,27 +130,27 @@ class TeamPaths:
         """
         return SafeDir.open(self.root, directory, create=create)
 
-    @property
+    @cached_property
     def teams_dir(self) -> Path:
         """``<root>/teams``."""
         return self.root / "teams"
 
-    @property
+    @cached_property
     def config_dir(self) -> Path:
         """Directory holding ``config.json`` (config-sanitised name)."""
         return self.teams_dir / sanitize_config_name(self.team)
 
-    @property
+    @cached_property
     def config_file(self) -> Path:
         """The team's ``config.json``."""
         return self.config_dir / "config.json"
 
-    @property
+    @cached_property
     def team_dir(self) -> Path:
         """Directory holding ``inboxes/`` (path-sanitised name, case kept)."""
         return self.teams_dir / sanitize_path_name(self.team)
 
-    @property
+    @cached_property
     def inboxes_dir(self) -> Path:
         """``teams/<team>/inboxes``; created lazily by writers."""
         return self.team_dir / "inboxes"
