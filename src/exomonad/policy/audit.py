@@ -23,7 +23,12 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
 
+import orjson
+
 __all__ = ["AuditLog", "AuditSink"]
+
+#: One compact line per entry (dict keys of any type written as strings, as ``json``).
+_ORJSON = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
 
 
 class AuditSink(Protocol):
@@ -50,7 +55,10 @@ class AuditLog:
 
     def record(self, entry: dict[str, Any]) -> None:
         """Append ``entry`` as one line; counts (never raises) on I/O errors."""
-        line = (json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode()
+        try:
+            line = orjson.dumps(entry, default=str, option=_ORJSON)
+        except (orjson.JSONEncodeError, TypeError):  # a lone surrogate, a huge int...
+            line = (json.dumps(entry, separators=(",", ":"), default=str) + "\n").encode()
         with self._lock:
             try:
                 if self._fd is None:
