@@ -28,6 +28,8 @@ import uvloop
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from exomonad.server import mcp_app, mcp_fast
@@ -380,3 +382,69 @@ def test_without_the_sdks_private_registries_every_request_goes_to_the_sdk(
 
     with mcp_fast._in_flight(Bare()) as held:  # type: ignore[arg-type]
         assert held is False
+
+
+@pytest.mark.parametrize("version", sorted(HANDSHAKE_PROTOCOL_VERSIONS))
+@pytest.mark.parametrize(
+    "structured",
+    [
+        {"team": "t", "members": [{"name": "w1", "lastEvent": None, "age": 1.5, "ok": True}]},
+        {"text": "déjà vu \u2603 \U0001f600", "n": [1, [2, {"x": None}]], "e": {}, "z": -0.0},
+        {},
+        None,
+    ],
+)
+def test_a_call_results_structured_content_passes_the_sieve_as_the_sdk_shapes_it(
+    version: str, structured: dict[str, Any] | None
+) -> None:
+    """The fast path's sieve of a tools/call result (its structuredContent passed
+    through) gives what the SDK's sieve gives, byte for byte on the wire."""
+    text = orjson.dumps(structured).decode()
+    call: dict[str, Any] = {"content": [{"type": "text", "text": text}],
+                            "isError": structured is None}  # fmt: skip
+    if structured is not None:
+        call["structuredContent"] = structured
+    odd = {**call, "content": [*call["content"], {"type": "text", "text": ""}]}
+    for result in (call, odd, {**call, "content": [{"type": "text", "text": ""}]}):
+        ours = mcp_fast._sieve_call(version, result)
+        sdks = mcp_fast._sieve("tools/call", version, result)
+        assert orjson.dumps(ours) == orjson.dumps(sdks)
+
+
+@pytest.mark.parametrize("version", [*sorted(HANDSHAKE_PROTOCOL_VERSIONS), "1999-01-01"])
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {"name": "task_get", "arguments": {"task_id": "1"}}),
+        ("tools/call", {"name": "", "arguments": None}),
+        ("tools/call", {"name": "x"}),
+        ("tools/call", {"name": "x", "arguments": {"a": [None, {"b": 1.5}]}}),
+        ("tools/call", {"name": "x", "arguments": {}, "_meta": {"progressToken": 1}}),
+        ("tools/call", {"name": "x", "arguments": {}, "_meta": "not an object"}),
+        ("tools/call", {"name": 3, "arguments": {}}),
+        ("tools/call", {"name": "x", "arguments": []}),
+        ("tools/call", None),
+        ("tools/list", None),
+        ("tools/list", {}),
+        ("tools/list", {"cursor": "abc"}),
+        ("tools/list", {"cursor": 5}),
+        ("ping", None),
+        ("ping", {}),
+        ("ping", {"_meta": []}),
+    ],
+)
+def test_the_fast_paths_request_check_agrees_with_the_sdks(
+    version: str, method: str, params: dict[str, Any] | None
+) -> None:
+    """Where the fast path skips the SDK's schema check (the requests agents send),
+    the SDK's check passes too; elsewhere the SDK's check decides."""
+    try:
+        methods.validate_client_request(method, version, params)
+        sdk_accepts = True
+    except (KeyError, ValueError):
+        sdk_accepts = False
+    if method == "tools/call" and params is not None:  # the fast path's own extra rule
+        arguments = params.get("arguments")
+        sdk_accepts = sdk_accepts and isinstance(params.get("name"), str) and (
+            arguments is None or isinstance(arguments, dict))  # fmt: skip
+    assert mcp_fast._valid(method, version, params) is sdk_accepts
