@@ -24,7 +24,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import anyio.to_thread
 import orjson
 import uvicorn
 import uvloop
@@ -50,6 +49,7 @@ from exomonad.server.pidfile import PidFile
 from exomonad.server.services import Services
 from exomonad.server.snapshot import health
 from exomonad.server.teammates import caller, teammate_routes
+from exomonad.server.threads import in_thread
 from exomonad.server.tools import call_tool
 
 __all__ = ["build_app", "health", "run_server"]
@@ -82,7 +82,7 @@ def build_app(
         runtime = request.query_params.get("runtime", "claude")
         body = await _bounded_body(request, MAX_BODY)
         token, pane = request.headers.get(TOKEN_HEADER), request.headers.get("x-exomonad-pane")
-        answer = await anyio.to_thread.run_sync(
+        answer = await in_thread(
             hook_request, svc, event, runtime, body, token, pane, peer_pid(request.scope)
         )
         return JSONResponse(
@@ -97,9 +97,7 @@ def build_app(
             args = orjson.loads(await request.body() or b"{}")
             if not isinstance(args, dict):
                 raise TypeError("arguments are not an object")
-            result = await anyio.to_thread.run_sync(
-                call_tool, svc, who, request.path_params["name"], args
-            )
+            result = await in_thread(call_tool, svc, who, request.path_params["name"], args)
         except (orjson.JSONDecodeError, TypeError, ValidationError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
         except ExomonadError as exc:
@@ -120,7 +118,7 @@ def build_app(
                           tool_input={"command": command}, cwd=cwd, worktree=who.worktree,
                           branch=who.branch, team=who.team)  # fmt: skip
         mailbox = svc.mailbox(who.team) if who.team else None
-        verdict = await anyio.to_thread.run_sync(svc.gatekeeper.check, req, who, mailbox)
+        verdict = await in_thread(svc.gatekeeper.check, req, who, mailbox)
         svc.counters["git_pre_push"] += 1
         return JSONResponse(
             {"decision": label(verdict.decision), "reason": verdict.decision.reason}

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio.to_thread
 import mcp_types as types
 import orjson
 from mcp.server.context import ServerRequestContext
@@ -26,6 +25,7 @@ from exomonad.errors import ExomonadError
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
+from exomonad.server.threads import in_thread
 from exomonad.server.tools import TOOLS, call_tool
 
 __all__ = ["ToolCatalog", "answer_call", "build_mcp_server", "caller_of", "identity_of",
@@ -66,7 +66,7 @@ async def answer_call(svc: Services, who: Identity, name: str,
     the per-protocol-version sieve both apply. A refusal or a failure is an ``isError``
     result; the tool runs in a worker thread (file locks, SQLite, tmux, approvals)."""
     try:
-        result = await anyio.to_thread.run_sync(call_tool, svc, who, name, arguments)
+        result = await in_thread(call_tool, svc, who, name, arguments)
     except ValidationError as exc:
         return _error(f"invalid arguments for {name}: {exc.errors()}")
     except ExomonadError as exc:

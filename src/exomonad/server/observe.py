@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-import anyio.to_thread
 import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -30,6 +29,7 @@ from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.server.snapshot import status
 from exomonad.server.teammates import caller
+from exomonad.server.threads import in_thread
 
 __all__ = ["PING", "events_response", "frame", "may_observe", "observe_routes", "status_response"]
 
@@ -98,7 +98,7 @@ def events_response(svc: Services, request: Request) -> Response:
 
 async def status_response(svc: Services) -> Response:
     """The ``/status`` document; the caller has checked who asks."""
-    doc = await anyio.to_thread.run_sync(status, svc)
+    doc = await in_thread(status, svc)
     return Response(orjson.dumps(doc), media_type="application/json")
 
 

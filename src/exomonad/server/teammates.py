@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio.to_thread
 import orjson
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -16,6 +15,7 @@ from exomonad.errors import ExomonadError, GateError
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
+from exomonad.server.threads import in_thread
 from exomonad.server.workers import await_gate, await_mcp, provision, release
 
 __all__ = ["caller", "teammate_routes"]
@@ -65,7 +65,7 @@ def teammate_routes(svc: Services) -> list[Route]:
             if not isinstance(body, dict):
                 raise TypeError("not an object")
             parent = body.get("parent", svc.config.lead.name)
-            worker = await anyio.to_thread.run_sync(
+            worker = await in_thread(
                 lambda: provision(
                     svc,
                     body.get("name"),
@@ -87,7 +87,7 @@ def teammate_routes(svc: Services) -> list[Route]:
         who = _worker(svc, request)
         if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
-        removal = await anyio.to_thread.run_sync(release, svc, who.name, who.team)
+        removal = await in_thread(release, svc, who.name, who.team)
         return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
 
     async def teammate_mcp_ready(request: Request) -> Response:
@@ -100,7 +100,7 @@ def teammate_routes(svc: Services) -> list[Route]:
             _, timeout = await _waiting(request)
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:
             return JSONResponse({"error": f"bad request: {exc}"}, status_code=400)
-        ready = await anyio.to_thread.run_sync(await_mcp, svc, who.team, who.name, timeout)
+        ready = await in_thread(await_mcp, svc, who.team, who.name, timeout)
         return JSONResponse({"ready": ready})
 
     async def teammate_gate_probe(request: Request) -> Response:
@@ -128,7 +128,7 @@ def teammate_routes(svc: Services) -> list[Route]:
         except ExomonadError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         try:
-            await anyio.to_thread.run_sync(await_gate, svc, who.team, who.name, runner, timeout)
+            await in_thread(await_gate, svc, who.team, who.name, runner, timeout)
         except GateError as exc:
             return JSONResponse({"live": False, "error": str(exc)})
         return JSONResponse({"live": True})

@@ -27,12 +27,12 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-import anyio.to_thread
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from exomonad.policy.person import NotAPersonError, require_person
 from exomonad.server.peer import peer_pid
+from exomonad.server.threads import in_thread
 
 __all__ = ["MAX_TOKENS", "DashboardTokens", "PersonGate", "TokenGate", "security_headers"]
 
@@ -161,7 +161,7 @@ class PersonGate:
         try:
             if pid is None:
                 raise NotAPersonError(f"{_PERSONS}, and the connecting process is not known")
-            await anyio.to_thread.run_sync(require_person, pid, _PERSONS)
+            await in_thread(require_person, pid, _PERSONS)
         except NotAPersonError as exc:
             await _refuse(403, str(exc))(scope, receive, send)
             return

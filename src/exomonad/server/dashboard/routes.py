@@ -26,7 +26,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -40,6 +39,7 @@ from exomonad.policy.person import answer_as_person
 from exomonad.server.dashboard.listener import DashboardListener, until_closed
 from exomonad.server.observe import events_response, status_response
 from exomonad.server.services import Services
+from exomonad.server.threads import in_thread
 
 __all__ = ["MAX_REPLY", "STATIC", "dashboard_app"]
 
@@ -99,7 +99,7 @@ def dashboard_app(svc: Services, listener: DashboardListener | None = None, *,
             if not isinstance(reason, str):
                 raise _BadRequest("'reason' must be a string")
             approval_id = request.path_params["approval_id"]
-            done = await anyio.to_thread.run_sync(
+            done = await in_thread(
                 lambda: answer_as_person(
                     svc.approvals, approval_id, body["approve"], reason, via="dashboard"
                 )
@@ -122,7 +122,7 @@ def dashboard_app(svc: Services, listener: DashboardListener | None = None, *,
             if body["team"] not in svc.teams():
                 return _error(404, ExomonadError(f"no team {body['team']!r} on this server"))
             mailbox = svc.mailbox(body["team"])
-            message_id = await anyio.to_thread.run_sync(
+            message_id = await in_thread(
                 lambda: mailbox.send(body["to"], sender="user", text=body["text"])
             )
         except _BadRequest as exc:
