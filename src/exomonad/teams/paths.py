@@ -167,4 +167,9 @@ class TeamPaths:
     def tasks_dir(self) -> Path:
         """``tasks/<list>``: ``$CLAUDE_CODE_TASK_LIST_ID`` or the path-sanitised team."""
         list_id = os.environ.get("CLAUDE_CODE_TASK_LIST_ID") or self.team
-        return self.root / "tasks" / sanitize_path_name(list_id)
+        known = self.__dict__.get("_tasks_dir")  # built once per list id
+        if known is None or known[0] != list_id:
+            known = self.__dict__["_tasks_dir"] = (
+                list_id, self.root / "tasks" / sanitize_path_name(list_id))  # fmt: skip
+        path: Path = known[1]
+        return path

@@ -157,10 +157,10 @@ class TaskReader:
 
     def get(self, task_id: str) -> Task:
         """Task ``task_id``; :class:`TaskError` if missing, CorruptFileError if unreadable."""
-        self.path(task_id)  # a bad id is InvalidNameError, whether the list exists or not
+        path = self.path(task_id)  # a bad id is InvalidNameError, whether the list exists or not
         with self._open_existing(task_id) as d:
             try:
-                return self._task(self.path(task_id), d)
+                return self._task(path, d)
             except FileNotFoundError:
                 raise TaskError(f"task {task_id} not found in {self.dir}") from None
 
