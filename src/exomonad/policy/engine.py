@@ -95,10 +95,11 @@ class PolicyEngine:
         """The decision for ``request`` (never raises for a bad request or policy bug)."""
         return self.evaluate(request).decision
 
-    def evaluate(self, request: ToolRequest) -> Evaluation:
-        """Like :meth:`decide`, with the actions and the policy id."""
+    def evaluate(self, request: ToolRequest, loaded: LoadedPolicy | None = None) -> Evaluation:
+        """Like :meth:`decide`, with the actions and the policy id; decided by ``loaded``
+        if given (a policy the caller took from :attr:`store`), else the current one."""
         start = time.perf_counter()
-        loaded: LoadedPolicy = self.store.current()  # held: a reload cannot change it
+        loaded = loaded or self.store.current()  # held: a reload cannot change it
         decision, actions, verdicts = decide_request(
             loaded.policy, request, project_root=self.project_root, state_dir=self.state_dir
         )

@@ -186,6 +186,12 @@ class PolicyStore:
                 self._lock.release()
         return self._loaded
 
+    def current_if_fresh(self) -> LoadedPolicy | None:
+        """The policy to decide with if no reload is due (one ``stat``); None if the
+        file changed, when :meth:`current` would reload it first (which may take up to
+        ``load_timeout``)."""
+        return self._loaded if self._stat() == self._signature else None
+
     def refresh(self) -> LoadedPolicy:
         """Check the file now (waiting for a reload in progress) and return the policy."""
         with self._lock:

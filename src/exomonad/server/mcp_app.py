@@ -22,11 +22,19 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from exomonad.errors import ExomonadError
+from exomonad.policy import Escalate
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.peer import peer_pid
 from exomonad.server.services import Services
 from exomonad.server.threads import in_thread
-from exomonad.server.tools import TOOLS, call_tool
+from exomonad.server.tools import (
+    LOOP_SAFE,
+    TOOLS,
+    call_tool,
+    prepare_call,
+    run_allowed,
+    tool_mailbox,
+)
 
 __all__ = ["ToolCatalog", "answer_call", "build_mcp_server", "caller_of", "identity_of",
            "mcp_first"]  # fmt: skip
@@ -66,7 +74,7 @@ async def answer_call(svc: Services, who: Identity, name: str,
     the per-protocol-version sieve both apply. A refusal or a failure is an ``isError``
     result; the tool runs in a worker thread (file locks, SQLite, tmux, approvals)."""
     try:
-        result = await in_thread(call_tool, svc, who, name, arguments)
+        result = await _call(svc, who, name, arguments)
     except ValidationError as exc:
         return _error(f"invalid arguments for {name}: {exc.errors()}")
     except ExomonadError as exc:
@@ -75,6 +83,24 @@ async def answer_call(svc: Services, who: Identity, name: str,
     text = orjson.dumps(result).decode()
     return {"content": [{"type": "text", "text": text}], "structuredContent": result,
             "isError": False}  # fmt: skip
+
+
+async def _call(svc: Services, who: Identity, name: str,
+                arguments: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """:func:`~exomonad.server.tools.call_tool`, in a thread; a loop-safe tool judged by
+    the built-in policy on the event loop (a thread hop and the GIL passed back and forth
+    cost such a call more than the call itself: docs/performance.md, issue 14), but for
+    waiting on an escalation's answer, which goes to a thread."""
+    loaded = svc.gatekeeper.loop_policy() if name in LOOP_SAFE else None
+    if loaded is None:
+        return await in_thread(call_tool, svc, who, name, arguments)
+    tool, args, req = prepare_call(svc, who, name, arguments)
+    ev = svc.gatekeeper.judge(req, who, loaded)
+    if isinstance(ev.decision, Escalate):
+        verdict = await in_thread(svc.gatekeeper.settle, ev, req, who, tool_mailbox(svc, who))
+    else:
+        verdict = svc.gatekeeper.settle(ev, req, who, None)
+    return run_allowed(svc, who, tool, args, verdict)
 
 
 class ToolCatalog:

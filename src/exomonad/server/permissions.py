@@ -43,8 +43,10 @@ from exomonad.policy import (
     action_to_dict,
 )
 from exomonad.policy.decisions import label
+from exomonad.policy.engine import Evaluation
 from exomonad.policy.errors import PolicyError
 from exomonad.policy.hook_output import hook_output
+from exomonad.policy.loader import BUILTIN_SOURCE, LoadedPolicy
 from exomonad.server.events import (
     BaseEvent,
     EscalationAnswered,
@@ -102,12 +104,32 @@ class Gatekeeper:
 
     def check(self, req: ToolRequest, who: Identity, mailbox: Mailbox | None) -> Verdict:
         """Decide ``req`` for ``who``; escalations wait for an answer (see module doc)."""
-        ev = self.engine.evaluate(req)
-        decision = ev.decision
+        return self.settle(self.judge(req, who), req, who, mailbox)
+
+    def loop_policy(self) -> LoadedPolicy | None:
+        """The policy to :meth:`judge` with on the event loop, if judging cannot block
+        there or run a project's code: ExoMonad's built-in policy, no reload due. None
+        otherwise (a project's ``policy.py`` runs its own rules, a reload may take up to
+        its time-out): judge in a thread."""
+        loaded = self.engine.store.current_if_fresh()
+        return loaded if loaded is not None and loaded.source == BUILTIN_SOURCE else None
+
+    def judge(self, req: ToolRequest, who: Identity,
+              loaded: LoadedPolicy | None = None) -> Evaluation:  # fmt: skip
+        """The policy's evaluation of ``req`` (audited and published); never waits.
+        ``loaded``: the policy to decide with (:meth:`loop_policy`), else the current one."""
+        ev = self.engine.evaluate(req, loaded)
         self.publish(PolicyDecision(team=who.team, agent=who.name, role=who.role,
                                     runtime=req.runtime, tool=req.tool_name,
-                                    decision=label(decision), reason=decision.reason,
+                                    decision=label(ev.decision), reason=ev.decision.reason,
                                     policy_id=ev.policy_id))  # fmt: skip
+        return ev
+
+    def settle(self, ev: Evaluation, req: ToolRequest, who: Identity,
+               mailbox: Mailbox | None) -> Verdict:  # fmt: skip
+        """The verdict on :meth:`judge`'s ``ev``: at once, unless it escalates; then the
+        answer of whoever it is for (this waits, up to the approval time-out)."""
+        decision = ev.decision
         if not isinstance(decision, Escalate):
             return Verdict(decision, policy_id=ev.policy_id, actions=ev.actions)
         to_lead = decision.to == "tl" and mailbox is not None and who.team is not None

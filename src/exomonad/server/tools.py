@@ -30,10 +30,11 @@ from exomonad.policy import Allow, ToolRequest
 from exomonad.sandbox import worker_argv
 from exomonad.server.events import TaskAction, TaskChanged
 from exomonad.server.identity import Identity
+from exomonad.server.permissions import Verdict
 from exomonad.server.services import Services
 from exomonad.server.snapshot import member_pane, member_rows
 from exomonad.server.workers import Provisioned, await_mcp, prove_gate, provision, release
-from exomonad.teams import load_config, register_synthetic, remove_synthetic
+from exomonad.teams import Mailbox, load_config, register_synthetic, remove_synthetic
 from exomonad.teams.models import Task, now_iso
 from exomonad.teams.protocol import could_be_protocol
 from exomonad.teams.tasks import TaskStore
@@ -323,8 +324,24 @@ TOOLS: dict[str, Tool] = {
 }
 
 
+#: Tools that read a few small files, take no lock and never wait: the MCP server
+#: answers them on its event loop when the policy allows that (:func:`Gatekeeper.loop_policy
+#: <exomonad.server.permissions.Gatekeeper.loop_policy>`; ``mcp_app.answer_call``).
+LOOP_SAFE = frozenset({"team_status", "task_get", "task_list"})
+
+
 def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Check the role, validate the arguments, run the tool."""
+    """Check the role, validate the arguments, ask the policy (waiting for an answer to
+    an escalation), run the tool."""
+    tool, args, req = prepare_call(svc, who, name, arguments)
+    verdict = svc.gatekeeper.check(req, who, tool_mailbox(svc, who))
+    return run_allowed(svc, who, tool, args, verdict)
+
+
+def prepare_call(svc: Services, who: Identity, name: str,
+                 arguments: dict[str, Any]) -> tuple[Tool, _Args, ToolRequest]:  # fmt: skip
+    """Check the role and validate the arguments: the tool, its arguments and the request
+    the policy judges."""
     tool = TOOLS.get(name)
     if tool is None or not svc.config.roles.allows(who.role, name):
         raise ToolError(f"tool {name!r} is not available to role {who.role!r}")
@@ -332,8 +349,18 @@ def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]
     req = ToolRequest("mcp", role=who.role, agent=who.name, tool_name=name,
                       tool_input=arguments, team=who.team, cwd=who.worktree,
                       worktree=who.worktree, branch=who.branch)  # fmt: skip
-    verdict = svc.gatekeeper.check(req, who, svc.mailbox(who.team) if who.team else None)
+    return tool, args, req
+
+
+def tool_mailbox(svc: Services, who: Identity) -> Mailbox | None:
+    """Where an escalation of ``who``'s tool call goes to its lead (None: no team)."""
+    return svc.mailbox(who.team) if who.team else None
+
+
+def run_allowed(svc: Services, who: Identity, tool: Tool, args: _Args,
+                verdict: Verdict) -> dict[str, Any]:  # fmt: skip
+    """Run ``tool`` if the policy's ``verdict`` allows it; refuse it otherwise."""
     if not isinstance(verdict.decision, Allow):
-        raise ToolError(f"{name} refused by policy: {verdict.decision.reason}")
-    svc.counters[f"tool:{name}"] += 1
+        raise ToolError(f"{tool.name} refused by policy: {verdict.decision.reason}")
+    svc.counters[f"tool:{tool.name}"] += 1
     return tool.fn(svc, who, args)
