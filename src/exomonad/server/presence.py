@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from typing import NamedTuple
 
 from exomonad.server.bus import EventBus
 from exomonad.server.events import PresenceChanged, PresenceState
@@ -29,9 +29,9 @@ from exomonad.teams.presence import IDLE_AFTER, MemberPresence, Presence
 __all__ = ["PresenceBook", "Seen", "iso", "merge"]
 
 
-@dataclass(frozen=True)
-class Seen:
-    """A member's presence, where it came from, and its last event (Unix seconds)."""
+class Seen(NamedTuple):
+    """A member's presence, where it came from, and its last event (Unix seconds).
+    (A named tuple: a team's status builds one per member per call.)"""
 
     state: PresenceState
     last_event: float | None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from exomonad.errors import CorruptFileError
 from exomonad.teams.atomic import read_json_array
@@ -56,9 +57,9 @@ IMPLIED: dict[str, Presence] = {
 }
 
 
-@dataclass(frozen=True)
-class MemberPresence:
-    """A member's presence and the time of the event it was derived from."""
+class MemberPresence(NamedTuple):
+    """A member's presence and the time of the event it was derived from. (A named
+    tuple: a team's status builds one per member per call.)"""
 
     name: str
     state: Presence
@@ -163,11 +164,14 @@ def presence_from(
     now = now or datetime.now(UTC)
     out: dict[str, MemberPresence] = {}
     for m in config.members:
-        joined = (
-            datetime.fromtimestamp(m.joined_at / 1000, UTC) if m.joined_at is not None else None
-        )
         event = digest.latest.get(m.name)
-        ts, kind = event if event is not None else (joined, "joined")
+        ts: datetime | None
+        if event is not None:
+            ts, kind = event
+        else:
+            joined = m.joined_at
+            ts = datetime.fromtimestamp(joined / 1000, UTC) if joined is not None else None
+            kind = "joined"
         if kind in IMPLIED:
             state = IMPLIED[kind]
         elif ts is not None and (now - ts).total_seconds() <= idle_after:
