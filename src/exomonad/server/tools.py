@@ -324,9 +324,11 @@ TOOLS: dict[str, Tool] = {
 }
 
 
-#: Tools that read a few small files, take no lock and never wait: the MCP server
-#: answers them on its event loop when the policy allows that (:func:`Gatekeeper.loop_policy
-#: <exomonad.server.permissions.Gatekeeper.loop_policy>`; ``mcp_app.answer_call``).
+#: Tools that read a few small files, take no file lock and never wait (in-memory locks
+#: only, which other threads hold for microseconds, a small state file's rewrite at
+#: most): the MCP server answers them on its event loop when the policy allows that
+#: (:func:`Gatekeeper.loop_policy <exomonad.server.permissions.Gatekeeper.loop_policy>`;
+#: ``mcp_app.answer_call``).
 LOOP_SAFE = frozenset({"team_status", "task_get", "task_list"})
 
 
