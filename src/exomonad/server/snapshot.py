@@ -128,10 +128,11 @@ def member_rows(
     shared = shared or Shared.read(svc)
     workers, runtimes, prs, pending = shared.workers, shared.runtimes, shared.prs, shared.pending
     now = time.time()
+    noted = svc.presence.states(team, now)
     rows = []
     for m in config.members:
         held = workers.get((m.name, team))
-        seen = merge(svc.presence.state(team, m.name, now), inbox.get(m.name))
+        seen = merge(noted.get(m.name), inbox.get(m.name))
         kind = "synthetic" if m.synthetic else "teammate" if held is not None else "claude"
         runtime = ((held.runtime if held else None) or runtimes.get((team, m.name))
                    or (m.agent_type if m.synthetic else "claude"))  # fmt: skip

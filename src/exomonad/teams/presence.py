@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -156,6 +157,12 @@ def team_presence(
                          idle_after=idle_after)  # fmt: skip
 
 
+@lru_cache(maxsize=1024)
+def _joined(ms: int) -> datetime:
+    # A member's join time (epoch ms) as a datetime, once: a status reads it per call.
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
 def presence_from(
     config: TeamConfig, digest: InboxDigest, *, now: datetime | None = None,
     idle_after: float = IDLE_AFTER,
@@ -169,8 +176,7 @@ def presence_from(
         if event is not None:
             ts, kind = event
         else:
-            joined = m.joined_at
-            ts = datetime.fromtimestamp(joined / 1000, UTC) if joined is not None else None
+            ts = _joined(m.joined_at) if m.joined_at is not None else None
             kind = "joined"
         if kind in IMPLIED:
             state = IMPLIED[kind]
