@@ -3,7 +3,8 @@
 Built on the official SDK's low-level server. The caller is identified per request by
 the token header (see :mod:`exomonad.server.identity`); a tool outside the caller's role
 is neither listed nor callable. Tool code is synchronous (file locks, SQLite, tmux) and
-runs in a worker thread.
+runs in a worker thread of the server's pool, but for the loop-safe tools judged by the
+built-in policy, which run on the event loop (:func:`answer_call`).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ async def answer_call(svc: Services, who: Identity, name: str,
     """What ``tools/call`` answers, for the SDK's handler and the fast path alike: the
     result in its wire form (``content``, ``structuredContent``, ``isError``), before
     the per-protocol-version sieve both apply. A refusal or a failure is an ``isError``
-    result; the tool runs in a worker thread (file locks, SQLite, tmux, approvals)."""
+    result; the tool runs in a worker thread (file locks, SQLite, tmux, approvals), or on
+    the event loop when it is loop-safe and the built-in policy judges it."""
     try:
         result = await _call(svc, who, name, arguments)
     except ValidationError as exc:
