@@ -127,6 +127,22 @@ def test_wait_times_out_with_the_record_still_pending(db: Path) -> None:
     assert 0.2 <= time.monotonic() - start < 2
 
 
+def test_stop_waiting_ends_every_wait_with_the_record_still_pending(db: Path) -> None:
+    """The server stopping: a wait with no time limit (only stop_waiting can end it)
+    returns the pending record, and so does every later wait."""
+    store = ApprovalStore(db, poll_interval=3600.0)  # only the Condition can wake it
+    a = store.create(agent="a", role="dev", action=MergePR(1), reason="r")
+    seen: list[str] = []
+    waiter = threading.Thread(target=lambda: seen.append(store.wait(a.id).state))
+    waiter.start()
+    store.stop_waiting()
+    waiter.join(60)
+    assert not waiter.is_alive()
+    assert seen == ["pending"]
+    assert store.wait(a.id).state == "pending"  # a later wait: at once
+    assert store.get(a.id).state == "pending"  # nobody answered it
+
+
 def test_wait_returns_expired_when_the_deadline_passes(db: Path) -> None:
     store = ApprovalStore(db)
     a = store.create(agent="a", role="dev", action=MergePR(1), reason="r", timeout=0.15)

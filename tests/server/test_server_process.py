@@ -23,6 +23,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
 from exomonad.client import ServerClient
+from exomonad.policy.approvals import ApprovalStore
+from exomonad.server.identity import Identity, TokenStore
 from exomonad.server.pidfile import read_server_info
 from exomonad.teams import Mailbox, TeamPaths, create_team, load_config, register_synthetic
 from exomonad.util.waiting import retry_until
@@ -395,3 +397,55 @@ def test_only_the_teammate_process_may_check_its_gate(project: Project) -> None:
     )
     assert status == 403, answer
     assert "only the `exomonad teammate` process" in answer["error"]
+
+
+def test_stopping_the_server_answers_a_waiting_escalation_instead_of_waiting_for_it(
+    tmp_path: Path, tmux_server: TmuxServer
+) -> None:
+    """Measured: with a worker's escalated call waiting for an answer, SIGTERM left
+    `exomonad serve` running until the approval time-out (28 s of a 50 s one). Now the
+    wait ends at once: the unattended Gemini worker's call is denied (never allowed),
+    and the server exits 0 (the call is for a person: the lead may not allow it either)."""
+    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
+    make_repo(tmp_path / "proj")
+    state.mkdir(parents=True)
+    (state / "config.toml").write_text("[policy]\napproval_timeout = 3600\npopup = false\n")
+    paths = TeamPaths("proj", root)
+    create_team(paths)
+    register_synthetic(paths, "w1")
+    token = TokenStore(state).issue(Identity("w1", "worker", "proj", parent="team-lead"))
+    env = _env(root, state, tmux_server)
+    proc = _start(env, tmux_server)
+    hook: subprocess.Popen[str] | None = None
+    try:
+        retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
+        payload = {"hook_event_name": "BeforeTool", "session_id": "g1",
+                   "tool_name": "run_shell_command",
+                   "tool_input": {"command": "git push origin HEAD:main"}}  # fmt: skip
+        hook = subprocess.Popen(
+            [sys.executable, "-m", "exomonad", "hook", "before-tool", "--runtime", "gemini"],
+            env={**env, "EXOMONAD_TOKEN": token}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert hook.stdin is not None
+        hook.stdin.write(orjson.dumps(payload).decode())
+        hook.stdin.close()
+        approvals = ApprovalStore(state / "approvals.db")
+        retry_until(lambda: bool(approvals.list_pending()) or hook.poll() is not None,
+                    timeout=60, message="no escalation is waiting")  # fmt: skip
+        assert [a.agent for a in approvals.list_pending()] == ["w1"]
+        approvals.close()
+        assert hook.poll() is None  # waiting for a person's answer
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        hook.wait(60)
+        assert hook.stdout is not None
+        answer = orjson.loads(hook.stdout.read())
+        assert answer["decision"] == "deny"
+        assert "the ExoMonad server stopped" in answer["reason"]
+    finally:
+        for p in (proc, hook):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait(20)

@@ -122,10 +122,20 @@ class ApprovalStore:
         self._lock = threading.Lock()
         self._answered = threading.Condition()
         self._generation = 0  # bumped on every in-process answer, under ``_answered``
+        #: Set by :meth:`stop_waiting`: every :meth:`wait` returns at once.
+        self.stopping = False
         self._db = open_private_db(path, _SCHEMA)
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(approvals)")}
         if "addressee" not in columns:  # a database from before addressees were kept
             self._db.execute("ALTER TABLE approvals ADD COLUMN addressee TEXT")
+
+    def stop_waiting(self) -> None:
+        """End every :meth:`wait`, now and later, with the record as it is (the server is
+        stopping: a call waiting for an answer gets none, as when its time runs out)."""
+        with self._answered:
+            self.stopping = True
+            self._generation += 1
+            self._answered.notify_all()
 
     def close(self) -> None:
         """Close the database connection."""
@@ -258,7 +268,7 @@ class ApprovalStore:
             with self._answered:
                 generation = self._generation
             approval = self.get(approval_id)
-            if approval.state != "pending":
+            if approval.state != "pending" or self.stopping:
                 return approval
             step = self.poll_interval
             if end is not None:

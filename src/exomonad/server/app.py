@@ -3,9 +3,11 @@
 
 ``run_server`` claims the pid file, binds ``.exomonad/server.sock`` with mode 0600,
 starts the background services (:attr:`Services.services`: event bus, lead link,
-watcher), runs uvicorn, and on SIGTERM/SIGINT stops the services first (so event
-streams end and uvicorn's graceful shutdown has no stream to wait for), then uvicorn;
-then it closes the ledger and removes the socket and pid file.
+watcher), runs uvicorn, and on SIGTERM/SIGINT ends every wait for an approval (the
+escalated call gets no answer, as at its time-out: denied, or handed to Claude Code's
+own prompt) and stops the services (so event streams end and uvicorn's graceful
+shutdown has no request or stream to wait for), then uvicorn; then it closes the ledger
+and removes the socket and pid file.
 uvicorn parses HTTP with httptools and the event loop is uvloop's (both C): per
 MCP call they cost a fraction of h11 on asyncio's pure-Python loop
 (docs/performance.md, issue 14).
@@ -209,7 +211,12 @@ async def _serve(svc: Services, sock: socket.socket, app: Starlette) -> None:
     # No proxy fronts a Unix socket: X-Forwarded-For must never stand in for the peer.
     config = uvicorn.Config(mcp_first(app), log_level="warning", lifespan="on",
                             http=PeerHttpToolsProtocol, proxy_headers=False)  # fmt: skip
-    server = _Server(config, svc.services.stop)
+
+    async def before_shutdown() -> None:
+        svc.approvals.stop_waiting()  # an escalated call gets no answer: it is not kept
+        await svc.services.stop()  # waiting (and the server alive) to its time-out
+
+    server = _Server(config, before_shutdown)
     await svc.services.start()
     try:
         await server.serve(sockets=[sock])

@@ -150,7 +150,9 @@ class Gatekeeper:
         if answered.state in ("approved", "denied"):
             verdict = Verdict(answered.decision, approval.id, ev.policy_id, ev.actions)
         else:
-            waited = f"no answer within {self.timeout:.0f}s ({decision.reason})"
+            waited = (f"no answer: the ExoMonad server stopped ({decision.reason})"
+                      if self.approvals.stopping
+                      else f"no answer within {self.timeout:.0f}s ({decision.reason})")  # fmt: skip
             known = runtimes.RUNTIMES.get(req.runtime)
             ask = self.on_timeout == "ask" and known is not None and known.prompt_reaches_person
             final: Decision = Escalate("human", waited) if ask else Deny(waited)
