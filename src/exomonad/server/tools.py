@@ -324,9 +324,10 @@ TOOLS: dict[str, Tool] = {
 }
 
 
-#: Tools that read a few small files, take no file lock and never wait (in-memory locks
-#: only, which other threads hold for microseconds, a small state file's rewrite at
-#: most): the MCP server answers them on its event loop when the policy allows that
+#: Tools that read a few small files, take no file lock and never wait: the locks they
+#: meet are held by other threads for microseconds, a small state file's rewrite or one
+#: local SQLite transaction of the GitHub poller (``team_status`` with polling on) at
+#: most. The MCP server answers them on its event loop when the policy allows that
 #: (:func:`Gatekeeper.loop_policy <exomonad.server.permissions.Gatekeeper.loop_policy>`;
 #: ``mcp_app.answer_call``).
 LOOP_SAFE = frozenset({"team_status", "task_get", "task_list"})
