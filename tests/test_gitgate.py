@@ -14,6 +14,8 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,21 @@ def _configure(p: Project) -> None:
         cfg.read_text().replace('"ready>"', '""\nallow_ungated = true')
         + '[policy]\napproval_timeout = 2.0\non_timeout = "deny"\npopup = false\n'
     )
+
+
+@contextmanager
+def _serving(p: Project, tmp_path: Path) -> Iterator[ExomonadServe]:
+    """:func:`_configure`, a tmux session where workers go, and `exomonad serve` running
+    with this environment (`up` starts it with `python -I`)."""
+    _configure(p)
+    p.tmux.tmux("new-session", "-d", "-s", "exomonad")
+    serve = ExomonadServe(state=p.state, env=p.env, tmux_socket=p.tmux.socket,
+                          log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
+    serve.start()
+    try:
+        yield serve
+    finally:
+        serve.stop()
 
 
 def _start_worker(p: Project) -> tuple[Path, str]:
@@ -132,16 +149,8 @@ def test_a_worker_that_detaches_a_push_is_escalated_and_main_stays(
     """A detached process with a scrubbed environment is no agent's to the git gate (it
     takes it for a person's push): the agent's own hook is what stops it. The server is
     `exomonad serve` run with this environment (`up` starts it with `python -I`)."""
-    p = project
-    _configure(p)
-    p.tmux.tmux("new-session", "-d", "-s", "exomonad")  # where `up` would put workers
-    serve = ExomonadServe(state=p.state, env=p.env, tmux_socket=p.tmux.socket,
-                          log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
-    serve.start()
-    try:
-        _detached_pushes_are_escalated(p)
-    finally:
-        serve.stop()
+    with _serving(project, tmp_path):
+        _detached_pushes_are_escalated(project)
 
 
 def _worker_with_its_branch_pushed(p: Project) -> tuple[Path, str, Path, str]:
@@ -240,12 +249,7 @@ def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Pa
     then ``GIT_WORK_TREE=. git commit`` committed onto the remote's ``main``. Now each is
     escalated (unanswered: denied) and ``main`` stays."""
     p = project
-    _configure(p)
-    p.tmux.tmux("new-session", "-d", "-s", "exomonad")
-    serve = ExomonadServe(state=p.state, env=p.env, tmux_socket=p.tmux.socket,
-                          log_path=tmp_path / "serve.log", cwd=p.root)  # fmt: skip
-    serve.start()
-    try:
+    with _serving(p, tmp_path):
         wt, token, remote, main_before = _worker_with_its_branch_pushed(p)
         move = f"git -C {shlex.quote(str(remote))} update-ref refs/heads/main refs/heads/exo/w1"
         via_env = f"GIT_DIR={shlex.quote(str(remote))} git branch -f main exo/w1"
@@ -258,5 +262,28 @@ def test_a_worker_cannot_move_main_without_a_push(project: Project, tmp_path: Pa
         assert git(wt, "log", "--format=%s", "-1").strip() == "again"
         assert git(remote, "rev-parse", "main").strip() == main_before  # main never moved
         assert git(p.root, "log", "--format=%s", "-1", "main").strip() != "work"
-    finally:
-        serve.stop()
+
+
+def test_a_workers_one_liners_write_only_its_worktree(project: Project, tmp_path: Path) -> None:  # noqa: F811
+    """Measured as a worker on the previous policy: ``perl -pi -e ... <the lead's file>``
+    and an awk program's ``print > <the lead's file>`` rewrote the lead's checkout, and
+    ``awk 'BEGIN { system(...) }'`` ran a command, all allowed as readers. Now each is
+    escalated (unanswered: denied) and nothing outside the worktree changes; the same
+    one-liner on the worker's own file is allowed and runs."""
+    p = project
+    with _serving(p, tmp_path):
+        wt, token = _start_worker(p)
+        lead_file, marker = p.root / "lead.txt", p.root / "pwned"
+        lead_file.write_text("lead\n")
+        (wt / "f.txt").write_text("work\n")
+        hostile = [
+            f"perl -pi -e 's/lead/worker/' {shlex.quote(str(lead_file))}",
+            f"awk '{{ print > \"{lead_file}\" }}' f.txt",
+            f"awk 'BEGIN {{ system(\"touch {marker}\") }}'",
+        ]
+        for command in hostile:
+            assert _as_the_runtime(p, wt, token, command) != "allow", command
+        assert lead_file.read_text() == "lead\n"
+        assert not marker.exists()
+        assert _as_the_runtime(p, wt, token, "perl -pi -e 's/work/done/' f.txt") == "allow"
+        assert (wt / "f.txt").read_text() == "done\n"

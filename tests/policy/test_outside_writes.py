@@ -316,3 +316,57 @@ def test_ps_showing_environments_is_reading_credentials(command: str) -> None:
 )
 def test_ordinary_ps_stays_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), (command, bash(command))
+
+
+#: In-place one-liners and awk programs that wrote the lead's checkout, read a token or
+#: ran a command while looking like readers (all were allowed).
+SCRIPT_ESCAPES = [
+    "perl -pi -e 's/a/b/' ../../README.md",
+    "perl -i -pe 's/a/b/' /p/README.md",
+    "perl -i.bak -pe 's/a/b/' ../w2/README.md",
+    "perl -M strict -pi -e 's/a/b/' ../../README.md",
+    "perl -0777 -pi -e 's/a/b/g' ../../README.md",
+    "perl -ne print ../../.exomonad/lead.token",
+    "ruby -i -pe 'gsub(/a/, \"b\")' ../../README.md",
+    "ruby -C ../.. -pi -e 'gsub(/a/, \"b\")' README.md",
+    "awk '{print > \"../../README.md\"}' README.md",
+    "awk '{print >> \"../../README.md\"}' README.md",
+    "awk 'BEGIN { system(\"git push origin HEAD:main\") }'",
+    "awk '{print | \"sh\"}' README.md",
+    "awk 'BEGIN { \"cat ../../.exomonad/lead.token\" | getline t; print t }'",
+    "awk 'BEGIN { while ((getline l < \"../../.exomonad/lead.token\") > 0) print l }'",
+    "gawk -e 'BEGIN { system(\"id\") }'",
+    "gawk -l filefuncs 'BEGIN { }'",
+    'awk "$PROG" README.md',
+]
+
+
+@pytest.mark.parametrize("command", SCRIPT_ESCAPES)
+def test_an_in_place_one_liner_or_awk_program_escaping_its_stream_is_not_allowed(
+    command: str,
+) -> None:
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "perl -pi -e 's/a/b/' src/x.py",
+        "perl -i.bak -pe 's/a/b/' README.md",
+        "perl -ne 'print if /x/' README.md",
+        "perl -lane 'print $F[0]' README.md",
+        "perl -Mstrict -we 'print 1'",
+        "perl script.pl a b",
+        "ruby -pi -e 'gsub(/a/, \"b\")' README.md",
+        "ruby -rjson -e 'puts 1'",
+        "awk '{print $1}' README.md",
+        "awk -F: '$3 > 1000 {print $1}' README.md",
+        "awk '{ if ($1 > 5) print $2 }' README.md",
+        "awk '{s+=$1} END {print s}' README.md",
+        'awk \'{print $1 "|" $2 " > " $3}\' README.md',
+        'awk \'$1 == "a" || $2 == "b"\' README.md',
+        "awk -f prog.awk README.md",
+    ],
+)
+def test_ordinary_one_liners_and_awk_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), (command, bash(command))

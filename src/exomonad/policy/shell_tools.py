@@ -32,6 +32,7 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_outputs import link_targets, outputs
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
+from exomonad.policy.shell_scripts import awk, perl_ruby
 from exomonad.policy.shell_sed import escapes
 from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
@@ -361,6 +362,8 @@ _HANDLERS: dict[str, Handler] = {
     ),
     "sed": _sed,
     "dd": _dd,
+    **dict.fromkeys(("perl", "ruby"), perl_ruby),
+    **dict.fromkeys(("awk", "gawk", "mawk", "nawk", "busybox-awk"), awk),
     **dict.fromkeys(SIGNALLERS, classify_signal),
 }
 
