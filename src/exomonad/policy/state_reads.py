@@ -32,8 +32,30 @@ STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger
 
 
 def in_state_dir(path: str, ctx: Context) -> bool:
-    """``path`` is in the state dir, or names it (``/.exomonad/``, a glob like ``.exo*``)."""
-    return ctx.in_state_dir(path) or "/.exomonad/" in path + "/" or glob_names_state(path)
+    """``path`` is in the state dir, or names it (``/.exomonad/``, a glob like ``.exo*``).
+
+    >>> ctx = Context(role="w", state_dir="/p/.exomonad")
+    >>> [in_state_dir(p, ctx) for p in ("/p/w/src/**/*.py", "/p/**/lead.token", "/p/w/**/*.token")]
+    [False, True, True]
+    """
+    return ctx.in_state_dir(path) or "/.exomonad/" in path + "/" or _glob_reaches(path, ctx)
+
+
+def _glob_reaches(path: str, ctx: Context) -> bool:
+    """:func:`glob_names_state`, but a ``**`` that starts below a directory which neither
+    holds the state dir nor lies in it reaches nothing of it, lexically, as every tree
+    read is judged (a worktree's ``src/**/*.py``: Gemini's ``read_many_files``); the
+    rest of the glob still counts (``<worktree>/**/*.token`` does)."""
+    if not glob_names_state(path):
+        return False
+    parts = path.split("/")
+    deep = next((k for k, part in enumerate(parts) if "**" in part), None)
+    if ctx.state_dir is None or deep is None or not path.startswith("/"):
+        return True
+    prefix = "/".join(parts[:deep]) or "/"
+    if any(glob_could_name(ctx.state_dir, prefix, below=b) for b in (False, True)):
+        return True
+    return glob_names_state("/".join(part for part in parts if "**" not in part))
 
 
 def glob_names_state(text: str) -> bool:
