@@ -62,24 +62,13 @@ class PresenceBook:
                                              previous=previous, source=source))  # fmt: skip
 
     def states(self, team: str, now: float | None = None) -> dict[str, Seen]:
-        """:meth:`state` of every member noted in ``team`` (one lock for all)."""
+        """What was noted for each member of ``team`` (active decays to idle; one lock
+        for all)."""
         with self._lock:
             found = [(m, v) for (t, m), v in self._book.items() if t == team]
         now = time.time() if now is None else now
-        return {m: Seen(self._decayed(state, at, now), at, "server") for m, (state, at) in found}
-
-    def _decayed(self, state: PresenceState, at: float, now: float) -> PresenceState:
-        return "idle" if state == "active" and now - at > self.idle_after else state
-
-    def state(self, team: str, member: str, now: float | None = None) -> Seen | None:
-        """What was noted for ``member`` (active decays to idle), or None."""
-        with self._lock:
-            found = self._book.get((team, member))
-        if found is None:
-            return None
-        state, at = found
-        now = time.time() if now is None else now
-        return Seen(self._decayed(state, at, now), at, "server")
+        return {m: Seen("idle" if state == "active" and now - at > self.idle_after else state,
+                        at, "server") for m, (state, at) in found}  # fmt: skip
 
 
 def merge(seen: Seen | None, inbox: MemberPresence | None) -> Seen:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from exomonad.errors import InvalidNameError
@@ -166,10 +166,10 @@ class TeamPaths:
     @property
     def tasks_dir(self) -> Path:
         """``tasks/<list>``: ``$CLAUDE_CODE_TASK_LIST_ID`` or the path-sanitised team."""
-        list_id = os.environ.get("CLAUDE_CODE_TASK_LIST_ID") or self.team
-        known = self.__dict__.get("_tasks_dir")  # built once per list id
-        if known is None or known[0] != list_id:
-            known = self.__dict__["_tasks_dir"] = (
-                list_id, self.root / "tasks" / sanitize_path_name(list_id))  # fmt: skip
-        path: Path = known[1]
-        return path
+        return _list_dir(self.root, os.environ.get("CLAUDE_CODE_TASK_LIST_ID") or self.team)
+
+
+@lru_cache(maxsize=256)
+def _list_dir(root: Path, list_id: str) -> Path:
+    # Built once per (root, list): every task tool call asks for it.
+    return root / "tasks" / sanitize_path_name(list_id)
