@@ -47,6 +47,11 @@ CASES: list[tuple[Runtime, str, dict[str, Any], str]] = [
     ("gemini", "read_many_files", {"include": ["../../.exo*/**"]}, "deny"),
     ("gemini", "read_many_files", {"paths": ["**/*.token"]}, "deny"),
     ("claude", "Glob", {"pattern": "/repo/**/tokens.json"}, "deny"),
+    # below the worktree too: a symlink there could lead into the state dir, and what a
+    # read finds is decided by its last part (Gemini's glob: nodir, ** not through links)
+    ("gemini", "read_many_files", {"paths": ["**/lead.token"]}, "deny"),
+    ("gemini", "read_many_files", {"include": ["src/**/tokens.json"]}, "deny"),
+    ("gemini", "read_many_files", {"paths": ["src/**/*.d?"]}, "deny"),
     # ordinary use stays allowed (src/**/*.py was refused as a state read: the ** could
     # have been .exomonad, wherever it stood)
     ("gemini", "read_many_files", {"paths": ["src/**/*.py"]}, "allow"),

@@ -44,13 +44,18 @@ def in_state_dir(path: str, ctx: Context) -> bool:
 def _glob_reaches(path: str, ctx: Context) -> bool:
     """:func:`glob_names_state`, but a ``**`` that starts below a directory which neither
     holds the state dir nor lies in it reaches nothing of it, lexically, as every tree
-    read is judged (a worktree's ``src/**/*.py``: Gemini's ``read_many_files``); the
-    rest of the glob still counts (``<worktree>/**/*.token`` does)."""
+    read is judged (a worktree's ``src/**/*.py``: Gemini's ``read_many_files``), unless
+    its last part could name one of the state's files: a symlink below could lead into
+    the state dir, and the last part decides which files a glob reads
+    (``<worktree>/**/lead.token`` counts); the rest of the glob still counts too."""
     if not glob_names_state(path):
         return False
     parts = path.split("/")
     deep = next((k for k, part in enumerate(parts) if "**" in part), None)
     if ctx.state_dir is None or deep is None or not path.startswith("/"):
+        return True
+    last = parts[-1]
+    if "{" in last or any(fnmatchcase(n, last) for n in (*STATE_NAMES, *STATE_FILES)):
         return True
     prefix = "/".join(parts[:deep]) or "/"
     if any(glob_could_name(ctx.state_dir, prefix, below=b) for b in (False, True)):
