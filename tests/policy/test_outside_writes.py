@@ -337,6 +337,7 @@ SCRIPT_ESCAPES = [
     "awk 'BEGIN { while ((getline l < \"../../.exomonad/lead.token\") > 0) print l }'",
     "gawk -e 'BEGIN { system(\"id\") }'",
     "gawk -l filefuncs 'BEGIN { }'",
+    'gawk \'BEGIN { f = "system"; @f("id") }\'',
     'awk "$PROG" README.md',
 ]
 

@@ -10,9 +10,10 @@ while looking like a reader of ``f``. Now:
   reads its operands (``-n``/``-p``) reads them, judged like ``cat``'s. A ``-C``/``-x``
   directory change with ``-i`` is Unknown (the files are not where they look).
 * an awk program (the first operand, ``-e``/``--source``) that redirects its output,
-  pipes to or from a command, runs one (``system``), reads a file by ``getline <`` or
-  includes one, or a gawk that loads an extension (``-l``), is Unknown: a person judges
-  it. A program the scanner cannot read (an expansion) is Unknown too.
+  pipes to or from a command, runs one (``system``, or gawk's indirect ``@f()``), reads
+  a file by ``getline <`` or includes one, or a gawk that loads an extension (``-l``),
+  is Unknown: a person judges it. A program the scanner cannot read (an expansion) is
+  Unknown too.
 
 Code in a script file, or in ``-e`` beyond these, is the interpreter's business: the
 policy does not read programs (``docs/sandbox.md``: the sandbox bounds them).
@@ -54,13 +55,14 @@ _DIGITS = frozenset("0l")
 _NUMBER = re.compile(r"(?:x[0-9A-Fa-f]*|[0-7]*)")
 
 #: An awk program's output redirection or pipe in a print/printf statement, a pipe into
-#: getline or a coprocess, ``system()``, a ``getline < file`` read, gawk's ``@include``.
+#: getline or a coprocess, ``system()``, a ``getline < file`` read, gawk's ``@include``,
+#: ``@load`` and indirect calls (``@f()`` with ``f = "system"``).
 _AWK_OUT = re.compile(
     r"\bprintf?\b[^;{}\n]*(?:>|(?<!\|)\|(?!\|))"
     r"|(?<!\|)\|(?!\|)\s*getline\b|\|&"
     r"|\bsystem\s*\("
     r"|\bgetline\b[^;{}\n]*<"
-    r"|@include\b|@load\b"
+    r"|@include\b|@load\b|@\w+\s*\("
 )
 _AWK_OPTS = frozenset({"-F", "-v", "-f", "--file", "--assign", "--field-separator", "-e",
                        "--source", "-i", "--include", "-l", "--load"})  # fmt: skip
