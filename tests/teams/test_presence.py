@@ -10,8 +10,16 @@ import pytest
 from exomonad.errors import TeamNotFoundError
 from exomonad.teams.atomic import dump_json
 from exomonad.teams.paths import TeamPaths
-from exomonad.teams.presence import IDLE_AFTER, MemberPresence, Presence, team_presence
+from exomonad.teams.presence import (
+    IDLE_AFTER,
+    MemberPresence,
+    Presence,
+    inbox_digest,
+    settled_until,
+    team_presence,
+)
 from exomonad.teams.protocol import IdleNotification, ShutdownApproved, encode
+from exomonad.util.waiting import retry_until
 from tests.teams.conftest import write_config
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -183,3 +191,35 @@ def test_default_now_is_the_current_time(team: TeamPaths) -> None:
 def test_missing_team(root: Any) -> None:
     with pytest.raises(TeamNotFoundError):
         team_presence(TeamPaths("ghost", root), now=NOW)
+
+
+def test_settled_until_is_when_the_first_active_member_turns_idle(team: TeamPaths) -> None:
+    setup_team(team, {"team-lead": ago(3600), "a": ago(3600), "b": ago(3600), "q": ago(3600)})
+    inbox(team, "team-lead", [msg("a", ago(60)), msg("b", ago(200)), idle("q", ago(1))])
+    until = settled_until(team_presence(team, now=NOW))
+    assert until == (ago(200) + timedelta(seconds=IDLE_AFTER)).timestamp()
+    at_until = datetime.fromtimestamp(until, UTC)
+    assert team_presence(team, now=at_until)["b"].state is Presence.ACTIVE
+    assert team_presence(team, now=at_until + timedelta(milliseconds=1))["b"].state is Presence.IDLE
+    # Nobody active (idle or terminated only): nothing changes with time alone.
+    assert settled_until(team_presence(team, now=NOW + timedelta(hours=1))) == float("inf")
+
+
+def test_a_digest_is_shared_while_no_inbox_changes_and_never_outlives_one(
+    team: TeamPaths,
+) -> None:
+    setup_team(team, {"team-lead": ago(10), "w": ago(10)})
+    inbox(team, "team-lead", [msg("w", ago(5))])
+    inbox(team, "w", [msg("team-lead", ago(4))])
+    # Files are kept once settled (their ctime SETTLED old): then one digest for all.
+    retry_until(lambda: inbox_digest(team) is inbox_digest(team), timeout=10,
+                message="the digest of unchanged inboxes is never reused")  # fmt: skip
+    first = inbox_digest(team)
+    assert first.unread == {"team-lead": 1, "w": 1}
+    inbox(team, "w", [msg("team-lead", ago(4)), msg("team-lead", ago(1), "again")])
+    changed = inbox_digest(team)  # at once, within the same kernel tick as the write
+    assert changed is not first
+    assert changed.unread == {"team-lead": 1, "w": 2}
+    assert changed.latest["team-lead"][0] == ago(1)
+    team.inbox("w").unlink()  # a file gone is a change too
+    assert inbox_digest(team).unread == {"team-lead": 1}

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from exomonad.server.bus import EventBus
 from exomonad.server.events import PresenceChanged, PresenceState
-from exomonad.teams.presence import IDLE_AFTER, MemberPresence, Presence
+from exomonad.teams.presence import IDLE_AFTER
 
 __all__ = ["PresenceBook", "Seen", "iso", "merge"]
 
@@ -71,15 +71,13 @@ class PresenceBook:
                         at, "server") for m, (state, at) in found}  # fmt: skip
 
 
-def merge(seen: Seen | None, inbox: MemberPresence | None) -> Seen:
-    """The server's view when it has one (its last event the newer of the two), else
-    the inboxes'."""
-    inbox_at = inbox.last_event.timestamp() if inbox and inbox.last_event else None
+def merge(seen: Seen | None, state: PresenceState, inbox_at: float | None) -> Seen:
+    """The server's view when it has one (its last event the newer of its own and
+    ``inbox_at``), else what the inboxes say (``state``, as of ``inbox_at``)."""
     if seen is not None:
         last = max(t for t in (seen.last_event, inbox_at) if t is not None)
         return Seen(seen.state, last, seen.source)
-    state = inbox.state if inbox is not None else Presence.IDLE
-    return Seen(state.value, inbox_at, "inbox")
+    return Seen(state, inbox_at, "inbox")
 
 
 def iso(ts: float | None) -> str | None:

@@ -15,17 +15,20 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from exomonad.errors import ExomonadError
 from exomonad.panes import TmuxBackend
 from exomonad.policy.approvals import Approval
+from exomonad.server.events import PresenceState
 from exomonad.server.identity import Identity
 from exomonad.server.presence import iso, merge
 from exomonad.server.services import Services
-from exomonad.teams import load_config
+from exomonad.teams import TeamPaths, load_config
 from exomonad.teams.groupcommit import commit_stats
-from exomonad.teams.presence import inbox_digest, presence_from
+from exomonad.teams.models import Member, TeamConfig
+from exomonad.teams.presence import InboxDigest, inbox_digest, presence_from, settled_until
 from exomonad.teams.tasks import TaskStore
 
 __all__ = [
@@ -111,6 +114,46 @@ class Shared:
         )
 
 
+class _Fixed(NamedTuple):
+    """What a team's config and inboxes say of one member."""
+
+    member: Member
+    pane: str | None
+    state: PresenceState  # presence read off the inboxes
+    inbox_at: float | None  # the time of its newest entry in them (else its joining)
+
+
+class _Roster(NamedTuple):
+    """A team's members as its config and inboxes say, the same while neither changes
+    and no active member's idle time comes (a status is read far more often)."""
+
+    config: TeamConfig
+    digest: InboxDigest
+    since: float
+    until: float
+    members: tuple[_Fixed, ...]
+
+
+_rosters: dict[Path, _Roster] = {}
+
+
+def _roster(paths: TeamPaths, now: float) -> _Roster:
+    config, digest = load_config(paths), inbox_digest(paths)
+    found = _rosters.get(paths.config_file)
+    if (found is not None and found.config is config and found.digest is digest
+            and found.since <= now < found.until):  # fmt: skip
+        return found
+    inbox = presence_from(config, digest, now=datetime.fromtimestamp(now, UTC))
+    members = []
+    for m in config.members:
+        p = inbox[m.name]
+        at = p.last_event.timestamp() if p.last_event is not None else None
+        members.append(_Fixed(m, member_pane(m.pane, m.tmux_pane_id), p.state.value, at))
+    found = _Roster(config, digest, now, settled_until(inbox), tuple(members))
+    _rosters[paths.config_file] = found
+    return found
+
+
 def member_rows(
     svc: Services, team: str, shared: Shared | None = None
 ) -> tuple[str | None, list[dict[str, Any]]]:
@@ -121,18 +164,16 @@ def member_rows(
     ``exomonad teammate``: it holds a worker token) or ``claude`` (Claude Code's own).
     ``shared``: what all teams need, when the caller reads several (read here if not).
     """
-    paths = svc.paths(team)
-    config = load_config(paths)
-    digest = inbox_digest(paths)
-    inbox = presence_from(config, digest)
+    now = time.time()
+    roster = _roster(svc.paths(team), now)
+    unread = roster.digest.unread
     shared = shared or Shared.read(svc)
     workers, runtimes, prs, pending = shared.workers, shared.runtimes, shared.prs, shared.pending
-    now = time.time()
     noted = svc.presence.states(team, now)
     rows = []
-    for m in config.members:
+    for m, pane, state, inbox_at in roster.members:
         held = workers.get((m.name, team))
-        seen = merge(noted.get(m.name), inbox.get(m.name))
+        seen = merge(noted.get(m.name), state, inbox_at)
         kind = "synthetic" if m.synthetic else "teammate" if held is not None else "claude"
         runtime = ((held.runtime if held else None) or runtimes.get((team, m.name))
                    or (m.agent_type if m.synthetic else "claude"))  # fmt: skip
@@ -146,8 +187,8 @@ def member_rows(
             "presenceFrom": seen.source,
             "lastEvent": iso(seen.last_event),
             "lastEventAge": None if seen.last_event is None else round(now - seen.last_event, 1),
-            "pane": member_pane(m.pane, m.tmux_pane_id),
-            "unread": digest.unread.get(m.name, 0),
+            "pane": pane,
+            "unread": unread.get(m.name, 0),
             "pending": pending.get(f"{team}/{m.name}", 0),
             "worker": held is not None,
         }
@@ -156,7 +197,7 @@ def member_rows(
         if (team, m.name) in prs:  # its newest pull request: state, review, checks
             row["pullRequest"] = prs[(team, m.name)]
         rows.append(row)
-    return config.lead_name, rows
+    return roster.config.lead_name, rows
 
 
 def team_status_doc(svc: Services, team: str, shared: Shared | None = None) -> dict[str, Any]:

@@ -35,6 +35,7 @@ __all__ = [
     "Presence",
     "inbox_digest",
     "presence_from",
+    "settled_until",
     "team_presence",
 ]
 
@@ -90,30 +91,48 @@ class InboxDigest:
 Events = dict[str, tuple[datetime, str]]
 #: Per inbox file, kept per version of it: what it says of each sender, and its unread.
 _inbox_cache: FileCache[tuple[Events, int]] = FileCache()
+#: Per inboxes directory: the per-file results of its last digest, and that digest.
+_digests: dict[Path, tuple[list[tuple[str, tuple[Events, int]]], InboxDigest]] = {}
 
 
 def inbox_digest(paths: TeamPaths) -> InboxDigest:
     """Read every inbox of the team once (corrupt ones are skipped; a file unchanged
-    since the last pass is not read again)."""
-    digest = InboxDigest({}, {})
-    latest = digest.latest
+    since the last pass is not read again). While no inbox changed, every caller gets
+    the same digest: treat it as read-only."""
     try:
         d = paths.open_dir(paths.inboxes_dir)
     except (FileNotFoundError, NotADirectoryError):
-        return digest
+        return InboxDigest({}, {})
+    parts: list[tuple[str, tuple[Events, int]]] = []
     with d:
         for name in d.listdir():
             if not name.endswith(".json") or name.startswith("."):
                 continue
             found = _inbox_of(d, paths.inboxes_dir / name)
-            if found is None:
-                continue
-            events, unread = found
-            digest.unread[name[: -len(".json")]] = unread
-            for sender, (when, kind) in events.items():
-                if sender not in latest or when >= latest[sender][0]:
-                    latest[sender] = (when, kind)
+            if found is not None:
+                parts.append((name, found))
+    last = _digests.get(paths.inboxes_dir)
+    if last is not None and _same_parts(last[0], parts):
+        return last[1]
+    digest = InboxDigest({}, {})
+    latest = digest.latest
+    for name, (events, unread) in parts:
+        digest.unread[name[: -len(".json")]] = unread
+        for sender, (when, kind) in events.items():
+            if sender not in latest or when >= latest[sender][0]:
+                latest[sender] = (when, kind)
+    _digests[paths.inboxes_dir] = (parts, digest)
     return digest
+
+
+def _same_parts(
+    old: list[tuple[str, tuple[Events, int]]], new: list[tuple[str, tuple[Events, int]]]
+) -> bool:
+    # The same files, each read off the same version (what the file cache keeps is one
+    # object per version; the old parts are held, so their objects are never reused).
+    return len(old) == len(new) and all(
+        a[0] == b[0] and a[1] is b[1] for a, b in zip(old, new, strict=True)
+    )
 
 
 def _inbox_of(d: SafeDir, path: Path) -> tuple[Events, int] | None:
@@ -186,3 +205,14 @@ def presence_from(
             state = Presence.IDLE
         out[m.name] = MemberPresence(m.name, state, ts)
     return out
+
+
+def settled_until(presence: dict[str, MemberPresence], idle_after: float = IDLE_AFTER) -> float:
+    """Unix time until which :func:`presence_from` (same config and digest, a later
+    ``now``) says the same of every member: the first moment an active member's last
+    event is ``idle_after`` old (infinity if none is active)."""
+    return min(
+        (p.last_event.timestamp() + idle_after for p in presence.values()
+         if p.state is Presence.ACTIVE and p.last_event is not None),
+        default=float("inf"),
+    )  # fmt: skip
