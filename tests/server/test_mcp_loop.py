@@ -1,9 +1,10 @@
 """Loop-safe tools answered on the event loop (issue 14): where each part of a call runs.
 
 A call of ``team_status``, ``task_get`` or ``task_list`` judged by the built-in policy
-runs on the event loop; a project's ``policy.py`` (its rules are the project's code), a
-policy reload that is due, an escalation's wait and every other tool run in the
-server's thread pool.
+runs on the event loop, and ``notify_parent``'s is awaited there (its group write runs
+in the group commit's thread); a project's ``policy.py`` (its rules are the project's
+code), a policy reload that is due, an escalation's wait and every other tool run in
+the server's thread pool.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from exomonad.server.mcp_app import answer_call
 from exomonad.server.permissions import Verdict
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS
+from exomonad.teams import Mailbox
 from exomonad.teams.tasks import TaskStore
 
 RULE = """from __future__ import annotations
@@ -89,11 +91,31 @@ def test_loop_safe_tools_under_the_builtin_policy_run_on_the_loop(
         assert result["isError"] is False, result
         assert ran == [loop]
     assert result["structuredContent"]["tasks"][0]["subject"] == "write the docs"
-    notify = _spy(monkeypatch, "notify_parent")
+
+
+def test_notify_parent_is_awaited_on_the_loop_and_written_by_the_group_commit(
+    svc: Services, worker: Identity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its append (inbox lock, fsync) is written by a thread of the group commit while
+    the loop awaits it; the tool's thread form is not used."""
+    thread_form = _spy(monkeypatch, "notify_parent")
+    writers: list[str] = []
+    real = Mailbox._write_group
+
+    def write_group(mb: Mailbox, member: str, take: Any) -> float:
+        writers.append(threading.current_thread().name)
+        return real(mb, member, take)
+
+    monkeypatch.setattr(Mailbox, "_write_group", write_group)
     result, loop = _answer(svc, worker, "notify_parent", {"status": "success", "message": "hi"})
     assert result["isError"] is False, result
-    assert len(notify) == 1
-    assert notify[0] != loop  # not loop-safe: it takes the inbox lock and fsyncs
+    assert thread_form == []
+    assert len(writers) == 1
+    assert writers[0].startswith("inbox-group")
+    assert writers[0] != loop
+    [entry] = svc.mailbox("proj").read_raw("team-lead")
+    assert entry["messageId"] == result["structuredContent"]["messageId"]
+    assert svc.counters["tool:notify_parent"] == 1
 
 
 def test_a_projects_policy_and_a_due_reload_keep_the_call_in_a_thread(
@@ -114,6 +136,12 @@ def test_a_projects_policy_and_a_due_reload_keep_the_call_in_a_thread(
     rule_threads = log.read_text().split()
     assert rule_threads[-1] != loop  # the project's rule ran, in a thread
     assert rule_threads[-1].startswith("exomonad")
+    notify = _spy(monkeypatch, "notify_parent")  # and the tool's thread form, not the loop's
+    result, loop = _answer(svc, worker, "notify_parent", {"status": "success", "message": "hi"})
+    assert result["isError"] is False, result
+    assert len(notify) == 1
+    assert notify[0] != loop
+    assert log.read_text().split()[-1] == notify[0]
 
 
 def test_an_escalation_is_waited_for_in_a_thread_and_its_answer_decides(

@@ -5,14 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from pydantic import ValidationError
 
 from exomonad.errors import ExomonadError, UnknownRecipientError
 from exomonad.panes import FakePaneBackend
 from exomonad.server.identity import Identity
+from exomonad.server.mcp_app import answer_call
 from exomonad.server.services import Services
 from exomonad.server.tools import TOOLS, ToolError, call_tool
 from exomonad.server.workers import provision
@@ -26,10 +30,33 @@ def _worker(svc: Services, name: str = "gemini-1") -> Identity:
     return Identity(name=name, role="worker", team="proj", parent="team-lead")
 
 
-def test_notify_parent_lands_in_the_leads_inbox(svc: Services) -> None:
+#: A way to call a tool: ``(svc, caller, name, arguments)`` → its result.
+Call = Callable[[Services, Identity, str, dict[str, Any]], dict[str, Any]]
+
+
+def _on_loop(svc: Services, who: Identity, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The MCP server's way: ``answer_call`` on an event loop (``notify_parent`` awaited
+    there); an error result raised as a ToolError, as ``call_tool`` raises it."""
+
+    async def main() -> dict[str, Any]:
+        return await answer_call(svc, who, name, args)
+
+    result = anyio.run(main, backend="asyncio")
+    if result["isError"]:
+        raise ToolError(result["content"][0]["text"])
+    return dict(result["structuredContent"])
+
+
+@pytest.fixture(params=["thread", "loop"])
+def notify(request: pytest.FixtureRequest) -> Call:
+    """``notify_parent``'s two forms: the thread's (``call_tool``) and the loop's."""
+    return call_tool if request.param == "thread" else _on_loop
+
+
+def test_notify_parent_lands_in_the_leads_inbox(svc: Services, notify: Call) -> None:
     who = _worker(svc)
-    out = call_tool(svc, who, "notify_parent",
-                    {"status": "success", "message": "tests pass", "pr_number": 7})  # fmt: skip
+    out = notify(svc, who, "notify_parent",
+                 {"status": "success", "message": "tests pass", "pr_number": 7})  # fmt: skip
     assert out["via"] == "inbox"
     [entry] = svc.mailbox("proj").read_raw("team-lead")
     assert entry["from"] == "gemini-1"
@@ -39,14 +66,14 @@ def test_notify_parent_lands_in_the_leads_inbox(svc: Services) -> None:
 
 
 @pytest.mark.parametrize("message", ["", "   \n"])
-def test_notify_parent_refuses_empty_messages(svc: Services, message: str) -> None:
+def test_notify_parent_refuses_empty_messages(svc: Services, notify: Call, message: str) -> None:
     with pytest.raises(ToolError, match="empty"):
-        call_tool(svc, _worker(svc), "notify_parent", {"status": "success", "message": message})
+        notify(svc, _worker(svc), "notify_parent", {"status": "success", "message": message})
     assert not svc.paths("proj").inbox("team-lead").exists()
 
 
 def test_notify_parent_falls_back_to_the_leads_pane_when_the_inbox_is_corrupt(
-    svc: Services, fake: FakePaneBackend
+    svc: Services, fake: FakePaneBackend, notify: Call
 ) -> None:
     who = _worker(svc)
     fake.add_pane("%4")
@@ -56,18 +83,18 @@ def test_notify_parent_falls_back_to_the_leads_pane_when_the_inbox_is_corrupt(
     inbox = svc.paths("proj").inbox("team-lead")
     inbox.parent.mkdir(parents=True, exist_ok=True)
     inbox.write_bytes(b"{broken")
-    out = call_tool(svc, who, "notify_parent", {"status": "failure", "message": "blocked"})
+    out = notify(svc, who, "notify_parent", {"status": "failure", "message": "blocked"})
     assert out["via"] == "pane"
     assert fake.submitted("%4") == ["[from: gemini-1] failure: blocked"]
     assert inbox.read_bytes() == b"{broken"  # never overwritten
 
 
-def test_notify_parent_without_any_route_is_an_error(svc: Services) -> None:
+def test_notify_parent_without_any_route_is_an_error(svc: Services, notify: Call) -> None:
     inbox = svc.paths("proj").inbox("team-lead")
     inbox.parent.mkdir(parents=True, exist_ok=True)
     inbox.write_bytes(b"[")
     with pytest.raises(ToolError, match="no pane to fall back to"):
-        call_tool(svc, _worker(svc), "notify_parent", {"status": "success", "message": "x"})
+        notify(svc, _worker(svc), "notify_parent", {"status": "success", "message": "x"})
 
 
 def test_send_message_refuses_unknown_recipients(svc: Services, lead: Identity) -> None:

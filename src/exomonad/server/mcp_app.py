@@ -30,7 +30,9 @@ from exomonad.server.services import Services
 from exomonad.server.threads import in_thread
 from exomonad.server.tools import (
     LOOP_SAFE,
+    ON_LOOP,
     TOOLS,
+    admit,
     call_tool,
     prepare_call,
     run_allowed,
@@ -92,8 +94,11 @@ async def _call(svc: Services, who: Identity, name: str,
     """:func:`~exomonad.server.tools.call_tool`, in a thread; a loop-safe tool judged by
     the built-in policy on the event loop (a thread hop and the GIL passed back and forth
     cost such a call more than the call itself: docs/performance.md, issue 14), but for
-    waiting on an escalation's answer, which goes to a thread."""
-    loaded = svc.gatekeeper.loop_policy() if name in LOOP_SAFE else None
+    waiting on an escalation's answer, which goes to a thread; a tool with a form the
+    loop awaits (:data:`~exomonad.server.tools.ON_LOOP`: ``notify_parent``, whose append
+    joins a group the group commit's thread writes) likewise."""
+    on_loop = ON_LOOP.get(name)
+    loaded = svc.gatekeeper.loop_policy() if on_loop or name in LOOP_SAFE else None
     if loaded is None:
         return await in_thread(call_tool, svc, who, name, arguments)
     tool, args, req = prepare_call(svc, who, name, arguments)
@@ -102,7 +107,10 @@ async def _call(svc: Services, who: Identity, name: str,
         verdict = await in_thread(svc.gatekeeper.settle, ev, req, who, tool_mailbox(svc, who))
     else:
         verdict = svc.gatekeeper.settle(ev, req, who, None)
-    return run_allowed(svc, who, tool, args, verdict)
+    if on_loop is None:
+        return run_allowed(svc, who, tool, args, verdict)
+    admit(svc, tool, verdict)
+    return await on_loop(svc, who, args)
 
 
 class ToolCatalog:

@@ -1,21 +1,20 @@
 """The tools agents call over MCP, as plain functions of (services, caller, arguments).
 
-Each tool has a pydantic model for its arguments (its JSON schema is what MCP clients
-see) and returns a JSON-able dict. Errors are :class:`~exomonad.errors.ExomonadError`s
-with a message meant for the calling agent. Which role sees which tool is configured in
-``[roles.tools]`` (see :mod:`exomonad.server.config`).
+Each tool has a pydantic model for its arguments (:mod:`exomonad.server.tool_args`: its
+JSON schema is what MCP clients see) and returns a JSON-able dict. Errors are
+``ExomonadError`` instances with a message meant for the calling agent. Which role sees
+which tool is configured in ``[roles.tools]`` (see :mod:`exomonad.server.config`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import shlex
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from exomonad import runtimes
 from exomonad.errors import (
@@ -33,6 +32,22 @@ from exomonad.server.identity import Identity
 from exomonad.server.permissions import Verdict
 from exomonad.server.services import Services
 from exomonad.server.snapshot import member_pane, member_rows
+from exomonad.server.threads import in_thread
+from exomonad.server.tool_args import (
+    AnswerPermissionArgs,
+    Args,
+    NoArgs,
+    NotifyParentArgs,
+    RemoveWorkerArgs,
+    SendMessageArgs,
+    SpawnWorkersArgs,
+    TaskCreateArgs,
+    TaskIdArgs,
+    TaskListArgs,
+    TaskUpdateArgs,
+    ToolError,
+    WorkerSpec,
+)
 from exomonad.server.workers import Provisioned, await_mcp, prove_gate, provision, release
 from exomonad.teams import Mailbox, load_config, register_synthetic, remove_synthetic
 from exomonad.teams.models import Task, now_iso
@@ -43,109 +58,71 @@ from exomonad.util.waiting import WaitTimeout, retry_until
 __all__ = ["TOOLS", "Tool", "ToolError", "call_tool"]
 
 
-class ToolError(ExomonadError):
-    """A tool refused or failed; the message is shown to the calling agent."""
-
-
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class NotifyParentArgs(_Args):
-    status: Literal["success", "failure"] = Field(description="How the work went.")
-    message: str = Field(description="What you did, found or need. Not empty.")
-    pr_number: int | None = Field(default=None, description="Pull request, if you opened one.")
-
-
-class SendMessageArgs(_Args):
-    to: str = Field(description="A member of your team (see team_status).")
-    text: str = Field(description="The message.")
-    summary: str | None = Field(default=None, description="A few words shown in the UI.")
-
-
-class NoArgs(_Args):
-    pass
-
-
-class TaskListArgs(_Args):
-    status: Literal["pending", "in_progress", "completed"] | None = None
-
-
-class TaskIdArgs(_Args):
-    task_id: str
-
-
-class TaskCreateArgs(_Args):
-    subject: str
-    description: str = ""
-    blocked_by: list[str] = Field(default_factory=list)
-
-
-class TaskUpdateArgs(_Args):
-    task_id: str
-    status: Literal["pending", "in_progress", "completed"] | None = None
-    subject: str | None = None
-    description: str | None = None
-
-
-class WorkerSpec(_Args):
-    name: str = Field(description="Member name for the worker, e.g. gemini-1.")
-    task: str | None = Field(
-        default=None, description="The first message the worker receives (optional)."
-    )
-    command: str | None = Field(default=None, description="Command to run (default: config).")
-    runtime: str | None = Field(
-        default=None,
-        description="Agent runtime (gemini, codex, terminal: any program, no hooks; default: "
-        "the command's).",
-    )
-
-
-class SpawnWorkersArgs(_Args):
-    workers: list[WorkerSpec] = Field(min_length=1)
-
-
-class RemoveWorkerArgs(_Args):
-    name: str
-
-
-class AnswerPermissionArgs(_Args):
-    request_id: str = Field(description="The permission_request's request_id (perm-exo-...).")
-    approve: bool
-    reason: str = ""
-
-
 def _done(message: str, **data: Any) -> dict[str, Any]:
     return {"ok": True, "message": message, **data}
 
 
 def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str, Any]:
     """Report to the parent: its inbox first (locked, verified), its pane as a fallback."""
+    team, text = svc.team_of(who), _report(who, a)
+    try:
+        mid = svc.lead.tell(team, who.parent, sender=who.name, text=text, summary=_summary(who))
+    except _NOT_IN_INBOX as exc:  # corrupt: never overwritten
+        return _notify_by_pane(svc, who, team, text, exc)
+    return _notified(svc, who, mid)
+
+
+async def notify_parent_on_loop(svc: Services, who: Identity,
+                                a: NotifyParentArgs) -> dict[str, Any]:  # fmt: skip
+    """:func:`notify_parent` for the event loop: the caller awaits its entry's group write
+    (done by the group commit's thread) instead of holding a thread of its own; the pane
+    fallback, which types into tmux, runs in a thread."""
+    team, text = svc.team_of(who), _report(who, a)
+    sent = svc.lead.tell_later(team, who.parent, sender=who.name, text=text,
+                               summary=_summary(who))  # fmt: skip
+    try:
+        mid = await asyncio.wrap_future(sent)
+    except _NOT_IN_INBOX as exc:
+        return await in_thread(_notify_by_pane, svc, who, team, text, exc)
+    return _notified(svc, who, mid)
+
+
+#: Why a report may go to the parent's pane instead of its inbox.
+_NOT_IN_INBOX = (DeliveryError, LockError, CorruptFileError)
+
+
+def _report(who: Identity, a: NotifyParentArgs) -> str:
     if not a.message.strip():
         raise ToolError("message is empty: say what you did, found or need")
-    team = svc.team_of(who)
     pr = f" (PR #{a.pr_number})" if a.pr_number is not None else ""
-    text = f"[from: {who.name}] {a.status}{pr}: {a.message}"
+    return f"[from: {who.name}] {a.status}{pr}: {a.message}"
+
+
+def _summary(who: Identity) -> str:
+    return f"Agent update: {who.name}"
+
+
+def _notified(svc: Services, who: Identity, mid: str) -> dict[str, Any]:
+    svc.counters["notify_inbox"] += 1
+    return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
+
+
+def _notify_by_pane(
+    svc: Services, who: Identity, team: str, text: str, exc: Exception
+) -> dict[str, Any]:
+    pane = _pane_of(svc, team, who.parent)
+    if pane is None:
+        raise ToolError(
+            f"could not deliver to {who.parent}: {exc}; no pane to fall back to"
+        ) from exc
     try:
-        mid = svc.lead.tell(
-            team, who.parent, sender=who.name, text=text, summary=f"Agent update: {who.name}"
-        )
-        svc.counters["notify_inbox"] += 1
-        return _done(f"delivered to {who.parent}'s inbox", messageId=mid, via="inbox")
-    except (DeliveryError, LockError, CorruptFileError) as exc:  # corrupt: never overwritten
-        pane = _pane_of(svc, team, who.parent)
-        if pane is None:
-            raise ToolError(
-                f"could not deliver to {who.parent}: {exc}; no pane to fall back to"
-            ) from exc
-        try:
-            svc.backend.deliver(pane, text, sender=who.name)
-        except PaneError as pexc:
-            raise ToolError(f"inbox failed ({exc}) and pane {pane} failed ({pexc})") from pexc
-        svc.counters["notify_pane"] += 1
-        svc.feeds.typed_instead(team, who.parent, {"from": who.name, "text": text,
-                                                   "timestamp": now_iso()})  # fmt: skip
-        return _done(f"inbox failed ({exc}); typed into {who.parent}'s pane {pane}", via="pane")
+        svc.backend.deliver(pane, text, sender=who.name)
+    except PaneError as pexc:
+        raise ToolError(f"inbox failed ({exc}) and pane {pane} failed ({pexc})") from pexc
+    svc.counters["notify_pane"] += 1
+    svc.feeds.typed_instead(team, who.parent, {"from": who.name, "text": text,
+                                               "timestamp": now_iso()})  # fmt: skip
+    return _done(f"inbox failed ({exc}); typed into {who.parent}'s pane {pane}", via="pane")
 
 
 def _pane_of(svc: Services, team: str, member: str) -> str | None:
@@ -298,11 +275,11 @@ class Tool:
 
     name: str
     description: str
-    args: type[_Args]
+    args: type[Args]
     fn: Callable[[Services, Identity, Any], dict[str, Any]]
 
 
-def _tool(fn: Callable[[Services, Identity, Any], dict[str, Any]], args: type[_Args]) -> Tool:
+def _tool(fn: Callable[[Services, Identity, Any], dict[str, Any]], args: type[Args]) -> Tool:
     return Tool(fn.__name__, (fn.__doc__ or "").strip(), args, fn)
 
 
@@ -331,6 +308,11 @@ TOOLS: dict[str, Tool] = {
 #: (:func:`Gatekeeper.loop_policy <exomonad.server.permissions.Gatekeeper.loop_policy>`;
 #: ``mcp_app.answer_call``).
 LOOP_SAFE = frozenset({"team_status", "task_get", "task_list"})
+#: Tools with a form the event loop awaits (what blocks in it runs elsewhere), used
+#: when the policy allows that, as for :data:`LOOP_SAFE`.
+ON_LOOP: dict[str, Callable[[Services, Identity, Any], Awaitable[dict[str, Any]]]] = {
+    "notify_parent": notify_parent_on_loop,
+}
 
 
 def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -342,7 +324,7 @@ def call_tool(svc: Services, who: Identity, name: str, arguments: dict[str, Any]
 
 
 def prepare_call(svc: Services, who: Identity, name: str,
-                 arguments: dict[str, Any]) -> tuple[Tool, _Args, ToolRequest]:  # fmt: skip
+                 arguments: dict[str, Any]) -> tuple[Tool, Args, ToolRequest]:  # fmt: skip
     """Check the role and validate the arguments: the tool, its arguments and the request
     the policy judges."""
     tool = TOOLS.get(name)
@@ -360,10 +342,15 @@ def tool_mailbox(svc: Services, who: Identity) -> Mailbox | None:
     return svc.mailbox(who.team) if who.team else None
 
 
-def run_allowed(svc: Services, who: Identity, tool: Tool, args: _Args,
+def run_allowed(svc: Services, who: Identity, tool: Tool, args: Args,
                 verdict: Verdict) -> dict[str, Any]:  # fmt: skip
     """Run ``tool`` if the policy's ``verdict`` allows it; refuse it otherwise."""
+    admit(svc, tool, verdict)
+    return tool.fn(svc, who, args)
+
+
+def admit(svc: Services, tool: Tool, verdict: Verdict) -> None:
+    """Refuse ``tool`` unless the policy's ``verdict`` allows it; count it."""
     if not isinstance(verdict.decision, Allow):
         raise ToolError(f"{tool.name} refused by policy: {verdict.decision.reason}")
     svc.counters[f"tool:{tool.name}"] += 1
-    return tool.fn(svc, who, args)

@@ -1,21 +1,22 @@
 """Group commit for inbox appends: the appends that queue meanwhile share one write.
 
-Threads of one process (the server runs each MCP tool call in a worker thread) that
-append to the same inbox line up in its :class:`InboxQueue`. The first becomes the
-*leader*: it writes its own entry and every entry queued behind it in one locked
-rewrite, taking newcomers until the lock is held (one lock, one read, one rewrite, one
-fsync and one verification for the whole group), then answers each of them. Arrivals
-during the write wait for the next group, led by one of them. Each caller is answered
-only after its entry is verified on disk, or with the group's error: nobody hears
-"sent" for an entry that is not there.
+Callers of one process that append to the same inbox line up in its
+:class:`InboxQueue`: threads wait in :meth:`~InboxQueue.submit`, an event loop awaits
+the future :meth:`~InboxQueue.submit_later` gives. One *leader* writes its own entry
+and every entry queued behind it in one locked rewrite, taking newcomers until the lock
+is held (one lock, one read, one rewrite, one fsync and one verification for the whole
+group), then answers each of them. Arrivals during the write wait for the next group,
+led by a waiting thread, or by a thread of this module's pool when only futures wait.
+Each caller is answered only after its entry is verified on disk, or with the group's
+error: nobody hears "sent" for an entry that is not there.
 
 Claude Code's writers share the lock and give up after ~655 ms of back-off, so the
 lock is held no longer than one append holds it (plus the extra entries' serialisation,
-microseconds), and back-to-back groups leave it free between them: when callers are
-already waiting as a group finishes, the next group waits twice as long as the last one
-held the lock (:data:`PAUSE_FACTOR`, :attr:`InboxQueue.free_at`), so under a full team
-the lock is ours at most a third of the time and each retry of a Claude Code writer
-finds it free at least two times in three. A lone caller never waits.
+microseconds), and back-to-back groups leave it free between them: after a group of
+several, or with callers already waiting as a group finishes, the next group waits
+three times as long as the last one held the lock (:data:`PAUSE_FACTOR`,
+:attr:`InboxQueue.free_at`), so under a full team the lock is ours at most a quarter of
+the time. A lone caller never waits.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +39,11 @@ __all__ = ["MAX_GROUP", "PAUSE_FACTOR", "InboxQueue", "Pending", "commit_stats",
 MAX_GROUP = 64
 #: How long the lock stays free between two back-to-back groups, in times the last
 #: group held it. At 1 (half the time ours) Claude Code's writers waited p99 150-260 ms
-#: beside 16 sessions once the server got faster; at 2, p99 64-78 ms, and the sessions'
-#: appends/s still above what they were at 1 before (docs/performance.md, issue 14).
-PAUSE_FACTOR = 2.0
+#: beside 16 sessions once the server got faster; at 2, p99 64-78 ms. Once callers on
+#: the event loop made groups bigger and faster (a bigger inbox between Claude Code's
+#: polls, so every writer holds the lock longer), 2 let their p99 reach 160-220 ms and
+#: 3 kept it at 38-83 with more appends/s than 2 (docs/performance.md, issue 14).
+PAUSE_FACTOR = 3.0
 #: The longest pause between two back-to-back groups, in seconds.
 MAX_PAUSE = 0.1
 
@@ -53,6 +57,10 @@ class Pending:
     done: bool = False
     error: BaseException | None = None
     seq: int = 0  # arrival order in its queue
+    #: Set for a caller that does not wait in a thread (:meth:`InboxQueue.submit_later`):
+    #: completed when its group is done, and how to write a group it leads.
+    future: Future[None] | None = None
+    write: Write | None = None
 
 
 #: ``take()`` → the group so far, in arrival order (the leader's own entry always in it);
@@ -120,8 +128,7 @@ class InboxQueue:
     def submit(self, pending: Pending, write: Write) -> None:
         """Return once ``pending`` is written and verified; raise the group's error."""
         with self._cond:
-            pending.seq = next(self._arrivals)
-            self._waiting.append(pending)
+            self._enqueue(pending)
             while self._leading and not pending.done:
                 self._cond.wait()
             if not pending.done:
@@ -130,6 +137,25 @@ class InboxQueue:
             self._lead(pending, write)
         if pending.error is not None:
             raise pending.error
+
+    def submit_later(self, pending: Pending, write: Write) -> Future[None]:
+        """Queue ``pending`` and return at once: the future completes once it is written
+        and verified, or with the group's error. With no caller waiting in a thread to
+        lead its group, a thread of this module's pool writes it (an event loop awaits
+        appends this way instead of parking a thread per caller)."""
+        pending.future, pending.write = Future(), write
+        pending.future.set_running_or_notify_cancel()  # its waiter may give up, not the write
+        with self._cond:
+            self._enqueue(pending)
+            start = not self._leading
+            self._leading = True
+        if start:
+            _leaders().submit(self._lead, pending, write)
+        return pending.future
+
+    def _enqueue(self, pending: Pending) -> None:
+        pending.seq = next(self._arrivals)
+        self._waiting.append(pending)
 
     def _lead(self, own: Pending, write: Write) -> None:
         group = [own]
@@ -153,17 +179,44 @@ class InboxQueue:
             held = write(take)
         except BaseException as exc:  # every caller of the group hears it
             error = exc
+        successor: Pending | None = None
         with self._cond:
             self._waiting = [p for p in self._waiting if p not in group]
             for p in group:
                 p.error = error if p is own or error is None else _for_follower(error)
                 p.done = True
             pause = min(held * PAUSE_FACTOR, MAX_PAUSE)
-            self.free_at = time.monotonic() + pause if self._waiting else 0.0
-            self._leading = False
+            busy = bool(self._waiting) or len(group) > 1  # a lone caller never waits
+            self.free_at = time.monotonic() + pause if busy else 0.0
+            if self._waiting and all(p.future is not None for p in self._waiting):
+                successor = self._waiting[0]  # no thread waits to lead: the pool does
+            else:
+                self._leading = False
             self._cond.notify_all()
         if error is None:
             _STATS.record(len(group), held)
+        for p in group:
+            if p.future is not None:
+                if p.error is None:
+                    p.future.set_result(None)
+                else:
+                    p.future.set_exception(p.error)
+        if successor is not None:
+            assert successor.write is not None  # set by submit_later
+            _leaders().submit(self._lead, successor, successor.write)
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_guard = threading.Lock()
+
+
+def _leaders() -> ThreadPoolExecutor:
+    """The threads that lead groups no waiting caller leads (started on first use)."""
+    global _pool
+    with _pool_guard:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="inbox-group")
+        return _pool
 
 
 def _for_follower(error: BaseException) -> BaseException:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from exomonad.teams.inbox_io import Change, mutate
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import InboxMessage, message_identity, now_iso
 from exomonad.teams.paths import TeamPaths, validate_name
+from exomonad.util.futures import then
 
 __all__ = ["CompactionResult", "Mailbox"]
 
@@ -45,6 +47,17 @@ class CompactionResult:
     kept: int
     archived: int
     archive: Path | None
+
+
+def _message(sender: str, text: str, summary: str | None, color: str | None,
+             extra: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    entry: dict[str, Any] = {"from": sender, "text": text, "timestamp": now_iso()}
+    if summary is not None:
+        entry["summary"] = summary
+    if color is not None:
+        entry["color"] = color
+    entry.update(extra)
+    return entry
 
 
 class Mailbox:
@@ -157,13 +170,14 @@ class Mailbox:
         **extra: Any,
     ) -> str:
         """Append a new message to ``to``'s inbox and return its message id."""
-        entry: dict[str, Any] = {"from": sender, "text": text, "timestamp": now_iso()}
-        if summary is not None:
-            entry["summary"] = summary
-        if color is not None:
-            entry["color"] = color
-        entry.update(extra)
+        entry = _message(sender, text, summary, color, extra)
         return self.append(to, entry, check_member=check_member)
+
+    def send_later(
+        self, to: str, *, sender: str, text: str, summary: str | None = None, **extra: Any
+    ) -> Future[str]:
+        """:meth:`send` without waiting (see :meth:`append_later`)."""
+        return self.append_later(to, _message(sender, text, summary, None, extra))
 
     def append(
         self, to: str, entry: dict[str, Any] | InboxMessage, *, check_member: bool = True
@@ -177,6 +191,25 @@ class Mailbox:
         non-members, :class:`CorruptFileError` if the inbox cannot be parsed (its bytes
         are left alone), and :class:`DeliveryError` once every attempt failed.
         """
+        pending, path = self._pending(to, entry, check_member)
+        queue_for(path, self.durable).submit(pending, lambda take: self._write_group(to, take))
+        return self._delivered(to, pending)
+
+    def append_later(self, to: str, entry: dict[str, Any]) -> Future[str]:
+        """:meth:`append`, returning at once: the future gives the message id once the
+        entry is verified on disk, or :meth:`append`'s error. A bad entry or an unknown
+        recipient raises here, before anything is queued. For an event loop: the write
+        happens in a thread of the group commit's own (one per group, not per caller)."""
+        pending, path = self._pending(to, entry, True)
+        written = queue_for(path, self.durable).submit_later(
+            pending, lambda take: self._write_group(to, take)
+        )
+        return then(written, lambda _: self._delivered(to, pending))
+
+    def _pending(
+        self, to: str, entry: dict[str, Any] | InboxMessage, check_member: bool
+    ) -> tuple[Pending, Path]:
+        """``entry`` checked and stamped for the group commit, and the inbox it goes to."""
         raw = entry.to_json() if isinstance(entry, InboxMessage) else dict(entry)
         for key in ("from", "text", "timestamp"):
             if not isinstance(raw.get(key), str):
@@ -185,13 +218,14 @@ class Mailbox:
             self.check_recipient(to)
         has_id = any(isinstance(raw.get(k), str) and raw[k] for k in ("msg_id", "messageId"))
         message_id = message_identity(raw) if has_id else self.dialect.new_message_id()
-        pending = Pending(message_id, self.dialect.stamp(raw, message_id))
-        path = self.paths.inbox(to)
-        queue_for(path, self.durable).submit(pending, lambda take: self._write_group(to, take))
+        return Pending(message_id, self.dialect.stamp(raw, message_id)), self.paths.inbox(to)
+
+    def _delivered(self, to: str, pending: Pending) -> str:
+        """After ``pending`` was verified on disk: tell who listens; its message id."""
         self._our_version.pop(to, None)
-        if self.on_append is not None:  # verified on disk: tell who listens
+        if self.on_append is not None:
             self.on_append(to, pending.entry)
-        return message_id
+        return pending.message_id
 
     def _write_group(self, member: str, take: Take) -> float:
         """Write the appends ``take`` hands out in one locked rewrite, retrying with
