@@ -8,8 +8,10 @@ queued; which thread wrote each group is recorded.
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
@@ -179,3 +181,21 @@ def test_append_later_refuses_at_once_what_append_refuses(team: TeamPaths) -> No
     with pytest.raises(ExomonadError, match="string 'text'"):
         mb.append_later("team-lead", {"from": "w", "timestamp": "t"})
     assert not team.inbox("ghost").exists()
+
+
+def test_an_append_later_leaves_no_reference_cycle(team: TeamPaths) -> None:
+    """Freed by reference counting alone, as each call finishes: a cycle per call (the
+    entry's future held by the entry its callback holds) made the server's garbage
+    collector walk the whole heap every ~2 s under a full team, stopping every call."""
+    mb = Mailbox(team, durable=False)
+    team.inboxes_dir.mkdir(parents=True, exist_ok=True)
+    gc.disable()
+    try:
+        done = mb.append_later("team-lead", {"from": "w", "text": "x", "timestamp": "t"})
+        done.result(30)
+        gone = weakref.ref(done)
+        del done
+        retry_until(lambda: gone() is None, timeout=10,
+                    message="the append's future is kept alive by a cycle")  # fmt: skip
+    finally:
+        gc.enable()

@@ -11,6 +11,7 @@ nothing that changed after it.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from dataclasses import dataclass
@@ -79,6 +80,11 @@ def health(svc: Services, approvals: list[Approval] | None = None) -> dict[str, 
         "ledger": svc.ledger.counts(),
         "inbox_commits": commit_stats(),  # group writes of appends (teams.groupcommit)
         "github": svc.github.health(),
+        # Objects left out of full collections (frozen at start), collections so far.
+        "gc": {
+            "frozen": gc.get_freeze_count(),
+            "collections": [g["collections"] for g in gc.get_stats()],
+        },
     }
 
 

@@ -196,11 +196,12 @@ class InboxQueue:
         if error is None:
             _STATS.record(len(group), held)
         for p in group:
-            if p.future is not None:
+            future, p.future, p.write = p.future, None, None  # no cycle through callbacks
+            if future is not None:
                 if p.error is None:
-                    p.future.set_result(None)
+                    future.set_result(None)
                 else:
-                    p.future.set_exception(p.error)
+                    future.set_exception(p.error)
         if successor is not None:
             assert successor.write is not None  # set by submit_later
             _leaders().submit(self._lead, successor, successor.write)
