@@ -64,11 +64,10 @@ _AWK_OUT = re.compile(
     r"|\bgetline\b[^;{}\n]*<"
     r"|@include\b|@load\b|@\w+\s*\("
 )
+#: An awk string constant (emptied before :data:`_AWK_OUT` is searched).
+_AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _AWK_OPTS = frozenset({"-F", "-v", "-f", "--file", "--assign", "--field-separator", "-e",
                        "--source", "-i", "--include", "-l", "--load"})  # fmt: skip
-
-
-_AWK_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
 def awk_escapes(program: str) -> bool:

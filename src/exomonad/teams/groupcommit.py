@@ -58,9 +58,8 @@ class Pending:
     error: BaseException | None = None
     seq: int = 0  # arrival order in its queue
     #: Set for a caller that does not wait in a thread (:meth:`InboxQueue.submit_later`):
-    #: completed when its group is done, and how to write a group it leads.
+    #: completed when its group is done.
     future: Future[None] | None = None
-    write: Write | None = None
 
 
 #: ``take()`` → the group so far, in arrival order (the leader's own entry always in it);
@@ -143,7 +142,7 @@ class InboxQueue:
         and verified, or with the group's error. With no caller waiting in a thread to
         lead its group, a thread of this module's pool writes it (an event loop awaits
         appends this way instead of parking a thread per caller)."""
-        pending.future, pending.write = Future(), write
+        pending.future = Future()
         pending.future.set_running_or_notify_cancel()  # its waiter may give up, not the write
         with self._cond:
             self._enqueue(pending)
@@ -196,15 +195,15 @@ class InboxQueue:
         if error is None:
             _STATS.record(len(group), held)
         for p in group:
-            future, p.future, p.write = p.future, None, None  # no cycle through callbacks
+            future, p.future = p.future, None  # no cycle through its callbacks
             if future is not None:
                 if p.error is None:
                     future.set_result(None)
                 else:
                     future.set_exception(p.error)
         if successor is not None:
-            assert successor.write is not None  # set by submit_later
-            _leaders().submit(self._lead, successor, successor.write)
+            # Any caller's write will do: a group is written with the leader's settings.
+            _leaders().submit(self._lead, successor, write)
 
 
 _pool: ThreadPoolExecutor | None = None
