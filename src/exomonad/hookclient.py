@@ -23,6 +23,14 @@ crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``: see
 Other events never block the agent's session: on any failure they exit 0 with ``{}`` on
 stdout and a note on stderr.
 
+A worker's hook usually never reaches this client: ``exomonad init`` puts the shell
+front ``exomonad-hook`` (``scripts/exomonad-hook``) before it, which answers with ``sh``
+and netcat-openbsd and runs this client for everyone else, stdin untouched. When the
+front has read stdin and then fails, it runs this client with ``--refuse too-large``
+(escalate) or ``--refuse unanswered`` (deny), which answers without reading stdin or
+asking the server, in the runtime's shape (docs/architecture.md, "Hooks: the shell
+front").
+
 Which server judges: the project's, never one the agent chose
 (:func:`exomonad.state.agent_state_dir`). The agent moves the hook input's ``cwd``
 (Claude Code's follows a ``cd`` below the project, and so does its hook's own working
@@ -70,10 +78,14 @@ __all__ = [
     "TIMEOUT",
     "decision_output",
     "main",
+    "stdout_line",
     "too_deep",
 ]
 
-_USAGE = f"usage: exomonad hook EVENT [--runtime {'|'.join(runtimes.RUNTIMES)}] [--timeout SECONDS]"
+_USAGE = (
+    f"usage: exomonad hook EVENT [--runtime {'|'.join(runtimes.RUNTIMES)}] [--timeout SECONDS]"
+    " [--refuse too-large|unanswered]"
+)
 #: Seconds the client waits for the server in all (the server may be waiting for an
 #: approval, ``[policy] approval_timeout``, 50 s by default); ``exomonad init`` passes
 #: ``--timeout`` to match the project's approval time-out, below the runtime's own.
@@ -127,12 +139,18 @@ def decision_output(runtime: str, kind: str, reason: str, event: str = "") -> di
     return runtimes.RUNTIMES.get(runtime, runtimes.CLAUDE).answer(event, kind, reason)
 
 
-def _print(runtime: str, output: dict[str, Any]) -> None:
-    """Write a hook's answer; an empty one as nothing for a runtime that wants that
-    (Codex: ``{}`` is not "no output")."""
+def stdout_line(runtime: str, output: dict[str, Any]) -> str:
+    """The line a hook prints for ``output`` (JSON, no newline): empty for an empty
+    answer of a runtime that wants nothing then (Codex: ``{}`` is not "no output")."""
     known = runtimes.RUNTIMES.get(runtime)
-    if output or known is None or not known.silent_empty:
-        sys.stdout.write(dumps(output) + "\n")
+    return dumps(output) if output or known is None or not known.silent_empty else ""
+
+
+def _print(runtime: str, output: dict[str, Any]) -> None:
+    """Write a hook's answer (:func:`stdout_line`), if there is one."""
+    line = stdout_line(runtime, output)
+    if line:
+        sys.stdout.write(line + "\n")
 
 
 def _token(state: str, runtime: str = "claude") -> str | None:
@@ -224,7 +242,7 @@ def _read_stdin() -> bytes | None:
 def _run(event: str, runtime: str, timeout: float) -> int:
     body = _read_stdin()
     if body is None:
-        return _refuse(event, runtime, "ask", f"hook input larger than {MAX_BODY} bytes")
+        return _refuse(event, runtime, *_refusal("too-large"))
     if too_deep(body):
         return _refuse(event, runtime, "ask", f"hook input nested deeper than {MAX_DEPTH}")
     try:
@@ -282,8 +300,18 @@ def _ask_server(event: str, runtime: str, body: bytes, state: str, sock: str,
     return code
 
 
-def _parse_args(argv: list[str]) -> tuple[str, str, float]:
-    event, runtime, timeout = argv[0], "claude", TIMEOUT
+def _refusal(reason: str) -> tuple[str, str]:
+    """``--refuse REASON``: what the shell front (``exomonad-hook``) could not finish, as
+    a refusal's kind and why; it has read stdin by then, so the client decides alone."""
+    if reason == "too-large":
+        return "ask", f"hook input larger than {MAX_BODY} bytes"
+    if reason == "unanswered":
+        return "deny", "the server did not answer the hook (exomonad-hook)"
+    raise ValueError(reason)
+
+
+def _parse_args(argv: list[str]) -> tuple[str, str, float, tuple[str, str] | None]:
+    event, runtime, timeout, refuse = argv[0], "claude", TIMEOUT, None
     rest = argv[1:]
     while rest:
         flag, value, rest = rest[0], rest[1], rest[2:]
@@ -291,9 +319,11 @@ def _parse_args(argv: list[str]) -> tuple[str, str, float]:
             runtime = value
         elif flag == "--timeout" and float(value) > 0:
             timeout = float(value)
+        elif flag == "--refuse":
+            refuse = _refusal(value)
         else:
             raise ValueError(flag)
-    return event, runtime, timeout
+    return event, runtime, timeout, refuse
 
 
 def main(argv: list[str]) -> int:
@@ -303,11 +333,13 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(_USAGE + "\n")
         return 0 if argv else 2
     try:
-        event, runtime, timeout = _parse_args(argv)
+        event, runtime, timeout, refuse = _parse_args(argv)
     except (IndexError, ValueError):
         sys.stderr.write(_USAGE + "\n")
         return 2
     try:
+        if refuse is not None:
+            return _refuse(event, runtime, *refuse)
         return _run(event, runtime, timeout)
     except Exception as exc:  # the catch-all that keeps a gating hook closed
         try:

@@ -34,7 +34,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from exomonad.errors import ExomonadError
@@ -88,6 +88,9 @@ def build_app(
         answer = await in_thread(
             hook_request, svc, event, runtime, body, token, pane, peer_pid(request.scope)
         )
+        if request.query_params.get("reply") == "text":  # the shell front, exomonad-hook
+            svc.counters["hook_front"] += 1
+            return PlainTextResponse(answer.as_text(runtime))
         return JSONResponse(
             {"output": answer.output, "exit_code": answer.exit_code, "stderr": answer.stderr}
         )

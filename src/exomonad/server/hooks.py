@@ -28,7 +28,7 @@ import orjson
 from exomonad import runtimes
 from exomonad.bridge.registry import Activity, SessionInfo
 from exomonad.errors import ExomonadError
-from exomonad.hookclient import MAX_BODY, MAX_DEPTH, too_deep
+from exomonad.hookclient import MAX_BODY, MAX_DEPTH, stdout_line, too_deep
 from exomonad.policy import Deny, Escalate, ToolRequest
 from exomonad.policy.hook_output import hook_output
 from exomonad.server.github import saw_actions
@@ -60,6 +60,13 @@ class HookAnswer:
     output: dict[str, Any] = field(default_factory=dict)
     exit_code: int = 0
     stderr: str = ""
+
+    def as_text(self, runtime: str) -> str:
+        """The answer as the shell front ``exomonad-hook`` reads it: ``exomonad-hook
+        CODE``, the stderr line, the stdout line (:func:`~exomonad.hookclient.stdout_line`,
+        what the Python client prints), ``end`` (so a cut answer is never taken)."""
+        err = " ".join(self.stderr.splitlines())
+        return f"exomonad-hook {self.exit_code}\n{err}\n{stdout_line(runtime, self.output)}\nend"
 
 
 def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> SessionInfo:
