@@ -6,7 +6,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIRS := tests/interop tests/e2e tests/e2e/claude tests/e2e/codex
-APT_TOOLS := tmux node npm bwrap chromium
+APT_TOOLS := tmux node npm bwrap chromium nc.openbsd
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
 
@@ -16,11 +16,11 @@ sysdeps:
 	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system tools:$$missing"; \
-	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/; s/\bbwrap\b/bubblewrap/'); \
+	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/; s/\bbwrap\b/bubblewrap/; s/\bnc\.openbsd\b/netcat-openbsd/'); \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; \
 	fi
 
-$(BIN)/.stamp: pyproject.toml
+$(BIN)/.stamp: pyproject.toml scripts/exomonad-hook
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from exomonad import doctor
 from exomonad.doctor import Check, run_checks
 from exomonad.setup import init_project
 from tests.e2e.harness import ExomonadServe
@@ -115,3 +116,13 @@ def test_a_running_server_answers_health(repo: Path, tmp_path: Path,
     finally:
         server.stop()
     assert checks(repo)["server"].status == "warn"
+
+
+def test_the_hook_front_needs_netcat_openbsd(monkeypatch: pytest.MonkeyPatch) -> None:
+    here = doctor._hook_front()
+    assert here.status == "ok"
+    assert "nc.openbsd" in here.detail
+    monkeypatch.setattr(doctor, "NC_OPENBSD", ("/nonexistent/nc.openbsd",))
+    gone = doctor._hook_front()
+    assert gone.status == "warn"
+    assert gone.fix == "apt-get install netcat-openbsd"

@@ -28,6 +28,7 @@ from exomonad.errors import SandboxError
 from exomonad.sandbox import SandboxSpec, _probe, bwrap_argv, git_common_dir, require_bwrap
 from exomonad.util.waiting import retry_until
 from tests.support.tmux import TmuxServer
+from tests.support.uds_server import http_answer
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 GIT_ENV = {
@@ -82,7 +83,10 @@ def _serve(server: socket.socket, received: list[bytes], stop: threading.Event) 
         with conn:
             data = conn.recv(1024)
             received.append(data)
-            conn.sendall(b"server got: " + data)
+            if data.startswith(b"POST /hook/"):  # the hook front: an answer it takes
+                conn.sendall(http_answer(200, b'exomonad-hook 0\n\n{"decision": "allow"}\nend'))
+            else:
+                conn.sendall(b"server got: " + data)
 
 
 @pytest.fixture
@@ -396,6 +400,18 @@ def test_the_server_socket_answers_from_inside(project: Project) -> None:
     found = project.run_argv([sys.executable, "-c", finder, str(project.state)])
     assert found.returncode == 0, found.stderr
     assert found.stdout.strip() == str(project.sock)
+
+
+def test_the_hook_front_reaches_the_server_from_inside(project: Project) -> None:
+    """``exomonad-hook`` (sh and netcat-openbsd) in the sandbox: the state dir is hidden
+    but its socket is there, so a worker's hook is answered without the Python client
+    (``false`` stands for it: had the front handed over, there would be no answer)."""
+    front = Path(__file__).resolve().parents[1] / "scripts" / "exomonad-hook"
+    env = ["env", f"EXOMONAD_DIR={project.state}", "EXOMONAD_TOKEN=exo_w1"]
+    hook = ["false", "hook", "before-tool", "--runtime", "gemini"]
+    out = project.run_argv([*env, str(front), *hook])
+    assert (out.returncode, out.stdout) == (0, '{"decision": "allow"}\n'), out.stderr
+    assert project.received[-1].startswith(b"POST /hook/before-tool?runtime=gemini&reply=text ")
 
 
 # --- a TUI in a tmux pane: why no --new-session -----------------------------------------

@@ -35,7 +35,7 @@ from exomonad import __version__, runtimes
 from exomonad.errors import ExomonadError
 from exomonad.server.pidfile import read_server_info, server_request
 from exomonad.setup import is_ours
-from exomonad.util.selfexec import EXOMONAD, locate, path_fix
+from exomonad.util.selfexec import EXOMONAD, HOOK_FRONT, locate, path_fix
 
 __all__ = ["Check", "Status", "run_checks"]
 
@@ -74,6 +74,7 @@ def run_checks(root: Path) -> list[Check]:
         _machine_specific(root),
         _server(root / ".exomonad"),
         *(_agent_cli(name, package) for name, package in AGENT_CLIS),
+        _hook_front(),
         _tool("tmux", ["-V"], "apt-get install tmux"),
         _tool("git", ["--version"], "apt-get install git"),
         _worktrees(root),
@@ -185,7 +186,7 @@ def _hook_check(name: str, root: Path, runtime: str, commands: list[str]) -> Che
     for command, trial in runs.items():
         program = _resolve(shlex.split(command)[0], root) if trial else None
         if trial is None or program is None:
-            fix = path_fix() if command.startswith(f"{EXOMONAD} ") else REINIT
+            fix = path_fix() if command.startswith((f"{EXOMONAD} ", f"{HOOK_FRONT} ")) else REINIT
             return Check(name, "fail", f"`{command}` does not resolve on PATH", fix)
     ran: list[str] = []
     for trial in sorted({t for t in runs.values() if t}):
@@ -294,6 +295,20 @@ def _tool(program: str, args: list[str], fix: str, missing: Status = "fail") -> 
         return Check(program, missing, f"`{program} {' '.join(args)}` exited {code}: "
                      f"{_first_line(out)[:120]}", fix)  # fmt: skip
     return Check(program, "ok", f"{_first_line(out)} ({found})")
+
+
+#: Where the shell front ``exomonad-hook`` looks for netcat-openbsd (as its script says).
+NC_OPENBSD = ("/usr/bin/nc.openbsd", "/bin/nc.openbsd")
+
+
+def _hook_front() -> Check:
+    """Workers' hooks are answered by the shell front only with netcat-openbsd."""
+    found = next((p for p in NC_OPENBSD if os.access(p, os.X_OK)), None)
+    if found is None:
+        return Check("hook front", "warn", "netcat-openbsd is not installed: workers' hooks "
+                     "run the Python client (about 5 times the CPU per tool call)",
+                     "apt-get install netcat-openbsd")  # fmt: skip
+    return Check("hook front", "ok", f"workers' hooks answered by {HOOK_FRONT} with {found}")
 
 
 def _agent_cli(program: str, package: str) -> Check:

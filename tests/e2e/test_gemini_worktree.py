@@ -83,6 +83,10 @@ def project(tmp_path: Path) -> Iterator[Project]:
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)["warning"] is None  # `exomonad` on PATH is this one
+    gemini = orjson.loads((root / ".gemini" / "settings.json").read_bytes())
+    commands = [h["command"] for e in gemini["hooks"].values() for x in e for h in x["hooks"]]
+    assert commands, gemini
+    assert all(c.startswith("exomonad-hook exomonad hook ") for c in commands), commands
     config = root / ".exomonad" / "config.toml"
     config.write_text(
         config.read_text() + '\n[workers]\ntmux_session = "w"\n'
@@ -129,6 +133,14 @@ def responses_of(model: ScriptedGemini, n: int) -> str:
     turn = _answered(model, n)
     assert turn is not None
     return json.dumps(turn.function_responses())
+
+
+def _gates_counted(p: Project, decisions: list[tuple[str, str]]) -> None:
+    """Both pushes met git's gate, and Gemini CLI's hooks were answered by the shell front
+    (``exomonad-hook``), not the Python client: at least every gated call, each through it."""
+    counters = p.lead().health()["counters"]
+    assert counters["git_pre_push"] == 2
+    assert counters["hook_front"] >= len(decisions), (counters, decisions)
 
 
 def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
@@ -191,7 +203,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     assert gated == ["allow", "human"], p.audit("w1")  # its own branch, then main
     assert "push refused by the project's policy" in responses_of(m1, 7)
     assert p.remote_log("main") == ["exomonad init", "initial"]
-    assert p.lead().health()["counters"]["git_pre_push"] == 2
+    _gates_counted(p, decisions)
     escalated = sorted(e["decision"] for e in p.audit("w1") if e["decision"] != "allow")
     assert escalated == ["human", "human", "tl"]  # the only three
     # Isolation: the same path holds each worker's own content; the lead's has neither.

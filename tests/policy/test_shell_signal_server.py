@@ -5,7 +5,6 @@ and ``EXOMONAD_DIR``), and the server still answers afterwards."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,9 +17,7 @@ import pytest
 
 from exomonad.client import ServerClient
 from exomonad.server.pidfile import read_server_info
-from exomonad.teams import TeamPaths, create_team
-from tests.support.git import make_repo
-from tests.support.served import answers, worker_token
+from tests.support.served import answers, served_project
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -47,23 +44,8 @@ class Project:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[Project]:
-    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
-    make_repo(tmp_path / "proj")
-    state.mkdir(parents=True)
-    create_team(TeamPaths("proj", root))
-    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
-    env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
-               EXOMONAD_LOCK_DIR=str(tmp_path / "locks"),
-               EXOMONAD_SPOOL_DIR=str(tmp_path / "spool"))  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "exomonad", "serve"], env=env,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
-    try:
-        yield Project(state, env, proc, worker_token(state))
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    with served_project(tmp_path) as served:
+        yield Project(served.state, served.env, served.proc, served.worker)
 
 
 def test_a_worker_cannot_signal_the_live_server(project: Project) -> None:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
-from exomonad.util.selfexec import locate, path_fix, self_argv
+import pytest
+
+from exomonad import runtimes
+from exomonad.runtimes.base import hook_command, is_ours
+from exomonad.util.selfexec import EXOMONAD, HOOK_FRONT, hook_front, locate, path_fix, self_argv
 
 BIN = Path(sys.executable).parent
 
@@ -43,3 +48,36 @@ def test_missing(tmp_path: Path) -> None:
 
 def test_self_argv_is_isolated() -> None:
     assert self_argv() == [sys.executable, "-I", "-m", "exomonad"]
+
+
+def _bin(path: Path, *names: str) -> Path:
+    path.mkdir(parents=True)
+    for name in names:
+        (path / name).write_text("#!/bin/sh\n")
+        (path / name).chmod(0o755)
+    return path
+
+
+def test_the_hook_front_stands_beside_the_exomonad_that_hooks_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    both, alone = _bin(tmp_path / "both", EXOMONAD, HOOK_FRONT), _bin(tmp_path / "alone", EXOMONAD)
+    monkeypatch.setenv("PATH", f"{both}:/usr/bin:/bin")
+    assert hook_front(EXOMONAD) == HOOK_FRONT
+    monkeypatch.setenv("PATH", f"{alone}:{both}:/usr/bin:/bin")  # another install's front
+    assert hook_front(EXOMONAD) is None
+    spaced = _bin(tmp_path / "a b", EXOMONAD, HOOK_FRONT)
+    assert hook_front(shlex.quote(str(spaced / EXOMONAD))) == shlex.quote(str(spaced / HOOK_FRONT))
+    assert hook_front(str(alone / EXOMONAD)) is None
+    assert hook_front(f"{sys.executable} -I -m exomonad") is None
+
+
+def test_hook_commands_start_the_front_when_it_is_there(tmp_path: Path) -> None:
+    both, alone = _bin(tmp_path / "both", EXOMONAD, HOOK_FRONT), _bin(tmp_path / "alone", EXOMONAD)
+    gemini = runtimes.get("gemini")
+    fast = hook_command(str(both / EXOMONAD), "before-tool", gemini, 50)
+    client = f"{both / EXOMONAD} hook before-tool --runtime gemini --timeout 70"
+    assert fast == f"{both / HOOK_FRONT} {client}"
+    assert is_ours({"hooks": [{"command": fast}]})
+    slow = hook_command(str(alone / EXOMONAD), "after-tool", gemini, 50)
+    assert slow == f"{alone / EXOMONAD} hook after-tool --runtime gemini"

@@ -158,11 +158,16 @@ class Runtime:
 def hook_command(exo: str, event: str, runtime: Runtime, approval_timeout: float) -> str:
     """Our hook command; a tool-gating hook's client waits for the server up to the
     approval time-out plus 20 s, so it answers (and fails closed) before the runtime's own
-    time-out (approval time-out plus 30 s) would kill it and let the tool call through."""
+    time-out (approval time-out plus 30 s) would kill it and let the tool call through.
+    Started through the shell front ``exomonad-hook`` when it is installed beside ``exo``
+    (:func:`exomonad.util.selfexec.hook_front`)."""
+    from exomonad.util.selfexec import hook_front
+
     command = f"{exo} hook {event} --runtime {runtime.name}"
     if runtime.gates(event):
         command += f" --timeout {int(approval_timeout) + 20}"
-    return command
+    front = hook_front(exo)
+    return f"{front} {command}" if front else command
 
 
 def is_ours(entry: object) -> bool:

@@ -19,12 +19,25 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["EXOMONAD", "TEAMMATE", "OnPath", "locate", "path_fix", "self_argv", "self_command"]
+__all__ = [
+    "EXOMONAD",
+    "HOOK_FRONT",
+    "TEAMMATE",
+    "OnPath",
+    "hook_front",
+    "locate",
+    "path_fix",
+    "self_argv",
+    "self_command",
+]
 
 #: The main console script, as committed files name it.
 EXOMONAD = "exomonad"
 #: The console script ``CLAUDE_CODE_TEAMMATE_COMMAND`` names (Claude Code runs it as one word).
 TEAMMATE = "exomonad-teammate"
+#: The hook client's shell front (``scripts/exomonad-hook``), installed beside
+#: :data:`EXOMONAD`: hook commands start it with the client's command after it.
+HOOK_FRONT = "exomonad-hook"
 
 
 def self_argv() -> list[str]:
@@ -91,6 +104,24 @@ def locate(program: str = EXOMONAD, path: str | None = None) -> OnPath:
     if python is None:
         return OnPath(program, found, None)
     return OnPath(program, found, _same_dir(python, sys.executable))
+
+
+def hook_front(exo: str) -> str | None:
+    """How a hook command starts :data:`HOOK_FRONT` before ``exo hook ...``, or None (the
+    client is started directly).
+
+    Only beside the very program ``exo`` names, never another install's: for a name found
+    on PATH (the committed form), the front's name if PATH finds both in one directory;
+    for a path, the front in that path's directory, if it is there.
+    """
+    words = shlex.split(exo)
+    if len(words) != 1:
+        return None  # `python -I -m exomonad`, a shell snippet: nothing to stand beside
+    if "/" not in words[0]:
+        main, front = shutil.which(words[0]), shutil.which(HOOK_FRONT)
+        return HOOK_FRONT if main and front and _same_dir(main, front) else None
+    front = os.path.join(os.path.dirname(os.path.expanduser(words[0])), HOOK_FRONT)
+    return shlex.quote(front) if os.path.isfile(front) and os.access(front, os.X_OK) else None
 
 
 def path_fix(program: str = EXOMONAD) -> str:

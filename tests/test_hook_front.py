@@ -1,0 +1,276 @@
+"""The hook client's shell front, ``exomonad-hook`` (``scripts/exomonad-hook``).
+
+It answers a worker's hook with ``sh`` and netcat-openbsd against the real server, the
+same bytes and exit code as the Python client; leaves every other caller to the client
+with stdin untouched; and fails closed: once it has read stdin, any failure (no answer,
+a cut or malformed one, a time-out) runs the client with ``--refuse``, which denies a
+tool-gating call in the runtime's shape. Tests drive the script itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from exomonad.hookclient import MAX_BODY
+from tests.support.served import served_project
+from tests.support.uds_server import Request, UdsServer, http_answer
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
+
+FRONT = Path(__file__).resolve().parents[1] / "scripts" / "exomonad-hook"
+CLIENT = [sys.executable, "-m", "exomonad", "hook"]
+#: A "client" that shows it ran: echoes its stdin and arguments (the front's fallback).
+ECHO = ["sh", "-c", 'cat; printf " ran:%s" "$*"', "sh", "hook"]
+LS = {"tool_name": "run_shell_command", "tool_input": {"command": "ls"}}
+RM = {"tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}}
+
+
+def test_nc_openbsd_is_installed() -> None:
+    """The front needs it (the Makefile installs it); without it every hook would quietly
+    take the slow path and these tests would prove nothing."""
+    assert shutil.which("nc.openbsd") or Path("/bin/nc.openbsd").exists()
+
+
+def test_the_installed_front_is_this_script() -> None:
+    installed = Path(sys.executable).parent / "exomonad-hook"
+    assert installed.read_bytes() == FRONT.read_bytes()
+    assert os.access(installed, os.X_OK)
+
+
+def front(args: list[str], body: bytes, env: dict[str, str], shell: str | None = None) -> \
+        subprocess.CompletedProcess[bytes]:  # fmt: skip
+    """Run the front (by its ``#!/bin/sh``, or by ``shell``) on ``body``."""
+    argv = [str(FRONT), *args] if shell is None else [shell, str(FRONT), *args]
+    return subprocess.run(argv, input=body, env=env, capture_output=True, timeout=60,
+                          check=False)  # fmt: skip
+
+
+@dataclass
+class Served:
+    state: Path
+    env: dict[str, str]  # the worker's: its token and EXOMONAD_DIR
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with served_project(tmp_path_factory.mktemp("front")) as project:
+        yield Served(project.state, {**project.env, "EXOMONAD_TOKEN": project.worker})
+
+
+CASES = [
+    ("before-tool", "gemini", LS),
+    ("before-tool", "gemini", RM),
+    ("pre-tool-use", "claude", {"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    ("pre-tool-use", "claude", {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}),
+    ("pre-tool-use", "codex", {"tool_name": "Bash", "tool_input": {"command": "rm -rf /"}}),
+    ("after-tool", "gemini", LS),
+    ("post-tool-use", "codex", LS),
+]
+
+
+@pytest.mark.parametrize(("event", "runtime", "payload"), CASES)
+def test_the_front_answers_a_worker_alone_as_the_client_does(
+    served: Served, event: str, runtime: str, payload: dict[str, Any]
+) -> None:
+    body = orjson.dumps({"session_id": "s-front", "cwd": str(served.state.parent), **payload})
+    flags = [event, "--runtime", runtime]
+    # `false` after the front: had the front handed over, there would be no answer at all
+    alone = front(["false", "hook", *flags], body, served.env)
+    client = subprocess.run([*CLIENT, *flags], input=body, env=served.env, capture_output=True,
+                            timeout=60, check=False)  # fmt: skip
+    assert (alone.returncode, alone.stdout) == (client.returncode, client.stdout), alone.stderr
+    if "rm -rf" in body.decode() and event != "after-tool":
+        assert b"deny" in alone.stdout
+
+
+def test_the_front_counts_as_the_server_sees_it(served: Served) -> None:
+    """The server counts the answers it gave the front (``/health``: ``hook_front``)."""
+    from exomonad.client import ServerClient
+
+    before = ServerClient.as_lead(served.state).health()["counters"].get("hook_front", 0)
+    done = front(["false", "hook", "before-tool", "--runtime", "gemini"], orjson.dumps(LS),
+                 served.env)  # fmt: skip
+    assert done.returncode == 0
+    after = ServerClient.as_lead(served.state).health()["counters"]["hook_front"]
+    assert after == before + 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"EXOMONAD_TOKEN": ""},  # a lead, a person: the client finds its state dir
+        {"EXOMONAD_TOKEN": "exo_a;b"},  # never put into a request
+        {"EXOMONAD_TOKEN": "exo_a\r\nx-evil: 1"},
+        {"EXOMONAD_DIR": ""},
+        {"EXOMONAD_DIR": "~/proj/.exomonad"},  # the client expands it; the front does not
+        {"EXOMONAD_DIR": "/nonexistent/.exomonad"},  # no socket there
+    ],
+)
+def test_other_callers_go_to_the_client_with_stdin_untouched(
+    served: Served, change: dict[str, str]
+) -> None:
+    env = {**served.env, **change}
+    body = b'{"tool_name": "x"}\n\n'
+    done = front([*ECHO, "before-tool", "--runtime", "gemini"], body, env)
+    assert done.stdout == body + b" ran:hook before-tool --runtime gemini"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--runtime", "gemini", "--verbose", "1"], ["--runtime"], ["--timeout", "1.5"],
+     ["--runtime", "Gemini"]],
+)  # fmt: skip
+def test_arguments_the_front_does_not_know_go_to_the_client(served: Served,
+                                                           flags: list[str]) -> None:  # fmt: skip
+    done = front([*ECHO, "before-tool", *flags], b"{}", served.env)
+    assert done.stdout == b"{} ran:" + " ".join(["hook", "before-tool", *flags]).encode()
+
+
+def test_no_command_is_a_usage_error() -> None:
+    done = subprocess.run([str(FRONT)], capture_output=True, check=False)
+    assert done.returncode == 2
+    assert b"usage" in done.stderr
+
+
+@dataclass
+class Fake:
+    """A state dir whose ``server.sock`` answers each request with the next bytes of
+    ``replies`` (once it is empty, the connection just closes), and a worker's env."""
+
+    env: dict[str, str]
+    replies: list[bytes]
+    server: UdsServer
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Iterator[Fake]:
+    state = tmp_path / ".exomonad"
+    state.mkdir()
+    replies: list[bytes] = []
+
+    def answer(request: Request) -> None:
+        if replies:
+            request.send(replies.pop(0))
+
+    server = UdsServer(state / "server.sock", answer)
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env.update(EXOMONAD_DIR=str(state), EXOMONAD_TOKEN="exo_fake")
+    try:
+        yield Fake(env, replies, server)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("shell", ["dash", "bash"])  # Debian's /bin/sh, and others'
+def test_the_request_carries_the_input_byte_for_byte(fake: Fake, shell: str) -> None:
+    allow = http_answer(200, b'exomonad-hook 0\n\n{"decision": "allow"}\nend')
+    fake.replies += [allow, allow]
+    body = '{"tool_input": {"content": "é — ✓ %s %d \\\\ \\n"}}'.encode()
+    argv = ["false", "hook", "before-tool", "--runtime", "gemini"]
+    done = front(argv, body, {**fake.env, "TMUX_PANE": "%7", "LANG": "C.UTF-8"}, shell)
+    junk = front(argv, body, {**fake.env, "TMUX_PANE": "%7\r\nx-evil: 1"}, shell)
+    assert done.stdout == junk.stdout == b'{"decision": "allow"}\n'
+    first, second = fake.server.requests
+    assert first.method == "POST"
+    assert first.target == "/hook/before-tool?runtime=gemini&reply=text"
+    assert first.body == body
+    assert first.headers["content-length"] == str(len(body))  # bytes, not characters
+    assert first.headers["x-exomonad-token"] == "exo_fake"
+    assert first.headers["x-exomonad-pane"] == "%7"
+    assert second.headers["x-exomonad-pane"] == ""
+    assert "x-evil" not in second.headers
+
+
+BAD_REPLIES = {
+    "nothing": None,
+    "an HTTP error": http_answer(500, b"exomonad-hook 0\n\n{}\nend"),
+    "cut before its end": http_answer(200, b'exomonad-hook 0\n\n{"decision": "allow"}'),
+    "two stdout lines": http_answer(200, b'exomonad-hook 0\n\n{"decision": "allow"}\nx\nend'),
+    "an odd code": http_answer(200, b'exomonad-hook 0x\n\n{"decision": "allow"}\nend'),
+    "no head": b'exomonad-hook 0\n\n{"decision": "allow"}\nend',
+}
+
+
+@pytest.mark.parametrize("case", BAD_REPLIES)
+@pytest.mark.parametrize(("event", "runtime"), [("before-tool", "gemini"),
+                                                ("pre-tool-use", "claude")])  # fmt: skip
+def test_a_bad_or_missing_answer_denies(fake: Fake, case: str, event: str,
+                                        runtime: str) -> None:  # fmt: skip
+    reply = BAD_REPLIES[case]
+    if reply is not None:
+        fake.replies.append(reply)
+    done = front([*CLIENT, event, "--runtime", runtime], orjson.dumps(LS), fake.env)
+    assert done.returncode == 0
+    assert b"allow" not in done.stdout
+    answer = orjson.loads(done.stdout)
+    decision = answer["decision"] if runtime == "gemini" else \
+        answer["hookSpecificOutput"]["permissionDecision"]  # fmt: skip
+    assert decision == "deny"
+    assert b"did not answer" in done.stderr
+
+
+def test_a_bad_answer_to_another_event_goes_ahead(fake: Fake) -> None:
+    done = front([*CLIENT, "after-tool", "--runtime", "gemini"], orjson.dumps(LS), fake.env)
+    assert (done.returncode, done.stdout) == (0, b"{}\n")
+
+
+def test_a_server_that_does_not_answer_in_time_denies(tmp_path: Path) -> None:
+    """``--timeout``: the front gives up while the server still holds the request."""
+    state = tmp_path / ".exomonad"
+    state.mkdir()
+    hold, held = threading.Event(), threading.Event()
+
+    def never(request: Request) -> None:
+        hold.wait(120)
+        held.set()
+
+    server = UdsServer(state / "server.sock", never)
+    env = {**os.environ, "EXOMONAD_DIR": str(state), "EXOMONAD_TOKEN": "exo_fake"}
+    try:
+        done = front([*CLIENT, "before-tool", "--runtime", "gemini", "--timeout", "1"],
+                     orjson.dumps(LS), env)  # fmt: skip
+        assert not held.is_set()  # the answer was not the server closing on its own
+    finally:
+        hold.set()
+        server.close()
+    assert orjson.loads(done.stdout)["decision"] == "deny"
+
+
+def test_a_dead_servers_socket_denies(tmp_path: Path) -> None:
+    state = tmp_path / ".exomonad"
+    state.mkdir()
+    UdsServer(state / "server.sock", lambda r: None).sock.close()  # the file stays
+    env = {**os.environ, "EXOMONAD_DIR": str(state), "EXOMONAD_TOKEN": "exo_fake"}
+    done = front([*CLIENT, "before-tool", "--runtime", "gemini"], orjson.dumps(LS), env)
+    assert orjson.loads(done.stdout)["decision"] == "deny"
+
+
+def test_an_oversized_input_is_escalated_and_read_to_the_end(fake: Fake) -> None:
+    """Above the bound the input is drained (the runtime never writes into a closed pipe)
+    and the call escalated, as the client does; the server is never asked."""
+    env = fake.env
+    body = b'{"tool_input": {"content": "' + b"x" * MAX_BODY + b'"}}'
+    proc = subprocess.Popen([str(FRONT), *CLIENT, "before-tool", "--runtime", "gemini"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)  # fmt: skip
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    proc.stdin.write(body)  # raises BrokenPipeError if the front stopped reading
+    proc.stdin.close()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert orjson.loads(out)["decision"] == "ask", err
+    assert b"larger than" in err
+    assert fake.server.requests == []
