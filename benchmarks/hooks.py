@@ -11,7 +11,11 @@ per run from ``Popen`` to exit (``subprocess.run`` with the stdin JSON), for:
   script ``.venv/bin/exomonad hook ...``: a Claude Code PreToolUse for Bash ``ls``, as the
   lead (no ``EXOMONAD_TOKEN``: the client uses ``lead.token``);
 * ``python -m exomonad hook before-tool --runtime gemini``: Gemini CLI's BeforeTool for
-  ``run_shell_command`` ``ls``, with a worker's token.
+  ``run_shell_command`` ``ls``, with a worker's token;
+* the same worker hook as ``exomonad init`` writes it: the installed console script
+  behind the shell front, ``exomonad-hook .venv/bin/exomonad hook before-tool ...``
+  (answered by ``sh`` and netcat-openbsd, no Python process), and the console script
+  alone for comparison.
 
 The project is found as in real use (:func:`exomonad.state.agent_state_dir`): the lead's
 Claude Code hook has no ``EXOMONAD_DIR`` and walks up from ``$CLAUDE_PROJECT_DIR`` (the
@@ -83,6 +87,7 @@ def _payloads(server: ExoServer) -> tuple[dict[str, Any], dict[str, Any]]:
 def _variants(server: ExoServer) -> list[Variant]:
     py = sys.executable
     script = str(Path(sys.executable).parent / "exomonad")
+    front = str(Path(sys.executable).parent / "exomonad-hook")
     env = {k: v for k, v in server.env.items() if k != "EXOMONAD_DIR"}
     env["CLAUDE_PROJECT_DIR"] = str(server.state.parent)  # what Claude Code sets
     worker_env = {**server.env, "EXOMONAD_TOKEN": server.workers[WORKER],
@@ -100,6 +105,12 @@ def _variants(server: ExoServer) -> list[Variant]:
         Variant("python -m exomonad hook before-tool (gemini)",
                 [py, "-m", "exomonad", "hook", "before-tool", "--runtime", "gemini"],
                 gemini, worker_env, "gemini"),
+        Variant("exomonad hook before-tool (gemini worker, console script)",
+                [script, "hook", "before-tool", "--runtime", "gemini"], gemini, worker_env,
+                "gemini"),
+        Variant("exomonad-hook exomonad hook before-tool (gemini worker, shell front)",
+                [front, script, "hook", "before-tool", "--runtime", "gemini"], gemini,
+                worker_env, "gemini"),
     ]  # fmt: skip
 
 
@@ -146,7 +157,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         variants = _variants(server)
         for v in variants:  # warm the page cache and .pyc files, untimed
             _once(v, cwd)
-        before = int(server.health()["counters"].get("hook_pre_tool_use", 0))
+        counted = server.health()["counters"]
+        before, front_before = (int(counted.get(k, 0)) for k in ("hook_pre_tool_use", "hook_front"))
         console.log(f"hooks: {rounds} rounds of {len(variants)} variants, sequential")
         seq: dict[str, list[float]] = {v.name: [] for v in variants}
         cpu = dict.fromkeys(seq, 0.0)
@@ -159,7 +171,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
             rows.append({"case": v.name, "mode": "sequential", "hook": v.runtime is not None,
                          "runs": rounds, "latency": summarize(seq[v.name]),
                          "cpu_ms": cpu[v.name] * 1000 / rounds})  # fmt: skip
-        for v in (variants[0], variants[3]):
+        for v in (variants[0], variants[3], variants[5], variants[6]):
             console.log(f"hooks: {conc_runs} runs, {CONCURRENCY} at a time: {v.name}")
             rows.append({"case": v.name, "mode": f"{CONCURRENCY} concurrent",
                          "hook": v.runtime is not None, "runs": conc_runs,
@@ -177,8 +189,10 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         rows.append({"case": "POST /hook/pre-tool-use from this process (no hook process)",
                      "mode": "sequential", "hook": False, "runs": direct_n,
                      "latency": summarize(lat)})  # fmt: skip
-        after = int(server.health()["counters"].get("hook_pre_tool_use", 0))
+        counted = server.health()["counters"]
+        after, front_after = (int(counted.get(k, 0)) for k in ("hook_pre_tool_use", "hook_front"))
     hook_runs = sum(r["runs"] for r in rows if r["hook"]) + direct_n
+    front_runs = sum(r["runs"] for r in rows if "shell front" in r["case"])
     return {
         "method": (
             "wall time per process, Popen to exit, stdin = a realistic hook JSON; project found "
@@ -189,6 +203,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         "rows": rows,
         "server_hook_count": after - before,
         "expected_hook_count": hook_runs,
+        "server_front_count": front_after - front_before,
+        "expected_front_count": front_runs,
         "target_p50_ms": TARGET_P50_MS,
     }
 
@@ -214,5 +230,7 @@ def render(data: dict[str, Any], console: Console) -> None:
     console.print(table)
     console.print(
         f"times in ms; the server counted {data['server_hook_count']} PreToolUse/BeforeTool "
-        f"hooks, {data['expected_hook_count']} expected (warm-up runs excluded)"
+        f"hooks, {data['expected_hook_count']} expected (warm-up runs excluded); of them "
+        f"{data['server_front_count']} answered to the shell front, "
+        f"{data['expected_front_count']} expected"
     )
