@@ -114,6 +114,7 @@ def test_the_front_counts_as_the_server_sees_it(served: Served) -> None:
         {"EXOMONAD_TOKEN": "exo_a\r\nx-evil: 1"},
         {"EXOMONAD_DIR": ""},
         {"EXOMONAD_DIR": "~/proj/.exomonad"},  # the client expands it; the front does not
+        {"EXOMONAD_DIR": "proj/.exomonad"},  # relative: never an nc option or a cwd guess
         {"EXOMONAD_DIR": "/nonexistent/.exomonad"},  # no socket there
     ],
 )
@@ -245,6 +246,36 @@ def test_a_server_that_does_not_answer_in_time_denies(tmp_path: Path) -> None:
         hold.set()
         server.close()
     assert orjson.loads(done.stdout)["decision"] == "deny"
+
+
+def test_a_slow_answer_within_the_time_out_is_taken(fake: Fake) -> None:
+    """An approval can keep the server for most of ``--timeout``: the front waits."""
+    answered = threading.Event()
+
+    def slowly(request: Request) -> None:
+        answered.wait(2)  # never set: a 2 s wait, inside the 30 s time-out
+        request.send(http_answer(200, b'exomonad-hook 0\n\n{"decision": "deny"}\nend'))
+
+    fake.server.handler = slowly
+    done = front(["false", "hook", "before-tool", "--runtime", "gemini", "--timeout", "30"],
+                 orjson.dumps(LS), fake.env)  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, b'{"decision": "deny"}\n'), done.stderr
+
+
+def test_the_fronts_own_tools_are_not_taken_from_path(fake: Fake, tmp_path: Path) -> None:
+    """A ``head`` or ``nc.openbsd`` the agent could plant on the runtime's PATH (a
+    project ``bin/``) is never run: the server judges the real input."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    for tool in ("head", "cat", "nc.openbsd", "nc"):
+        (planted / tool).write_text('#!/bin/sh\nprintf \'{"tool_input": {"command": "ls"}}\'\n')
+        (planted / tool).chmod(0o755)
+    fake.replies.append(http_answer(200, b'exomonad-hook 0\n\n{"decision": "ask"}\nend'))
+    env = {**fake.env, "PATH": f"{planted}:{os.environ['PATH']}"}
+    body = orjson.dumps(RM)
+    done = front(["false", "hook", "before-tool", "--runtime", "gemini"], body, env)
+    assert done.stdout == b'{"decision": "ask"}\n'
+    assert [r.body for r in fake.server.requests] == [body]
 
 
 def test_a_dead_servers_socket_denies(tmp_path: Path) -> None:
