@@ -405,8 +405,10 @@ def test_the_server_socket_answers_from_inside(project: Project) -> None:
 def test_the_hook_front_reaches_the_server_from_inside(project: Project) -> None:
     """``exomonad-hook`` (sh and netcat-openbsd) in the sandbox: the state dir is hidden
     but its socket is there, so a worker's hook is answered without the Python client
-    (``false`` stands for it: had the front handed over, there would be no answer)."""
-    front = Path(__file__).resolve().parents[1] / "scripts" / "exomonad-hook"
+    (``false`` stands for it: had the front handed over, there would be no answer). The
+    installed front: the sandbox binds this install back even when it lives under the
+    private ``/tmp``."""
+    front = Path(sys.executable).parent / "exomonad-hook"  # as installed, beside exomonad
     env = ["env", f"EXOMONAD_DIR={project.state}", "EXOMONAD_TOKEN=exo_w1"]
     hook = ["false", "hook", "before-tool", "--runtime", "gemini"]
     out = project.run_argv([*env, str(front), *hook])
