@@ -218,7 +218,7 @@ def test_a_bad_or_missing_answer_denies(fake: Fake, case: str, event: str,
     decision = answer["decision"] if runtime == "gemini" else \
         answer["hookSpecificOutput"]["permissionDecision"]  # fmt: skip
     assert decision == "deny"
-    assert b"did not answer" in done.stderr
+    assert b"no whole answer" in done.stderr
 
 
 def test_a_bad_answer_to_another_event_goes_ahead(fake: Fake) -> None:

@@ -306,7 +306,11 @@ def _refusal(reason: str) -> tuple[str, str]:
     if reason == "too-large":
         return "ask", f"hook input larger than {MAX_BODY} bytes"
     if reason == "unanswered":
-        return "deny", "the server did not answer the hook (exomonad-hook)"
+        return "deny", (
+            "no whole answer from the server to the hook's shell front "
+            "(exomonad-hook); a server older than this install cannot give one: "
+            "restart it"
+        )
     raise ValueError(reason)
 
 
