@@ -1,6 +1,7 @@
 """ExoMonad's own commands on PATH, and the launchers ``exomonad teammate`` routes to.
 
-* :func:`write_shims`: ``exomonad`` and ``exomonad-teammate`` in a directory, running
+* :func:`write_shims`: ``exomonad`` and ``exomonad-teammate`` (and the hook client's
+  shell front ``exomonad-hook``) in a directory, running
   this very installation (its console scripts, with the source tree it was imported
   from first on ``PYTHONPATH``). Put first on PATH, they make every hook, MCP server
   and teammate command that ``exomonad init``'s files name run the same code as the
@@ -23,6 +24,7 @@ from exomonad.clis.codex import CodexHome, codex_env, require_codex
 from exomonad.clis.env import VENV_BIN, write_launcher
 from exomonad.clis.gemini import GeminiHome, gemini_command, gemini_env
 from exomonad.runtimes import CODEX
+from exomonad.util.selfexec import HOOK_FRONT
 
 __all__ = [
     "EXOMONAD_WORKER_ENV",
@@ -49,7 +51,8 @@ EXOMONAD_WORKER_ENV = (
 def write_shims(bin_dir: Path) -> Path:
     """``exomonad`` and ``exomonad-teammate`` in ``bin_dir`` that run the console scripts
     next to this interpreter with ``SRC`` first on PYTHONPATH (argv stays ``python
-    <bin>/<script> ...``); returns ``bin_dir``."""
+    <bin>/<script> ...``), and a link to the installed ``exomonad-hook`` beside them
+    (so ``exomonad init`` writes hooks through it); returns ``bin_dir``."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
     for name in ("exomonad", "exomonad-teammate"):
@@ -60,6 +63,9 @@ def write_shims(bin_dir: Path) -> Path:
             "utf-8",
         )
         shim.chmod(0o755)
+    front = bin_dir / HOOK_FRONT  # the hook client's shell front (no Python: no shim)
+    front.unlink(missing_ok=True)
+    front.symlink_to(VENV_BIN / HOOK_FRONT)
     return bin_dir
 
 
