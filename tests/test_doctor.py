@@ -126,3 +126,21 @@ def test_the_hook_front_needs_netcat_openbsd(monkeypatch: pytest.MonkeyPatch) ->
     gone = doctor._hook_front()
     assert gone.status == "warn"
     assert gone.fix == "apt-get install netcat-openbsd"
+
+
+def test_committed_hooks_through_a_front_this_machine_lacks_fail_with_the_path_fix(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A colleague's install without ``exomonad-hook`` on PATH: each hook would be "command
+    not found" (exit 127, a non-blocking error to the runtimes), so doctor fails it."""
+    settings = (repo / ".claude" / "settings.json").read_text()
+    assert '"exomonad-hook exomonad hook ' in settings  # init wrote the front (on PATH here)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "exomonad").symlink_to(BIN / "exomonad")
+    monkeypatch.setenv("PATH", f"{alone}:/usr/bin:/bin")
+    hook = checks(repo)["hooks in .claude/settings.json"]
+    assert hook.status == "fail"
+    assert "does not resolve on PATH" in hook.detail
+    assert hook.fix is not None
+    assert hook.fix.startswith("export PATH=")
