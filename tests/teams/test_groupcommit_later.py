@@ -199,3 +199,48 @@ def test_an_append_later_leaves_no_reference_cycle(team: TeamPaths) -> None:
                     message="the append's future is kept alive by a cycle")  # fmt: skip
     finally:
         gc.enable()
+
+
+class _Window:
+    """The queue's condition, with a hook run in ``hooked``'s thread right after it
+    leaves a ``with`` block once: the moment ``submit_later`` has queued and not yet
+    returned, where another thread's group can take, answer and drop its future."""
+
+    def __init__(self, cond: threading.Condition, hook: Callable[[], None]) -> None:
+        self.cond, self.hooked = cond, threading.get_ident()
+        self.hook: Callable[[], None] | None = hook
+
+    def __enter__(self) -> bool:
+        return self.cond.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.cond.__exit__(*exc)
+        if threading.get_ident() == self.hooked and self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.cond, name)
+
+
+def test_a_future_answered_before_submit_later_returns_is_still_returned() -> None:
+    """Regression: a waiting thread's group took the entry, wrote it and dropped its
+    future before ``submit_later`` returned ``pending.future``: None, and the loop's
+    ``notify_parent`` raised (found by the fault-injection test under load)."""
+    queue = InboxQueue()
+    write = Recorder(queue, hold_until=2)
+    leader = threading.Thread(target=queue.submit, args=(Pending("1", {}), write))
+    leader.start()
+    assert write.taken.wait(30)  # the thread leads a group; ours queues behind it
+    late = Pending("2", {})
+
+    def finish_the_group_first() -> None:
+        write.release.set()
+        retry_until(lambda: late.done and late.future is None, timeout=30)
+
+    queue._cond = _Window(queue._cond, finish_the_group_first)  # type: ignore[assignment]
+    future = queue.submit_later(late, write)
+    leader.join(30)
+    assert isinstance(future, Future)
+    assert future.result(30) is None
+    assert [ids for _, ids in write.groups] == [["1"], ["2"]]

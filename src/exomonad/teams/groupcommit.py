@@ -142,15 +142,18 @@ class InboxQueue:
         and verified, or with the group's error. With no caller waiting in a thread to
         lead its group, a thread of this module's pool writes it (an event loop awaits
         appends this way instead of parking a thread per caller)."""
-        pending.future = Future()
-        pending.future.set_running_or_notify_cancel()  # its waiter may give up, not the write
+        # Kept here: once queued, another group may take, answer and drop it (no cycle)
+        # before this returns, leaving ``pending.future`` None.
+        future: Future[None] = Future()
+        future.set_running_or_notify_cancel()  # its waiter may give up, not the write
+        pending.future = future
         with self._cond:
             self._enqueue(pending)
             start = not self._leading
             self._leading = True
         if start:
             _leaders().submit(self._lead, pending, write)
-        return pending.future
+        return future
 
     def _enqueue(self, pending: Pending) -> None:
         pending.seq = next(self._arrivals)
