@@ -226,25 +226,21 @@ def test_a_bad_answer_to_another_event_goes_ahead(fake: Fake) -> None:
     assert (done.returncode, done.stdout) == (0, b"{}\n")
 
 
-def test_a_server_that_does_not_answer_in_time_denies(tmp_path: Path) -> None:
+def test_a_server_that_does_not_answer_in_time_denies(fake: Fake) -> None:
     """``--timeout``: the front gives up while the server still holds the request."""
-    state = tmp_path / ".exomonad"
-    state.mkdir()
     hold, held = threading.Event(), threading.Event()
 
     def never(request: Request) -> None:
         hold.wait(120)
         held.set()
 
-    server = UdsServer(state / "server.sock", never)
-    env = {**os.environ, "EXOMONAD_DIR": str(state), "EXOMONAD_TOKEN": "exo_fake"}
+    fake.server.handler = never
     try:
         done = front([*CLIENT, "before-tool", "--runtime", "gemini", "--timeout", "1"],
-                     orjson.dumps(LS), env)  # fmt: skip
+                     orjson.dumps(LS), fake.env)  # fmt: skip
         assert not held.is_set()  # the answer was not the server closing on its own
     finally:
         hold.set()
-        server.close()
     assert orjson.loads(done.stdout)["decision"] == "deny"
 
 
@@ -278,12 +274,9 @@ def test_the_fronts_own_tools_are_not_taken_from_path(fake: Fake, tmp_path: Path
     assert [r.body for r in fake.server.requests] == [body]
 
 
-def test_a_dead_servers_socket_denies(tmp_path: Path) -> None:
-    state = tmp_path / ".exomonad"
-    state.mkdir()
-    UdsServer(state / "server.sock", lambda r: None).sock.close()  # the file stays
-    env = {**os.environ, "EXOMONAD_DIR": str(state), "EXOMONAD_TOKEN": "exo_fake"}
-    done = front([*CLIENT, "before-tool", "--runtime", "gemini"], orjson.dumps(LS), env)
+def test_a_dead_servers_socket_denies(fake: Fake) -> None:
+    fake.server.sock.close()  # nobody listens; the socket file stays
+    done = front([*CLIENT, "before-tool", "--runtime", "gemini"], orjson.dumps(LS), fake.env)
     assert orjson.loads(done.stdout)["decision"] == "deny"
 
 
