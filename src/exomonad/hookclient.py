@@ -27,9 +27,9 @@ A worker's hook usually never reaches this client: ``exomonad init`` puts the sh
 front ``exomonad-hook`` (``scripts/exomonad-hook``) before it, which answers with ``sh``
 and netcat-openbsd and runs this client for everyone else, stdin untouched. When the
 front has read stdin and then fails, it runs this client with ``--refuse too-large``
-(escalate) or ``--refuse unanswered`` (deny), which answers without reading stdin or
-asking the server, in the runtime's shape (docs/architecture.md, "Hooks: the shell
-front").
+(escalate), ``--refuse unanswered`` or ``--refuse misanswered`` (deny), which answers
+without reading stdin or asking the server, in the runtime's shape (docs/architecture.md,
+"Hooks: the shell front").
 
 Which server judges: the project's, never one the agent chose
 (:func:`exomonad.state.agent_state_dir`). The agent moves the hook input's ``cwd``
@@ -84,7 +84,7 @@ __all__ = [
 
 _USAGE = (
     f"usage: exomonad hook EVENT [--runtime {'|'.join(runtimes.RUNTIMES)}] [--timeout SECONDS]"
-    " [--refuse too-large|unanswered]"
+    " [--refuse too-large|unanswered|misanswered]"
 )
 #: Seconds the client waits for the server in all (the server may be waiting for an
 #: approval, ``[policy] approval_timeout``, 50 s by default); ``exomonad init`` passes
@@ -306,10 +306,11 @@ def _refusal(reason: str) -> tuple[str, str]:
     if reason == "too-large":
         return "ask", f"hook input larger than {MAX_BODY} bytes"
     if reason == "unanswered":
+        return "deny", "the server did not answer the hook's shell front (exomonad-hook) in time"
+    if reason == "misanswered":
         return "deny", (
-            "no whole answer from the server to the hook's shell front "
-            "(exomonad-hook); a server older than this install cannot give one: "
-            "restart it"
+            "the server's answer to the hook's shell front (exomonad-hook) is not one it "
+            "reads (a server older than this install? restart it)"
         )
     raise ValueError(reason)
 
