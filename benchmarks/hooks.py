@@ -9,7 +9,9 @@ per run from ``Popen`` to exit (``subprocess.run`` with the stdin JSON), for:
 * ``python -c 'import exomonad.hookclient'``: start-up plus the client's imports;
 * ``python -m exomonad hook pre-tool-use --runtime claude`` and the installed console
   script ``.venv/bin/exomonad hook ...``: a Claude Code PreToolUse for Bash ``ls``, as the
-  lead (no ``EXOMONAD_TOKEN``: the client uses ``lead.token``);
+  lead started by hand (no ``EXOMONAD_TOKEN``: the client uses ``lead.token``);
+* the lead's hook as under ``exomonad up`` (``EXOMONAD_DIR`` set): the console script
+  behind the shell front, which sends ``lead.token`` as a claim the server checks;
 * ``python -m exomonad hook before-tool --runtime gemini``: Gemini CLI's BeforeTool for
   ``run_shell_command`` ``ls``, with a worker's token;
 * the same worker hook as ``exomonad init`` writes it: the installed console script
@@ -18,10 +20,13 @@ per run from ``Popen`` to exit (``subprocess.run`` with the stdin JSON), for:
   alone for comparison.
 
 The project is found as in real use (:func:`exomonad.state.agent_state_dir`): the lead's
-Claude Code hook has no ``EXOMONAD_DIR`` and walks up from ``$CLAUDE_PROJECT_DIR`` (the
-project, as Claude Code sets it) to ``.exomonad/``; a worker's hook has the
-``EXOMONAD_DIR`` ExoMonad gives it with its token. Every answer is checked (exit 0, ``allow``, no
-fail-open). Sequential runs interleave the variants round-robin so load drift hits all
+Claude Code hook started by hand has no ``EXOMONAD_DIR`` and walks up from
+``$CLAUDE_PROJECT_DIR`` (the project, as Claude Code sets it) to ``.exomonad/``; a worker's
+hook has the ``EXOMONAD_DIR`` ExoMonad gives it with its token. The lead's hooks are the
+lead's only below a Claude Code lead, so while they run this process names itself
+``claude`` (``prctl(PR_SET_NAME)``, put back after): its hook processes then have the
+parents a real lead's have. Every answer is checked (exit 0, ``allow``, no fail-open;
+a lead's ``allow`` given to the lead's role, and no claim declined). Sequential runs interleave the variants round-robin so load drift hits all
 alike; then 16 at a time (a thread pool of 16 ``subprocess.run``). For reference, the
 same hook posted directly over the socket from this process (no hook process): the
 server's share. CPU per run: the hook processes' own (user + system, from
@@ -35,7 +40,9 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +73,7 @@ class Variant:
     stdin: bytes
     env: dict[str, str]
     runtime: str | None  # None: not a hook (no answer to check)
+    lead: bool = False  # answered as the lead (its role's own reason)
 
 
 def _payloads(server: ExoServer) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -92,6 +100,7 @@ def _variants(server: ExoServer) -> list[Variant]:
     env["CLAUDE_PROJECT_DIR"] = str(server.state.parent)  # what Claude Code sets
     worker_env = {**server.env, "EXOMONAD_TOKEN": server.workers[WORKER],
                   "EXOMONAD_DIR": str(server.state)}  # fmt: skip
+    up_env = {**env, "EXOMONAD_DIR": str(server.state)}  # the lead under `exomonad up`
     claude, gemini = (orjson.dumps(p) for p in _payloads(server))
     return [
         Variant("python -c pass", [py, "-c", "pass"], b"", env, None),
@@ -99,9 +108,10 @@ def _variants(server: ExoServer) -> list[Variant]:
                 [py, "-c", "import exomonad.hookclient"], b"", env, None),
         Variant("python -m exomonad hook pre-tool-use (claude)",
                 [py, "-m", "exomonad", "hook", "pre-tool-use", "--runtime", "claude"],
-                claude, env, "claude"),
-        Variant("exomonad hook pre-tool-use (claude, console script)",
-                [script, "hook", "pre-tool-use", "--runtime", "claude"], claude, env, "claude"),
+                claude, env, "claude", lead=True),
+        Variant("exomonad hook pre-tool-use (claude lead, console script)",
+                [script, "hook", "pre-tool-use", "--runtime", "claude"], claude, env, "claude",
+                lead=True),
         Variant("python -m exomonad hook before-tool (gemini)",
                 [py, "-m", "exomonad", "hook", "before-tool", "--runtime", "gemini"],
                 gemini, worker_env, "gemini"),
@@ -111,7 +121,23 @@ def _variants(server: ExoServer) -> list[Variant]:
         Variant("exomonad-hook exomonad hook before-tool (gemini worker, shell front)",
                 [front, script, "hook", "before-tool", "--runtime", "gemini"], gemini,
                 worker_env, "gemini"),
+        Variant("exomonad-hook exomonad hook pre-tool-use (claude lead, up, shell front)",
+                [front, script, "hook", "pre-tool-use", "--runtime", "claude"], claude,
+                up_env, "claude", lead=True),
     ]  # fmt: skip
+
+
+@contextmanager
+def _named(name: str) -> Iterator[None]:
+    """This process's name (``/proc/self/comm``, what ``ps`` and
+    :mod:`exomonad.ancestry` read) is ``name`` meanwhile."""
+    comm = Path("/proc/self/comm")
+    was = comm.read_text().strip()
+    comm.write_text(name)
+    try:
+        yield
+    finally:
+        comm.write_text(was)
 
 
 def _children_cpu() -> float:
@@ -131,7 +157,8 @@ def _once(v: Variant, cwd: Path) -> float:
         out = orjson.loads(done.stdout)
         decision = (out.get("decision") if v.runtime == "gemini"
                     else out.get("hookSpecificOutput", {}).get("permissionDecision"))  # fmt: skip
-        if decision != "allow" or b"fail-open" in done.stderr:
+        if decision != "allow" or b"fail-open" in done.stderr or \
+                v.lead and b"tl may ls" not in done.stdout:  # fmt: skip
             raise RuntimeError(f"{v.name}: unexpected answer {done.stdout!r} {done.stderr!r}")
     return dt
 
@@ -152,7 +179,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
     conc_runs = settings.scale(8 * CONCURRENCY, 2 * CONCURRENCY)
     direct_n = settings.scale(200, 20)
     rows: list[dict[str, Any]] = []
-    with exomonad_server(settings, workers=[WORKER]) as server:
+    with exomonad_server(settings, workers=[WORKER]) as server, _named("claude"):
         cwd = server.state.parent
         variants = _variants(server)
         for v in variants:  # warm the page cache and .pyc files, untimed
@@ -171,7 +198,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
             rows.append({"case": v.name, "mode": "sequential", "hook": v.runtime is not None,
                          "runs": rounds, "latency": summarize(seq[v.name]),
                          "cpu_ms": cpu[v.name] * 1000 / rounds})  # fmt: skip
-        for v in (variants[0], variants[3], variants[5], variants[6]):
+        for v in (variants[0], variants[3], variants[5], variants[6], variants[7]):
             console.log(f"hooks: {conc_runs} runs, {CONCURRENCY} at a time: {v.name}")
             rows.append({"case": v.name, "mode": f"{CONCURRENCY} concurrent",
                          "hook": v.runtime is not None, "runs": conc_runs,
@@ -191,6 +218,8 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
                      "latency": summarize(lat)})  # fmt: skip
         counted = server.health()["counters"]
         after, front_after = (int(counted.get(k, 0)) for k in ("hook_pre_tool_use", "hook_front"))
+        if counted.get("lead_claim_declined"):
+            raise RuntimeError(f"the server declined the lead's claim: {counted}")
     hook_runs = sum(r["runs"] for r in rows if r["hook"]) + direct_n
     front_runs = sum(r["runs"] for r in rows if "shell front" in r["case"])
     return {

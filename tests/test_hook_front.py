@@ -10,6 +10,7 @@ tool-gating call in the runtime's shape. Tests drive the script itself.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -139,7 +140,6 @@ def test_the_front_counts_as_the_server_sees_it(served: Served) -> None:
 @pytest.mark.parametrize(
     "change",
     [
-        {"EXOMONAD_TOKEN": ""},  # a lead, a person: the client finds its state dir
         {"EXOMONAD_TOKEN": "exo_a;b"},  # never put into a request
         {"EXOMONAD_TOKEN": "exo_a\r\nx-evil: 1"},
         {"EXOMONAD_DIR": ""},
@@ -155,6 +155,93 @@ def test_other_callers_go_to_the_client_with_stdin_untouched(
     body = b'{"tool_name": "x"}\n\n'
     done = front([*ECHO, "before-tool", "--runtime", "gemini"], body, env)
     assert done.stdout == body + b" ran:hook before-tool --runtime gemini"
+
+
+#: Parents of a hook, as ``exec -a`` makes them: argv of the process that runs the hook.
+PARENTS = {
+    "the lead's Claude Code": (["claude"], "claude", {}),
+    "a Claude teammate": (["claude", "--agent-id", "w9@proj"], "claude", {}),
+    "Gemini, its hook saying claude": (["gemini"], "claude", {}),
+    "Gemini": (["gemini"], "gemini", {}),
+    "the lead's Claude Code, an empty token set": (["claude"], "claude", {"EXOMONAD_TOKEN": ""}),
+    "no agent (a person; a detached process)": ([], "claude", {}),
+}
+
+
+def under(parents: list[str], argv: list[str], body: bytes, env: dict[str, str]) -> \
+        subprocess.CompletedProcess[bytes]:  # fmt: skip
+    """Run ``argv`` as a hook below a process whose argv is ``parents`` (none: a shell)."""
+    inner = shlex.join(argv) + "; exit $?"  # `exit`: the process stays between
+    outer = inner if not parents else \
+        f"exec -a {parents[0]} bash -c {shlex.quote(inner)} {shlex.join(parents)}"  # fmt: skip
+    return subprocess.run(["bash", "-c", outer], input=body, env=env, capture_output=True,
+                          timeout=60, check=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("parents", PARENTS)
+def test_a_tokenless_hook_is_the_leads_only_in_the_leads_session(
+    served: Served, parents: str
+) -> None:
+    """The lead's own hook (no token; ``exomonad up`` gives its Claude Code
+    ``EXOMONAD_DIR``) is answered by the front, which offers ``lead.token`` as a claim;
+    the server takes it only where the Python client would have sent it, so both answer
+    alike from the same parents: the lead's role (``tl may ls``) for the lead's Claude
+    Code alone, the least role for everyone else."""
+    argv, runtime, change = PARENTS[parents]
+    env = {**{k: v for k, v in served.env.items() if k != "EXOMONAD_TOKEN"}, **change}
+    call = {"tool_name": "Bash", "tool_input": {"command": "ls"}} if runtime == "claude" else LS
+    body = orjson.dumps({"session_id": "s-lead", "cwd": str(served.state.parent), **call})
+    flags = ["pre-tool-use" if runtime == "claude" else "before-tool", "--runtime", runtime]
+    before = _counters(served)
+    alone = under(argv, [str(FRONT), "false", "hook", *flags], body, env)
+    after = _counters(served)
+    client = under(argv, [*CLIENT, *flags], body, env)
+    assert (alone.returncode, alone.stdout) == (client.returncode, client.stdout), alone.stderr
+    lead = parents == "the lead's Claude Code"
+    assert (b"tl may ls" in alone.stdout) is lead, alone.stdout
+    assert after["hook_front"] == before["hook_front"] + 1  # the front answered
+    declined = after.get("lead_claim_declined", 0) - before.get("lead_claim_declined", 0)
+    assert declined == (0 if lead else 1)
+
+
+def _counters(served: Served) -> dict[str, int]:
+    from exomonad.client import ServerClient
+
+    counters: dict[str, int] = ServerClient.as_lead(served.state).health()["counters"]
+    return {"hook_front": 0, **counters}
+
+
+@pytest.mark.parametrize("lead_token", ["none", "a;b\n", "\n", "dir", "fifo"])
+def test_a_tokenless_hook_without_a_usable_lead_token_goes_to_the_client(
+    fake: Fake, lead_token: str
+) -> None:
+    """No token, and no ``lead.token`` the front can send (a lead started by hand has no
+    ``EXOMONAD_DIR`` at all): the client, stdin untouched. A FIFO is never read (it could
+    hold the hook forever)."""
+    path = Path(fake.env["EXOMONAD_DIR"]) / "lead.token"
+    if lead_token == "dir":
+        path.mkdir()
+    elif lead_token == "fifo":
+        os.mkfifo(path)
+    elif lead_token != "none":
+        path.write_text(lead_token)
+    env = {k: v for k, v in fake.env.items() if k != "EXOMONAD_TOKEN"}
+    body = b'{"tool_name": "x"}\n\n'
+    done = front([*ECHO, "pre-tool-use", "--runtime", "claude"], body, env)
+    assert done.stdout == body + b" ran:hook pre-tool-use --runtime claude"
+    assert fake.server.requests == []
+
+
+def test_a_tokenless_hook_sends_the_lead_token_as_a_claim(fake: Fake) -> None:
+    (Path(fake.env["EXOMONAD_DIR"]) / "lead.token").write_text("exo_lead\n")
+    fake.replies.append(http_answer(200, b'exomonad-hook 0\n\n{"decision": "allow"}\nend'))
+    env = {**fake.env, "EXOMONAD_TOKEN": ""}
+    done = front(["false", "hook", "pre-tool-use"], b"{}", env)
+    assert done.stdout == b'{"decision": "allow"}\n', done.stderr
+    (request,) = fake.server.requests
+    assert request.target == "/hook/pre-tool-use?runtime=claude&reply=text"
+    assert (request.headers["x-exomonad-token"], request.headers["x-exomonad-claim"]) == \
+        ("exo_lead", "lead")  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -218,6 +305,7 @@ def test_the_request_carries_the_input_byte_for_byte(fake: Fake, shell: str) -> 
     assert first.body == body
     assert first.headers["content-length"] == str(len(body))  # bytes, not characters
     assert first.headers["x-exomonad-token"] == "exo_fake"
+    assert first.headers["x-exomonad-claim"] == ""  # its own token: no claim
     assert first.headers["x-exomonad-pane"] == "%7"
     assert second.headers["x-exomonad-pane"] == ""
     assert "x-evil" not in second.headers

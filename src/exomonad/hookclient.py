@@ -23,9 +23,10 @@ crashes, so a tool-gating hook (``pre-tool-use``, Gemini ``before-tool``: see
 Other events never block the agent's session: on any failure they exit 0 with ``{}`` on
 stdout and a note on stderr.
 
-A worker's hook usually never reaches this client: ``exomonad init`` puts the shell
-front ``exomonad-hook`` (``scripts/exomonad-hook``) before it, which answers with ``sh``
-and netcat-openbsd and runs this client for everyone else, stdin untouched. When the
+A worker's hook, and the lead's under ``exomonad up``, usually never reaches this
+client: ``exomonad init`` puts the shell front ``exomonad-hook``
+(``scripts/exomonad-hook``) before it, which answers with ``sh`` and netcat-openbsd and
+runs this client for everyone else, stdin untouched. When the
 front has read stdin and then fails, it runs this client with ``--refuse too-large``
 (escalate), ``--refuse unanswered`` or ``--refuse misanswered`` (deny), which answers
 without reading stdin or asking the server, in the runtime's shape (docs/architecture.md,
@@ -306,7 +307,10 @@ def _refusal(reason: str) -> tuple[str, str]:
     if reason == "too-large":
         return "ask", f"hook input larger than {MAX_BODY} bytes"
     if reason == "unanswered":
-        return "deny", "the server did not answer the hook's shell front (exomonad-hook) in time"
+        return "deny", (
+            "the server did not answer the hook's shell front (exomonad-hook): it is not "
+            "running (`exomonad up`), or the call waited past the hook's --timeout"
+        )
     if reason == "misanswered":
         return "deny", (
             "the server's answer to the hook's shell front (exomonad-hook) is not one it "

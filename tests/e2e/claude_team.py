@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from exomonad.client import ServerClient
 from exomonad.clis import launchers
 from exomonad.clis.launchers import write_shims
 from exomonad.scripted.anthropic import RecordedRequest, ScriptedClaude
@@ -184,6 +185,11 @@ class Project:
                     message=f"the server did not adopt {team}:\n{self.server_log()}")  # fmt: skip
         return time.monotonic()
 
+    def counters(self) -> dict[str, int]:
+        """The server's counters (``/health``, asked as the lead from the test runner)."""
+        found: dict[str, int] = ServerClient.as_lead(self.state).health()["counters"]
+        return found
+
     def lead_session(self) -> dict[str, Any]:
         data = read_json_file(self.state / "teams.json") or {}
         leads = [s for s in data.get("sessions", {}).values() if s.get("role") == "tl"]
@@ -245,17 +251,24 @@ class Lead:
 
 def start_lead(project: Project, model: ScriptedClaude, probe: Probe) -> Lead:
     """Claude Code in the project's workspace (this checkout's `exomonad` first on its
-    PATH, and on its teammates'); the server adopts its session team."""
+    PATH, and on its teammates'; ``EXOMONAD_DIR`` as `exomonad up` gives it); the server
+    adopts its session team."""
     probe.watch("team adopted", lambda: (current_team(project.state) or "").startswith("s"))
     path = f"{project.bin_dir}{os.pathsep}{scrubbed_env()['PATH']}"
+    env = {"PATH": path, "EXOMONAD_DIR": str(project.state)}
     pane = start_claude_in_tmux(project.tmux, project.claude, model.url, ready_timeout=READY,
-                                extra_env={"PATH": path})  # fmt: skip
+                                extra_env=env)  # fmt: skip
     team, config = wait_for_session_team(project.claude, STEP)
     project.wait_adopted(team)
-    # The SessionStart hook reached the server with the lead's session and pane.
+    # The SessionStart hook reached the server with the lead's session and pane, through
+    # the shell front (`init` wrote `exomonad-hook ...`), which offered lead.token and had
+    # it taken: the lead's own Claude Code (tests/test_hook_front.py for the rest).
     session = project.lead_session()
     assert session["session_id"] == config["leadSessionId"], session
     assert session["pane"] == pane.pane_id, session
+    counters = project.counters()
+    assert counters.get("hook_front", 0) >= 1, counters
+    assert counters.get("lead_claim_declined", 0) == 0, counters
     assert project.status()["team"] == team
     adopted = probe.at("team adopted") - pane.started_at
     return Lead(pane=pane, team=team, paths=project.team(team), adopted_after=adopted)

@@ -42,7 +42,7 @@ from exomonad.hookclient import MAX_BODY
 from exomonad.policy import ToolRequest
 from exomonad.policy.decisions import label
 from exomonad.server.dashboard import dashboard
-from exomonad.server.hooks import hook_request
+from exomonad.server.hooks import CLAIM_HEADER, hook_request
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import ToolCatalog, build_mcp_server, mcp_first
 from exomonad.server.mcp_fast import Established, FastPath
@@ -85,8 +85,9 @@ def build_app(
         runtime = request.query_params.get("runtime", "claude")
         body = await _bounded_body(request, MAX_BODY)
         token, pane = request.headers.get(TOKEN_HEADER), request.headers.get("x-exomonad-pane")
+        claim = request.headers.get(CLAIM_HEADER) == "lead"  # the front's lead.token
         answer = await in_thread(
-            hook_request, svc, event, runtime, body, token, pane, peer_pid(request.scope)
+            hook_request, svc, event, runtime, body, token, pane, peer_pid(request.scope), claim
         )
         if request.query_params.get("reply") == "text":  # the shell front, exomonad-hook
             svc.counters["hook_front"] += 1

@@ -39,10 +39,13 @@ from exomonad.teams import remove_all_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import IdleNotification, encode
 
-__all__ = ["MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
+__all__ = ["CLAIM_HEADER", "MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
 
 log = logging.getLogger("exomonad.server")
 
+#: Header the shell front (``exomonad-hook``) sets to ``lead`` when the token it sends is
+#: ``lead.token``, read for a hook that has none of its own (:func:`hook_request`).
+CLAIM_HEADER = "x-exomonad-claim"
 #: Longest shell command (``tool_input.command``) classified; a longer one is escalated.
 MAX_COMMAND = 256 << 10
 
@@ -220,9 +223,12 @@ def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
 
 def hook_request(
     svc: Services, event: str, runtime: str, body: bytes | None, token: str | None,
-    pane: str | None, peer: int | None = None,
+    pane: str | None, peer: int | None = None, lead_claim: bool = False,
 ) -> HookAnswer:  # fmt: skip
-    """Answer one ``/hook`` request (``body`` None: larger than the bound); never raises."""
+    """Answer one ``/hook`` request (``body`` None: larger than the bound); never raises.
+
+    ``lead_claim``: ``token`` is ``lead.token`` the shell front read for a tokenless hook
+    (:meth:`Services.identify_lead_claim`); a runtime that cannot lead never gets it."""
     try:
         if body is None:
             return refuse(event, runtime, "ask", f"hook input larger than {MAX_BODY} bytes")
@@ -240,7 +246,13 @@ def hook_request(
             return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
         if pane:
             payload["_pane"] = pane
-        return handle_hook(svc, svc.identify(token, peer), event, runtime, payload)
+        if not lead_claim:
+            who = svc.identify(token, peer)
+        elif runtime in runtimes.RUNTIMES and runtimes.get(runtime).can_lead:
+            who = svc.identify_lead_claim(token, peer)
+        else:
+            who = svc.identify_lead_claim(None, peer)
+        return handle_hook(svc, who, event, runtime, payload)
     except Exception as exc:
         log.exception("hook %s failed", event)
         return refuse(event, runtime, "deny", f"the server failed on this hook ({exc!r:.200})")

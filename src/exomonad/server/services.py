@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from exomonad import __version__
-from exomonad.ancestry import other_agent
+from exomonad.ancestry import claude_lead_ancestor, other_agent
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.registry import TeamRegistry
 from exomonad.bridge.watcher import InboxWatcher
@@ -123,6 +123,22 @@ class Services:
         if found is not None:
             return found
         return Identity(name="anonymous", role=self.config.roles.default, authenticated=False)
+
+    def identify_lead_claim(self, token: str | None, peer: int | None) -> Identity:
+        """The caller of a tokenless hook to which the shell front (``exomonad-hook``)
+        added the lead's token, not knowing whose hook it is: the lead only when ``token``
+        is the lead's and ``peer`` belongs to the lead's own Claude Code session
+        (:func:`exomonad.ancestry.claude_lead_ancestor`, the rule the Python client applies
+        to itself before it offers that token); else the least role, as the client would
+        have sent no token, counted as ``lead_claim_declined`` without a warning."""
+        found = self.tokens.lookup(token)
+        if found is not None and found.role == self.config.lead.role and peer:
+            why = claude_lead_ancestor(peer)
+            if why is None:
+                return found
+            log.debug("a hook from pid %d is not the lead's: %s", peer, why)
+        self.counters["lead_claim_declined"] += 1
+        return self.identify(None)
 
     def team_of(self, who: Identity) -> str:
         """The team ``who`` works in: its own, else the project's current team."""
