@@ -225,6 +225,9 @@ def build_stage(root: Path, models: Models, keys: Mapping[str, str] | None) -> S
         },
     )
     path = f"{bin_dir}{os.pathsep}{scrubbed_env()['PATH']}"
-    lead_env = claude_env(claude, models.lead.url, extra={"PATH": path})
+    # EXOMONAD_DIR: what `exomonad up` gives the lead's window (the launcher's `env -i`
+    # would drop it), so the lead's hooks go through the shell front as in real use.
+    extra = {"PATH": path, "EXOMONAD_DIR": str(stage.state)}
+    lead_env = claude_env(claude, models.lead.url, extra=extra)
     stage.lead_command = str(write_launcher(claude, lead_env, claude_command(CLAUDE_330)))
     return stage
