@@ -24,14 +24,14 @@ Claude Code hook started by hand has no ``EXOMONAD_DIR`` and walks up from
 ``$CLAUDE_PROJECT_DIR`` (the project, as Claude Code sets it) to ``.exomonad/``; a worker's
 hook has the ``EXOMONAD_DIR`` ExoMonad gives it with its token. The lead's hooks are the
 lead's only below a Claude Code lead, so while they run this process names itself
-``claude`` (``prctl(PR_SET_NAME)``, put back after): its hook processes then have the
+``claude`` (``/proc/self/comm``, put back after): its hook processes then have the
 parents a real lead's have. Every answer is checked (exit 0, ``allow``, no fail-open;
-a lead's ``allow`` given to the lead's role, and no claim declined). Sequential runs interleave the variants round-robin so load drift hits all
-alike; then 16 at a time (a thread pool of 16 ``subprocess.run``). For reference, the
-same hook posted directly over the socket from this process (no hook process): the
-server's share. CPU per run: the hook processes' own (user + system, from
-``RUSAGE_CHILDREN``) and, 16 at a time, the server's (``/proc``): on 2 cores, 16 runs at
-once take about 8 times their CPU each.
+a lead's ``allow`` given to the lead's role, and no claim declined). Sequential runs
+interleave the variants round-robin so load drift hits all alike; then 16 at a time (a
+thread pool of 16 ``subprocess.run``). For reference, the same hook posted directly over
+the socket from this process (no hook process): the server's share. CPU per run: the
+hook processes' own (user + system, from ``RUSAGE_CHILDREN``) and, 16 at a time, the
+server's (``/proc``): on 2 cores, 16 runs at once take about 8 times their CPU each.
 """
 
 from __future__ import annotations
@@ -157,8 +157,8 @@ def _once(v: Variant, cwd: Path) -> float:
         out = orjson.loads(done.stdout)
         decision = (out.get("decision") if v.runtime == "gemini"
                     else out.get("hookSpecificOutput", {}).get("permissionDecision"))  # fmt: skip
-        if decision != "allow" or b"fail-open" in done.stderr or \
-                v.lead and b"tl may ls" not in done.stdout:  # fmt: skip
+        lead_role = b"tl may ls" in done.stdout
+        if decision != "allow" or b"fail-open" in done.stderr or (v.lead and not lead_role):
             raise RuntimeError(f"{v.name}: unexpected answer {done.stdout!r} {done.stderr!r}")
     return dt
 
