@@ -26,11 +26,11 @@ stdout and a note on stderr.
 A worker's hook, and the lead's under ``exomonad up``, usually never reaches this
 client: ``exomonad init`` puts the shell front ``exomonad-hook``
 (``scripts/exomonad-hook``) before it, which answers with ``sh`` and netcat-openbsd and
-runs this client for everyone else, stdin untouched. When the
-front has read stdin and then fails, it runs this client with ``--refuse too-large``
-(escalate), ``--refuse unanswered`` or ``--refuse misanswered`` (deny), which answers
-without reading stdin or asking the server, in the runtime's shape (docs/architecture.md,
-"Hooks: the shell front").
+runs this client for everyone else, stdin untouched. When the front has read stdin and
+then fails, it runs this client with ``--refuse too-large`` (escalate), ``--refuse
+unanswered`` or ``--refuse misanswered`` (deny), which answers without reading stdin or
+asking the server, in the runtime's shape (docs/architecture.md, "Hooks: the shell
+front").
 
 Which server judges: the project's, never one the agent chose
 (:func:`exomonad.state.agent_state_dir`). The agent moves the hook input's ``cwd``
