@@ -302,13 +302,14 @@ NC_OPENBSD = ("/usr/bin/nc.openbsd", "/bin/nc.openbsd")
 
 
 def _hook_front() -> Check:
-    """Workers' hooks are answered by the shell front only with netcat-openbsd."""
+    """The team's hooks (the workers', and the lead's under ``exomonad up``) are answered
+    by the shell front only with netcat-openbsd."""
     found = next((p for p in NC_OPENBSD if os.access(p, os.X_OK)), None)
     if found is None:
-        return Check("hook front", "warn", "netcat-openbsd is not installed: workers' hooks "
-                     "run the Python client (about 5 times the CPU per tool call)",
+        return Check("hook front", "warn", "netcat-openbsd is not installed: the team's "
+                     "hooks run the Python client (about 5 times the CPU per tool call)",
                      "apt-get install netcat-openbsd")  # fmt: skip
-    return Check("hook front", "ok", f"workers' hooks answered by {HOOK_FRONT} with {found}")
+    return Check("hook front", "ok", f"the team's hooks answered by {HOOK_FRONT} with {found}")
 
 
 def _agent_cli(program: str, package: str) -> Check:
