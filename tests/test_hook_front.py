@@ -10,7 +10,6 @@ tool-gating call in the runtime's shape. Tests drive the script itself.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import orjson
 import pytest
 
 from exomonad.hookclient import MAX_BODY
+from tests.support.agents import below
 from tests.support.served import served_project
 from tests.support.uds_server import Request, UdsServer, http_answer
 
@@ -171,10 +171,7 @@ PARENTS = {
 def under(parents: list[str], argv: list[str], body: bytes, env: dict[str, str]) -> \
         subprocess.CompletedProcess[bytes]:  # fmt: skip
     """Run ``argv`` as a hook below a process whose argv is ``parents`` (none: a shell)."""
-    inner = shlex.join(argv) + "; exit $?"  # `exit`: the process stays between
-    outer = inner if not parents else \
-        f"exec -a {parents[0]} bash -c {shlex.quote(inner)} {shlex.join(parents)}"  # fmt: skip
-    return subprocess.run(["bash", "-c", outer], input=body, env=env, capture_output=True,
+    return subprocess.run(below(parents, argv), input=body, env=env, capture_output=True,
                           timeout=60, check=False)  # fmt: skip
 
 

@@ -63,14 +63,6 @@ def has_text(path: Path, needle: str) -> Callable[[], bool]:
     return lambda: any(needle in str(e.get("text", "")) for e in inbox(path))
 
 
-def proc_children(pid: int) -> list[int]:
-    try:
-        raw = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(x) for x in raw.split()]
-
-
 def find_teammate(agent_id: str) -> int | None:
     """The pid of the `exomonad-teammate` (or `exomonad teammate`) process Claude Code
     started for `agent_id`."""

@@ -67,7 +67,6 @@ from tests.e2e.claude_team import (
     has_text,
     last_tool,
     open_project,
-    proc_children,
     start_lead,
     write_codex_launcher,
 )
@@ -75,6 +74,7 @@ from tests.e2e.codex_cli import CodexHome, codex_install_problem, codex_processe
 from tests.e2e.gemini_cli import gemini_install_problem
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.harness import fail_if_missing, pid_alive
+from tests.support.agents import proc_children
 from tests.support.git import git
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(360)]

@@ -81,7 +81,6 @@ from tests.e2e.claude_team import (
     inbox,
     last_tool,
     open_project,
-    proc_children,
     start_lead,
 )
 from tests.e2e.gemini_cli import (
@@ -92,6 +91,7 @@ from tests.e2e.gemini_cli import (
 )
 from tests.e2e.gemini_cli import prepare_home as prepare_gemini_home
 from tests.e2e.harness import fail_if_missing, pid_alive
+from tests.support.agents import proc_children
 from tests.support.git import git
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

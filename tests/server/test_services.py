@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -12,6 +11,7 @@ from exomonad.ancestry import AGENT_ENV
 from exomonad.server.services import Services
 from exomonad.setup import IGNORE
 from exomonad.util.waiting import retry_until
+from tests.support.agents import below, proc_children
 
 
 def test_the_state_dir_gets_its_ignore_file(svc: Services) -> None:
@@ -42,28 +42,17 @@ def test_a_lead_claim_is_the_lead_only_from_the_leads_claude_code(
     by the process that connected (``SO_PEERCRED``'s pid) as the Python client decides
     for itself (:func:`exomonad.ancestry.claude_lead_ancestor`), else the least role."""
     token = svc.tokens.lead_path.read_text().strip()
-    inner = "sleep 30; exit 0"  # `exit`: bash must not replace itself with sleep
-    command = ["bash", "-c", inner] if not argv else \
-        ["bash", "-c", f'exec -a {argv[0]} bash -c "{inner}" {" ".join(argv)}']  # fmt: skip
     environ = {k: v for k, v in os.environ.items() if k not in AGENT_ENV}
-    with subprocess.Popen(command, env={**environ, **env}) as shell:
+    with subprocess.Popen(below(argv, ["sleep", "30"]), env={**environ, **env}) as shell:
         try:
-            retry_until(lambda: bool(_children(shell.pid)), timeout=30, message="sleep started")
-            peer = _children(shell.pid)[0]
-            who = svc.identify_lead_claim(token, peer)
-            stranger = svc.identify_lead_claim("exo_not_ours", peer)
+            retry_until(lambda: bool(proc_children(shell.pid)), timeout=30,
+                        message="sleep started")  # fmt: skip
+            peer = proc_children(shell.pid)[0]
+            who = svc.identify_lead_claim(token, peer, "claude")
+            stranger = svc.identify_lead_claim("exo_not_ours", peer, "claude")
         finally:
             shell.kill()
     assert who.authenticated is lead
     assert who.role == ("tl" if lead else "guest")
     assert not stranger.authenticated
     assert svc.counters["lead_claim_declined"] == (1 if lead else 2)
-
-
-def _children(pid: int) -> list[int]:
-    """The pids of ``pid``'s children (its bash's ``sleep``)."""
-    try:
-        found = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
-    return [int(p) for p in found]

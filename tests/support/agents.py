@@ -7,14 +7,15 @@ would; ``EXOMONAD_TOKEN`` in its environment is an agent identity.
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from exomonad.util.waiting import retry_until
 
-__all__ = ["stand_ins"]
+__all__ = ["below", "proc_children", "stand_ins"]
 
 
 @contextmanager
@@ -38,3 +39,23 @@ def stand_ins() -> Iterator[dict[str, subprocess.Popen[bytes]]]:
         for proc in procs.values():
             proc.kill()
             proc.wait()
+
+
+def below(parents: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """A command that runs ``argv`` as the child of a bash whose argv is ``parents``
+    (``exec -a``; none: a plain bash); ``; exit`` keeps each bash from exec-ing its
+    last command, so the parent stays between."""
+    inner = f"{shlex.join(argv)}; exit $?"
+    if not parents:
+        return ["bash", "-c", inner]
+    outer = f"exec -a {parents[0]} bash -c {shlex.quote(inner)} {shlex.join(parents)}"
+    return ["bash", "-c", outer]
+
+
+def proc_children(pid: int) -> list[int]:
+    """The pids of ``pid``'s children (none once it is gone)."""
+    try:
+        raw = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(x) for x in raw.split()]

@@ -228,7 +228,7 @@ def hook_request(
     """Answer one ``/hook`` request (``body`` None: larger than the bound); never raises.
 
     ``lead_claim``: ``token`` is ``lead.token`` the shell front read for a tokenless hook
-    (:meth:`Services.identify_lead_claim`); a runtime that cannot lead never gets it."""
+    (:meth:`Services.identify_lead_claim`)."""
     try:
         if body is None:
             return refuse(event, runtime, "ask", f"hook input larger than {MAX_BODY} bytes")
@@ -246,12 +246,8 @@ def hook_request(
             return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
         if pane:
             payload["_pane"] = pane
-        if not lead_claim:
-            who = svc.identify(token, peer)
-        elif runtime in runtimes.RUNTIMES and runtimes.get(runtime).can_lead:
-            who = svc.identify_lead_claim(token, peer)
-        else:
-            who = svc.identify_lead_claim(None, peer)
+        who = svc.identify_lead_claim(token, peer, runtime) if lead_claim else \
+            svc.identify(token, peer)  # fmt: skip
         return handle_hook(svc, who, event, runtime, payload)
     except Exception as exc:
         log.exception("hook %s failed", event)

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from exomonad import __version__
+from exomonad import __version__, runtimes
 from exomonad.ancestry import claude_lead_ancestor, other_agent
 from exomonad.bridge.ledger import SqliteLedger
 from exomonad.bridge.registry import TeamRegistry
@@ -124,14 +124,17 @@ class Services:
             return found
         return Identity(name="anonymous", role=self.config.roles.default, authenticated=False)
 
-    def identify_lead_claim(self, token: str | None, peer: int | None) -> Identity:
+    def identify_lead_claim(self, token: str | None, peer: int | None,
+                            runtime: str) -> Identity:  # fmt: skip
         """The caller of a tokenless hook to which the shell front (``exomonad-hook``)
-        added the lead's token, not knowing whose hook it is: the lead only when ``token``
-        is the lead's and ``peer`` belongs to the lead's own Claude Code session
-        (:func:`exomonad.ancestry.claude_lead_ancestor`, the rule the Python client applies
-        to itself before it offers that token); else the least role, as the client would
-        have sent no token, counted as ``lead_claim_declined`` without a warning."""
-        found = self.tokens.lookup(token)
+        added the lead's token, not knowing whose hook it is: the lead only when
+        ``runtime`` can lead, ``token`` is the lead's and ``peer`` belongs to the lead's
+        own Claude Code session (:func:`exomonad.ancestry.claude_lead_ancestor`, the rule
+        the Python client applies to itself before it offers that token); else the least
+        role, as the client would have sent no token, counted as ``lead_claim_declined``
+        without a warning."""
+        known = runtimes.RUNTIMES.get(runtime)
+        found = self.tokens.lookup(token) if known is not None and known.can_lead else None
         if found is not None and found.role == self.config.lead.role and peer:
             why = claude_lead_ancestor(peer)
             if why is None:
