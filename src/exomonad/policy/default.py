@@ -209,6 +209,8 @@ examples: list[ExampleSpec] = [
     Example("python3 -m exomonad mcp-stdio --role tl", "dev", "deny"),
     Example("exomonad inbox send team-lead hi --from team-lead", "tl", "deny"),
     Example("exomonad status --json", "worker", "allow"),
+    Example("exomonad-hook rm -rf /", "worker", "deny"),  # the hook front runs any command
+    Example("/usr/bin/exomonad-hook exomonad approve 3fa9", "tl", "deny"),
     Example("cat /repo/.exomonad/lead.token", "worker", "deny"),
     Example("cat .exo*/lead.token", "tl", "deny"),
     Example("tar -xf x.tar -C /repo/.exomonad", "worker", "deny"),

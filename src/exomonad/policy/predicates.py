@@ -43,6 +43,7 @@ from exomonad.policy.state_reads import (
     in_state_dir,
     reads_state_tree,
 )
+from exomonad.util.selfexec import HOOK_FRONT
 
 __all__ = [
     "STATE_FILES",
@@ -294,12 +295,14 @@ AGENT_EXOMONAD_COMMANDS = frozenset({("version",), ("status",), ("doctor",), ("t
 def exomonad_control(action: Shell, ctx: Context) -> bool:
     """The command runs an ExoMonad command that is a person's or the server's to run
     (``approve``, ``deny``, ``inbox send``, ``mcp-stdio``, ``hook``, ``down``, ...), by
-    its console script or ``python -m exomonad``; read-only ones are not."""
+    its console script or ``python -m exomonad``; read-only ones are not. The teammate
+    bridge and the hook client's shell front are never an agent's to run (the front
+    runs whatever words follow it when it does not answer: they would go unread)."""
     words = _command_words(action)
     if not words:
         return False
     program = posixpath.basename(words[0])
-    if program == "exomonad-teammate":
+    if program in ("exomonad-teammate", HOOK_FRONT):
         return True
     if program == "exomonad":
         rest = words[1:]
