@@ -16,6 +16,8 @@ Asserted:
 * a forced push to `main` from the project's own script (`sh tools/release.sh`, which
   the first gate sees only as running a script) meets the second gate in git even
   though Gemini CLI turns git hooks off for its commands: refused, `main` unchanged;
+* a command hidden behind the hook front (`exomonad-hook sh -c 'echo x > ../../front.txt'`,
+  which the front would run) is denied and writes nothing into the lead's checkout;
 * two workers writing the same path in their worktrees do not see each other's work;
 * removing a worker with uncommitted work keeps its worktree and says where and why.
 """
@@ -143,6 +145,25 @@ def _gates_counted(p: Project, decisions: list[tuple[str, str]]) -> None:
     assert counters["hook_front"] >= len(decisions), (counters, decisions)
 
 
+def _script_w2(m2: ScriptedGemini, wt2: Path) -> None:
+    """w2 writes the same path as w1, differently; then tries to hide a write into the
+    lead's checkout behind the hook front (which runs the words it is handed)."""
+    m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
+                                        "content": "owner = 'w2'\n"})  # fmt: skip
+    m2.add_function_call("run_shell_command",
+                         {"command": "exomonad-hook sh -c 'echo x > ../../front.txt'"})  # fmt: skip
+    m2.add_text("w2 done")
+
+
+def _front_refused(p: Project) -> None:
+    """w2's command through the hook front (``exomonad-hook sh -c 'echo x >
+    ../../front.txt'``): the front is no wrapper for a worker's command, so it was denied
+    and nothing was written into the lead's checkout."""
+    calls = [(e["tool"], e["decision"]) for e in p.audit("w2")]
+    assert calls[1] == ("run_shell_command", "deny"), calls
+    assert not (p.root / "front.txt").exists()
+
+
 def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     project: Project, tmp_path: Path
 ) -> None:
@@ -162,10 +183,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         m1.add_function_call("write_file", {"file_path": str(wt1 / "wip.py"), "content": "1\n"})
         m1.add_function_call(sh, {"command": "sh tools/release.sh"})
         m1.add_text("w1 done")
-        # w2 writes the same path, differently.
-        m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
-                                            "content": "owner = 'w2'\n"})  # fmt: skip
-        m2.add_text("w2 done")
+        _script_w2(m2, wt2)
         workers = []
         for name, model in (("w1", m1), ("w2", m2)):
             home = prepare_home(tmp_path / f"gem-{name}")
@@ -182,7 +200,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
         assert all(w["ready"] for w in out["workers"]), out
         _wait(lambda: _answered(m1, 7) is not None, "w1's 7 tool calls answered", p, [m1, m2])
-        _wait(lambda: _answered(m2, 1) is not None, "w2's write answered", p, [m1, m2])
+        _wait(lambda: _answered(m2, 2) is not None, "w2's 2 tool calls answered", p, [m1, m2])
 
     # Ordinary work passed with zero escalations, and really happened.
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
@@ -206,6 +224,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     _gates_counted(p, decisions)
     escalated = sorted(e["decision"] for e in p.audit("w1") if e["decision"] != "allow")
     assert escalated == ["human", "human", "tl"]  # the only three
+    _front_refused(p)
     # Isolation: the same path holds each worker's own content; the lead's has neither.
     assert (wt1 / "feature.py").read_text() == "owner = 'w1'\n"
     assert (wt2 / "feature.py").read_text() == "owner = 'w2'\n"
