@@ -32,6 +32,7 @@ from exomonad.policy.actions import (
     Shell,
 )
 from exomonad.policy.request import Context
+from exomonad.policy.shell_classify import SHELLS
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_reads import (
@@ -304,6 +305,8 @@ def exomonad_control(action: Shell, ctx: Context) -> bool:
     program = posixpath.basename(words[0])
     if program in ("exomonad-teammate", HOOK_FRONT):
         return True
+    if program in SHELLS and any(posixpath.basename(w) == HOOK_FRONT for w in words[1:]):
+        return True  # the front (a sh script) run by a shell: `sh $(command -v exomonad-hook) ...`
     if program == "exomonad":
         rest = words[1:]
     elif program.startswith("python") and "exomonad" in words and "-m" in words:
