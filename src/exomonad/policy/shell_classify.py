@@ -25,7 +25,12 @@ from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown
 from exomonad.policy.shell_env import ShellEnv, risky_assignment
 from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
-from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse, resolve_path
+from exomonad.policy.shell_parse import (
+    SimpleCommand,
+    is_assignment,
+    parse_tracking,
+    resolve_path,
+)
 from exomonad.policy.shell_reads import find_reads, tree_root
 from exomonad.policy.shell_tools import handle, redirect_target
 from exomonad.policy.shell_wrap import (
@@ -53,7 +58,7 @@ def classify_shell(
     """Every action ``src`` may perform when run in ``cwd`` (in execution order)."""
     env = env if env is not None else ShellEnv(start_cwd=cwd)
     try:
-        commands = parse(src, cwd, depth)
+        commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath)
     except ShellSyntaxError:
         return [Unknown(src)]
     out: list[Action] = []

@@ -47,6 +47,8 @@ class ShellEnv:
     branch_moved: bool = False
     commands_seen: int = 0
     stdin_redirected: bool = False
+    #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
+    cdpath: bool = False
 
     def branch_in(self, repo: str | None) -> str | None:
         """The branch checked out in ``repo``, if known.

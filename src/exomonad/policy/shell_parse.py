@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
 
-__all__ = ["MAX_DEPTH", "SimpleCommand", "is_assignment", "parse", "resolve_path"]
+__all__ = ["MAX_DEPTH", "SimpleCommand", "is_assignment", "parse", "parse_tracking", "resolve_path"]
 
 #: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
 MAX_DEPTH = 8
@@ -93,21 +93,55 @@ def resolve_path(cwd: str | None, word: Word | str) -> str | None:
     return "/" + path.lstrip("/") if path.startswith("//") else path
 
 
-def _chdir(cwd: str | None, args: list[Word]) -> str | None:
+#: Builtins that may set a variable whose name is only known when they run
+#: (``declare "${v}PATH=.."``, ``read "$v"``), and ``printf -v``.
+_SETTERS = frozenset(
+    {"declare", "typeset", "export", "readonly", "local", "read", "mapfile", "readarray",
+     "getopts"}
+)  # fmt: skip
+#: Builtins that run text as shell code: what it sets is not seen.
+_EVALS = frozenset({"eval", "source", "."})
+
+
+def _may_set_cdpath(words: list[Word]) -> bool:
+    """Whether a command of these words may set ``CDPATH``: it names it (an assignment,
+    an argument, a loop variable, an expansion such as ``${CDPATH:=..}``), runs text as
+    code, or has a builtin among them that may set a variable named at run time."""
+    texts = [w.text for w in words]
+    if any("CDPATH" in t for t in texts) or any(t in _EVALS for t in texts):
+        return True
+    printf_v = "printf" in texts and any(t.startswith("-v") for t in texts)
+    setter = printf_v or any(t in _SETTERS for t in texts)
+    return setter and any(w.dynamic or "$" in w.text or "`" in w.text for w in words)
+
+
+def _cdpath_searched(operand: str) -> bool:
+    """Whether ``cd`` looks ``operand`` up in ``$CDPATH`` (bash: unless it starts with
+    ``/``, ``./`` or ``../``, or is ``.``, ``..`` or ``-``)."""
+    return not (
+        operand.startswith(("/", "./", "../")) or operand in (".", "..", "-") or not operand
+    )
+
+
+def _chdir(cwd: str | None, args: list[Word], cdpath: bool) -> str | None:
     operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
     if not operands:
         return os.path.expanduser("~")
-    if operands[0].text == "-":
+    if operands[0].text == "-" or (cdpath and _cdpath_searched(operands[0].text)):
         return None
     return resolve_path(cwd, operands[0])
 
 
 class _Walker:
-    def __init__(self, cwd: str | None, depth: int) -> None:
+    def __init__(self, cwd: str | None, depth: int, cdpath: bool = False) -> None:
         if depth > MAX_DEPTH:
             raise ShellSyntaxError("shell nesting too deep")
         self.cwd = cwd
         self.depth = depth
+        #: CDPATH may be set (by the command line so far, or by whoever runs it).
+        self.cdpath = cdpath
+        #: A ``cd`` was followed that CDPATH would have redirected.
+        self.searched = False
         self.stack: list[str | None] = []
         self.out: list[SimpleCommand] = []
         self.words: list[Word] = []
@@ -175,11 +209,15 @@ class _Walker:
 
     def _subs(self, subs: tuple[str, ...]) -> None:
         for sub in subs:
-            self.out.extend(_Walker(self.cwd, self.depth + 1).run(sub))
+            walker = _Walker(self.cwd, self.depth + 1, self.cdpath)
+            self.out.extend(walker.run(sub))
+            self.searched |= walker.searched
+            self.cdpath |= walker.cdpath
 
     def _finish(self, *, piped_out: bool, background: bool = False) -> None:
         words, redirs = self.words, self.redirs
         self.words, self.redirs = [], []
+        self.cdpath = self.cdpath or _may_set_cdpath(words)
         for w in words:
             self._subs(w.subs)
         for r in redirs:
@@ -216,11 +254,27 @@ class _Walker:
             return False
         if name in ("cd", "pushd", "popd") and not argv[0].quoted:
             if not (apart or self.piped_in):
-                self.cwd = None if name == "popd" else _chdir(self.cwd, list(argv[1:]))
+                args = list(argv[1:])
+                self.cwd = None if name == "popd" else _chdir(self.cwd, args, self.cdpath)
+                self.searched |= any(_cdpath_searched(w.text) for w in args[:1])
             return False
         return True
 
 
 def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:
     """The simple commands ``src`` may run; raises :class:`ShellSyntaxError` if unparsable."""
-    return _Walker(cwd, depth).run(src)
+    return parse_tracking(src, cwd, depth)[0]
+
+
+def parse_tracking(
+    src: str, cwd: str | None, depth: int = 0, cdpath: bool = False
+) -> tuple[list[SimpleCommand], bool]:
+    """:func:`parse`, and whether ``CDPATH`` may be set once ``src`` ran (``cdpath``:
+    it may be before). ``cd NAME`` looks NAME up in ``$CDPATH`` first, so where CDPATH
+    may be set (anywhere in ``src``: a function defined before it is set runs after),
+    such a ``cd`` leaves the directory unknown."""
+    walker = _Walker(cwd, depth, cdpath)
+    out = walker.run(src)
+    if walker.cdpath and walker.searched and not cdpath:
+        out = _Walker(cwd, depth, True).run(src)
+    return out, walker.cdpath
