@@ -296,7 +296,9 @@ AGENT_EXOMONAD_COMMANDS = frozenset({("version",), ("status",), ("doctor",), ("t
 def exomonad_control(action: Shell, ctx: Context) -> bool:
     """The command runs an ExoMonad command that is a person's or the server's to run
     (``approve``, ``deny``, ``inbox send``, ``mcp-stdio``, ``hook``, ``down``, ...), by
-    its console script or ``python -m exomonad``; read-only ones are not. The teammate
+    its console script or a Python interpreter (``-m exomonad`` in any spelling, or the
+    script by path); read-only ones are not. A module of ExoMonad run as a program
+    (``python -m exomonad.hookclient``) is always one. The teammate
     bridge and the hook client's shell front are never an agent's to run (the front
     runs whatever words follow it when it does not answer: they would go unread)."""
     words = _command_words(action)
@@ -307,14 +309,47 @@ def exomonad_control(action: Shell, ctx: Context) -> bool:
         return True
     if program in SHELLS and any(posixpath.basename(w) == HOOK_FRONT for w in words[1:]):
         return True  # the front (a sh script) run by a shell: `sh $(command -v exomonad-hook) ...`
-    if program == "exomonad":
-        rest = words[1:]
-    elif program.startswith("python") and "exomonad" in words and "-m" in words:
-        rest = words[words.index("exomonad") + 1 :]
-    else:
+    if program.startswith("python"):
+        target = _python_runs(words[1:])
+        if target is None:
+            return False
+        program, words = target
+        if program.startswith("exomonad.") and program != "exomonad.__main__":
+            return True  # a module of ExoMonad's run as a program: no agent's business
+        program = "exomonad" if program == "exomonad.__main__" else program
+        if program in ("exomonad-teammate", HOOK_FRONT):
+            return True
+    if program != "exomonad":
         return False
-    subs = [w for w in rest if not w.startswith("-")][:2]
+    subs = [w for w in words[1:] if not w.startswith("-")][:2]
     return not any(tuple(subs[:n]) in AGENT_EXOMONAD_COMMANDS for n in (1, 2))
+
+
+def _python_runs(args: list[str]) -> tuple[str, list[str]] | None:
+    """What a Python interpreter given ``args`` runs: ``(module, [module, *its args])``
+    for ``-m`` in any spelling (``-mexomonad``, ``-Im exomonad``), ``(basename of the
+    script, [script, *its args])`` for a script; None for ``-c``, stdin or nothing."""
+    it = iter(enumerate(args))
+    for i, word in it:
+        if not word.startswith("-") or word == "-":
+            return (posixpath.basename(word), args[i:]) if word != "-" else None
+        if word == "--":
+            return (posixpath.basename(args[i + 1]), args[i + 1 :]) if i + 1 < len(args) else None
+        if word.startswith("--"):
+            continue
+        for k, flag in enumerate(word[1:], 2):
+            attached = word[k:]
+            if flag == "c":
+                return None
+            if flag == "m":
+                if attached:
+                    return attached, [attached, *args[i + 1 :]]
+                return (args[i + 1], args[i + 1 :]) if i + 1 < len(args) else None
+            if flag in "WX":  # an option with a value: the rest of the word, or the next
+                if not attached:
+                    next(it, None)
+                break
+    return None
 
 
 def catastrophic_delete(action: DeleteFile, ctx: Context) -> bool:
