@@ -79,6 +79,7 @@ NETWORK: list[Case] = [
     bash(
         "wget https://c.net/file.tar.gz && tar xzf file.tar.gz",
         Network("c.net"),
+        WriteFile(W),  # where it unpacks
         sh("tar", "xzf", "file.tar.gz"),
     ),
     bash("curl $URL", Network(None)),
@@ -97,6 +98,7 @@ NETWORK: list[Case] = [
     ),
     bash(
         "rsync -a src/ dst/",
+        WriteFile(f"{W}/dst"),  # its destination
         sh("rsync", "-a", "src/", "dst/"),
         ReadFile(f"{W}/src", recursive=True),
     ),

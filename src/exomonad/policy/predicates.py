@@ -32,6 +32,7 @@ from exomonad.policy.actions import (
     Shell,
 )
 from exomonad.policy.request import Context
+from exomonad.policy.shell_archive import ARCHIVERS, unpack_dirs
 from exomonad.policy.shell_classify import SHELLS
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_reads import packs
@@ -247,7 +248,7 @@ _READERS = frozenset({"cat", "head", "tail", "less", "more", "grep", "rg", "jq",
 #: git subcommands that read or stage files without rewriting them.
 _GIT_READS = frozenset({"add", "diff", "log", "status", "show", "blame", "ls-files"})
 #: Programs that write whatever an archive (or a source tree) holds into a directory.
-_UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "cpio", "pax", "7z", "7za", "rsync"})
+_UNPACKERS = ARCHIVERS | {"pax", "rsync"}
 
 
 def _command_words(action: Shell) -> list[str]:
@@ -282,6 +283,7 @@ def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
         else:
             places = [action.cwd]
         places += [posixpath.normpath(posixpath.join(action.cwd or "/", w)) for w in operands]
+        places += unpack_dirs(program, words[1:], action.cwd)  # -C DIR, --directory=DIR, -dDIR
         return any(holds_state_dir(p, ctx) for p in places)
     return False
 

@@ -24,11 +24,12 @@ import os
 import posixpath
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
+from exomonad.policy.shell_archive import ARCHIVERS, archive_writes
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_reads import flags
+from exomonad.policy.shell_reads import flags, option_set
 
 __all__ = ["link_targets", "outputs"]
 
@@ -38,7 +39,7 @@ _COMPRESSORS = frozenset(
 )  # fmt: skip
 _EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs", "sponge"})
 _EDITOR_ARGS = frozenset({"-S", "--suffix", "-c", "-u"})
-#: Options taking a value among split/csplit/uniq/rsync/zip/patch's.
+#: Options taking a value among split/csplit/uniq/patch's.
 _WITH_ARG = frozenset(
     [
         "-a",
@@ -66,33 +67,88 @@ _WITH_ARG = frozenset(
     ]
 )
 #: Every program :func:`outputs` knows (the rest write nothing by option or operand).
-_WRITERS = frozenset({"tar", "sort", "split", "csplit", "uniq", "rsync", "scp", "zip", "patch"}
-                     ) | _COMPRESSORS | _EDITORS  # fmt: skip
+_WRITERS = frozenset({"sort", "split", "csplit", "uniq", "patch"}) | _COMPRESSORS | _EDITORS
 _TO_STDOUT = frozenset({"-c", "--stdout", "--to-stdout", "-l", "--list", "-t", "--test"})
 
 
-def _tar(args: list[Word], cwd: str | None) -> list[Action]:
-    """``tar`` creating or updating an archive: the archive (``-f``/``--file``)."""
-    if not args:
+#: Options that take a value, per program read here with its own table (a flag read as
+#: taking one hid ``scp -r``'s and ``rsync -a``'s destination, ``zip -r``'s archive).
+_OWN_TABLES: dict[str, frozenset[str]] = {
+    "scp": option_set("-c -D -F -i -J -l -o -P -S -X"),
+    "rsync": option_set(
+        "-B -e -f -M -T -@ --info --debug --stderr --backup-dir --suffix --chmod --chown "
+        "--usermap --groupmap --timeout --contimeout --modify-window --temp-dir --compare-dest "
+        "--copy-dest --link-dest --compress-choice --zc --compress-level --zl --skip-compress "
+        "--checksum-choice --cc --checksum-seed --filter --exclude --exclude-from --include "
+        "--include-from --files-from --address --port --sockopts --outbuf --bwlimit "
+        "--stop-after --time-limit --stop-at --write-batch --only-write-batch --read-batch "
+        "--protocol --iconv --max-delete --max-size --min-size --max-alloc --block-size --rsh "
+        "--rsync-path --partial-dir --log-file --log-file-format --out-format --password-file "
+        "--early-input --remote-option --copy-as"
+    ),
+    "zip": option_set(
+        "-b -n -t -tt -O --out -P --password -s -sp -Z -lf --logfile-path -ds -TT "
+        "--unzip-command --temp-path"
+    ),
+    "mkfifo": option_set("-m --mode -Z"),
+    "mknod": option_set("-m --mode -Z"),
+    "mktemp": option_set("-p --suffix"),
+    "link": frozenset(),
+}
+#: rsync options naming a file or directory it writes; the directories marked True are
+#: relative to the destination (``--link-dest`` hard-links the files it names: writable).
+_RSYNC_WRITES = {"--backup-dir": True, "--partial-dir": True, "--temp-dir": True, "-T": True,
+                 "--link-dest": True, "--log-file": False, "--write-batch": False,
+                 "--only-write-batch": False}  # fmt: skip
+
+
+def _remote(w: Word) -> bool:
+    """An scp/rsync operand on another host (``host:path``, ``rsync://``)."""
+    return "://" in w.text or (":" in w.text and not w.text.startswith(("/", "./")))
+
+
+def _copy_or_zip(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """scp/rsync: the destination, the last operand, whatever the flags (a remote one is
+    their :class:`Network`), and rsync's files by option; zip: its archive and ``-O``
+    output, ``-b``'s temporary files; ``-TT`` (the command that tests it): Unknown."""
+    positionals, opts = scan_options(args, _OWN_TABLES[name])
+    if name == "zip":
+        if any("TT" in k or k == "--unzip-command" for k in opts):
+            return [Unknown("zip -TT runs a command: " + " ".join(w.text for w in args))]
+        named = [w for k in ("-O", "--out", "-b", "--temp-path", "-lf", "--logfile-path")
+                 for w in opts.get(k, [])]  # fmt: skip
+        return [WriteFile(resolve_path(cwd, w) if w else None) for w in [*positionals[:1], *named]]
+    dest = positionals[-1] if len(positionals) > 1 else None
+    if dest is None or _remote(dest):
         return []
-    first = args[0].text
-    clusters = [first.lstrip("-")] if not first.startswith("--") else []
-    clusters += [w.text[1:] for w in args[1:] if w.text[:1] == "-" and w.text[1:2] != "-"]
-    longs = {w.text.split("=", 1)[0] for w in args if w.text.startswith("--")}
-    modes = set("".join(clusters)) & set("cruA") or longs & {"--create", "--append", "--update"}
-    if not modes:
+    where = resolve_path(cwd, dest)
+    out: list[Action] = [WriteFile(where)]
+    if name == "rsync":
+        out += [WriteFile(resolve_path(where if below else cwd, w) if w else None)
+                for k, below in _RSYNC_WRITES.items() for w in opts.get(k, [])]  # fmt: skip
+    return out
+
+
+def _makes(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """``mkfifo``/``mknod``/``link``: the files they make (``link A B``: both, as a hard
+    link); ``mktemp [-p DIR] [TEMPLATE]``: the file in DIR (``--tmpdir=DIR``), else a
+    TEMPLATE with a directory; in ``$TMPDIR`` or ``/tmp`` (no template, ``-t``): none."""
+    positionals, opts = scan_options(args, _OWN_TABLES[name])
+    if name == "mknod":
+        positionals = positionals[:1]
+    if name != "mktemp":
+        return [WriteFile(resolve_path(cwd, w)) for w in positionals]
+    given = [w for k in ("-p", "--tmpdir") for w in opts.get(k, [])]
+    template = positionals[-1] if positionals else None
+    if given:
+        base = given[-1]
+        if base is None or not base.text:  # --tmpdir alone: $TMPDIR or /tmp
+            return []
+        where = resolve_path(cwd, base)
+        return [WriteFile(resolve_path(where, template) if template and where else where)]
+    if template is None or "-t" in opts:
         return []
-    for k, w in enumerate(args):
-        text = w.text
-        if text.startswith("--file="):
-            return [WriteFile(resolve_path(cwd, Word(text[7:], w.dynamic, w.quoted)))]
-        short = (k == 0 and not text.startswith("--")) or (text[:1] == "-" and text[1:2] != "-")
-        if text == "--file" or (short and text.endswith("f")):
-            value = args[k + 1] if k + 1 < len(args) else None
-            return [WriteFile(resolve_path(cwd, value) if value is not None else None)]
-        if short and "f" in text:  # -fARCHIVE, or f mid-cluster (its value follows)
-            return [WriteFile(None)]
-    return []
+    return [WriteFile(resolve_path(cwd, template))]  # relative to the working directory
 
 
 def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
@@ -101,10 +157,13 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     def at(w: Word | None) -> Action:
         return WriteFile(resolve_path(cwd, w) if w is not None else None)
 
+    if name in ARCHIVERS:
+        return archive_writes(name, args, cwd)
+    if name in _OWN_TABLES:
+        return _copy_or_zip(name, args, cwd) if name in ("rsync", "scp", "zip") else _makes(
+            name, args, cwd)  # fmt: skip
     if name not in _WRITERS:
         return []
-    if name == "tar":
-        return _tar(args, cwd)
     if name == "sort":
         _, opts = scan_options(args, frozenset(SORT_ARG.split()))
         return [at(w) for k in ("-o", "--output") for w in opts.get(k, [])]
@@ -118,12 +177,6 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         return [at(positionals[1])] if name == "split" and len(positionals) > 1 else [at(None)]
     if name == "uniq":
         return [at(positionals[1])] if len(positionals) > 1 else []
-    if name in ("rsync", "scp"):
-        dest = positionals[-1] if len(positionals) > 1 else None
-        local = dest is not None and (":" not in dest.text or dest.text.startswith(("/", "./")))
-        return [at(dest)] if local else []
-    if name == "zip":
-        return [at(positionals[0])] if positionals else []
     if name == "patch":
         target = opts.get("-o") or opts.get("--output") or (positionals[:1] or None)
         where = opts.get("-d") or opts.get("--directory")

@@ -285,6 +285,8 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
     targets: list[Word] = [
         w for k in ("-t", "--target-directory") for w in opts.get(k, []) if w is not None
     ]
+    if name == "install" and flags(opts, "d", "--directory"):  # install -d DIR...: makes them
+        targets, positionals = [*targets, *positionals], []
     if name in ("cp", "mv", "install", "ln"):
         if not targets and len(positionals) >= 2:
             targets = [positionals[-1]]

@@ -29,6 +29,7 @@ __all__ = [
     "WRAPPERS",
     "OptSpec",
     "Unwrapped",
+    "long_option",
     "parse_options",
     "skip_options",
     "unwrap",
@@ -172,7 +173,7 @@ class Unwrapped:
     clears_env: bool = False
 
 
-def _long(name: str, spec: OptSpec) -> str | None:
+def long_option(name: str, spec: OptSpec) -> str | None:
     """The long option ``name`` abbreviates (unique prefix), or None."""
     every = spec.long_flags | spec.long_arg | spec.long_opt
     if name in every:
@@ -203,7 +204,7 @@ def parse_options(args: list[Word], spec: OptSpec) -> tuple[int, dict[str, Word 
             return i, opts
         if text.startswith("--"):
             name, eq, value = text[2:].partition("=")
-            full = _long(name, spec)
+            full = long_option(name, spec)
             if full is None:
                 return None
             if full in spec.long_arg and not eq:
