@@ -119,7 +119,8 @@ def decide_request(
     state_dir: str | None = None,
 ) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
     """Classify ``request`` and judge every action: (decision, actions, per-action)."""
-    actions = classify(request, mcp_servers=policy.mcp_servers)
+    actions = classify(request, mcp_servers=policy.mcp_servers,
+                       protected_branches=policy.protected_branches)  # fmt: skip
     ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
     decision, verdicts = judge_all(policy, actions, ctx)
     return decision, actions, verdicts

@@ -239,10 +239,16 @@ def _mcp(request: ToolRequest, servers: Sequence[str]) -> McpTool | None:
     return McpTool(*found) if found is not None else None
 
 
-def classify(request: ToolRequest, *, mcp_servers: Sequence[str] = ()) -> list[Action]:
+def classify(
+    request: ToolRequest,
+    *,
+    mcp_servers: Sequence[str] = (),
+    protected_branches: Sequence[str] = ("main", "master"),
+) -> list[Action]:
     """The actions ``request`` performs. Never raises: what it cannot read is ``Unknown``.
 
-    ``mcp_servers`` lists server names containing ``_`` (see :class:`~.model.Policy`).
+    ``mcp_servers`` lists server names containing ``_`` (see :class:`~.model.Policy`);
+    ``protected_branches`` are the policy's (a local ``git checkout -B main`` is Unknown).
     """
     if request.runtime == "mcp":
         return [_mcp(request, ()) or McpTool(SELF_MCP_SERVER, request.tool_name)]
@@ -252,7 +258,8 @@ def classify(request: ToolRequest, *, mcp_servers: Sequence[str] = ()) -> list[A
     if mcp is not None:  # another server's tool: each path in its input may be written
         return [mcp, *possible_writes(request.tool_input, request.cwd)]
     handler = handlers(request.runtime).get(request.tool_name)
-    env = ShellEnv(request.worktree, request.branch, request.cwd)
+    env = ShellEnv(request.worktree, request.branch, request.cwd,
+                   protected=tuple(protected_branches))  # fmt: skip
     try:
         result = handler(request, env) if handler is not None else None
     except Exception:  # a classifier bug must not crash the server: treat as opaque

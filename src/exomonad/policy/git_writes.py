@@ -19,12 +19,14 @@ True
 
 from __future__ import annotations
 
-from exomonad.policy.actions import Action, WriteFile
+from collections.abc import Callable
+
+from exomonad.policy.actions import Action, DeleteFile, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["moves_a_branch", "writes_of"]
+__all__ = ["moves_a_branch", "onto_protected", "writes_of"]
 
 #: Subcommands that write neither the repository nor its work tree (``--output`` aside).
 _GIT_READS = frozenset(
@@ -34,11 +36,16 @@ _GIT_READS = frozenset(
     rev-list rev-parse shortlog show show-branch show-ref status stripspace var verify-commit
     verify-pack verify-tag version whatchanged""".split()  # noqa: SIM905
 )
-#: Options naming a file or directory git writes (``git archive -o``, ``format-patch -o``).
-_GIT_OUTPUTS = ("--output", "--output-directory")
-_GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch"})
+#: Options naming a file or directory git writes (``git archive -o``, ``format-patch -o``,
+#: ``init --separate-git-dir``: the repository itself); git takes unique prefixes.
+_GIT_OUTPUTS = ("--output", "--output-directory", "--separate-git-dir")
+_GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch", "bugreport", "diagnose"})
 #: Subcommands whose positional (after a verb, if any) is a path they create.
-_GIT_CREATES = {"clone": 2, "init": 1, "bundle": 2, "worktree": 2}
+_GIT_CREATES = {"clone": 2, "init": 1, "bundle": 2}
+#: ``git worktree`` verbs and the positional (after the verb) each writes.
+_WORKTREE_WRITES = {"add": 1, "move": 2}
+#: Options of ``interpret-trailers`` that take a value (its positionals are files).
+_TRAILER_ARGS = frozenset({"--trailer", "--where", "--if-exists", "--if-missing"})
 
 
 def writes_of(
@@ -54,7 +61,8 @@ def writes_of(
         text = w.text
         name, eq, val = text.partition("=")
         nxt = rest[k + 1] if k + 1 < len(rest) else None
-        if name in _GIT_OUTPUTS or (text == "-o" and sub in _GIT_SHORT_OUTPUT):
+        output = len(name) > 4 and any(o.startswith(name) for o in _GIT_OUTPUTS)
+        if output or (text == "-o" and sub in _GIT_SHORT_OUTPUT):
             target = Word(val, w.dynamic, w.quoted) if eq else nxt
             out.append(WriteFile(resolve_path(base, target) if target is not None else None))
         elif text.startswith("-o") and len(text) > 2 and sub in _GIT_SHORT_OUTPUT:
@@ -74,6 +82,26 @@ def writes_of(
             positionals = [*positionals, Word(positionals[0].text.rstrip("/").rsplit("/", 1)[-1])]
         if len(positionals) > at and (sub != "bundle" or positionals[0].text == "create"):
             out.append(WriteFile(resolve_path(base, positionals[at])))
+    return [*out, *_verb_writes(sub, rest, base)]
+
+
+def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
+    """``worktree add PATH``, ``worktree move SRC DST`` (SRC gone), ``worktree remove
+    PATH``; ``interpret-trailers --in-place FILE...`` (found as a worker: ``git worktree
+    move . ../../moved`` moved its checkout into the lead's)."""
+    if sub == "interpret-trailers" and "--in-place" in [w.text for w in rest]:
+        files, _ = scan_options(rest, _TRAILER_ARGS)
+        return [WriteFile(resolve_path(base, w)) for w in files]
+    if sub != "worktree":
+        return []
+    pos, _ = scan_options(rest, frozenset({"-b", "-B", "--reason"}))
+    verb = pos[0].text if pos else ""
+    at = _WORKTREE_WRITES.get(verb)
+    out: list[Action] = []
+    if at is not None and len(pos) > at:
+        out.append(WriteFile(resolve_path(base, pos[at])))
+    if verb in ("move", "remove") and len(pos) > 1:
+        out.append(DeleteFile(resolve_path(base, pos[1]), recursive=True))
     return out
 
 
@@ -86,7 +114,8 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     refs: ``update-ref``, ``branch -f``, a ``fetch`` into a local branch (``fetch .
     HEAD:main``), checking out a branch another worktree holds (the lead's ``main``);
     and edits of what every checkout shares: ``git remote add/set-url/...`` (the lead's
-    ``origin``), ``git replace``."""
+    ``origin``), ``git replace``, ``git tag -f``/``-d``; ``git maintenance
+    register``/``start`` (the user's git config and scheduler)."""
     texts = [w.text for w in rest]
     if sub == "update-ref" or "--ignore-other-worktrees" in texts:
         return True
@@ -97,6 +126,10 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # a patch's paths outside the work tree
     if sub == "replace" and not {"-l", "--list"} & set(texts):
         return True  # refs/replace/<main>: main's commit read as another, for everyone
+    if sub == "tag" and any(t.startswith(("--for", "--del")) or _short(t, "fd") for t in texts):
+        return True  # an existing tag moved or deleted: every checkout's (a release's)
+    if sub == "maintenance" and verbs[:1] and verbs[0] != "run":
+        return True  # register, start...: ~/.gitconfig edited, jobs scheduled
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
         return any(t == "--force" or _short(t, "f") for t in texts)
     if sub in ("fetch", "pull"):
@@ -110,3 +143,106 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
 def _short(text: str, letters: str) -> bool:
     """Whether ``text`` is a cluster of short options holding one of ``letters``."""
     return text[:1] == "-" and text[1:2] != "-" and any(c in text[1:] for c in letters)
+
+
+#: Per subcommand: its short options that take a value, its long options that do, and
+#: those (among either) naming a branch created, reset or renamed onto.
+_BRANCH_VERBS: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {
+    "checkout": ("bB", frozenset({"--orphan", "--conflict", "--pathspec-from-file"}),
+                 frozenset({"-b", "-B", "--orphan"})),
+    "switch": ("cC", frozenset({"--create", "--force-create", "--orphan", "--conflict"}),
+               frozenset({"-c", "-C", "--create", "--force-create", "--orphan"})),
+    "branch": ("u", frozenset({"--set-upstream-to", "--contains", "--no-contains", "--merged",
+                               "--no-merged", "--points-at", "--format", "--sort"}), frozenset()),
+    "worktree": ("bB", frozenset({"--reason"}), frozenset({"-b", "-B"})),
+    "stash": ("", frozenset(), frozenset()),
+}  # fmt: skip
+#: Long flags of those subcommands (for abbreviations: ``--mov`` is ``--move``).
+_LONG_FLAGS = frozenset({"--force", "--track", "--no-track", "--guess", "--detach", "--list",
+                         "--ignore-other-worktrees", "--delete", "--move", "--copy", "--all",
+                         "--remotes", "--show-current", "--verbose", "--quiet", "--merge",
+                         "--discard-changes"})  # fmt: skip
+#: ``git branch`` options that list branches (their positionals are patterns).
+_BRANCH_LISTS = frozenset({"-l", "--list", "-a", "--all", "-r", "--remotes", "--contains",
+                           "--no-contains", "--merged", "--no-merged", "--points-at",
+                           "--show-current", "-v", "-vv", "--verbose"})  # fmt: skip
+
+
+def _parse(sub: str, rest: list[Word]) -> tuple[list[Word], dict[str, list[Word | None]]]:
+    """Positionals and options of ``git SUB REST``: bundled short flags (``-qB main``,
+    ``-Bmain``) are split, long ones may be abbreviated (``--force-c=main``)."""
+    short_arg, long_args, _ = _BRANCH_VERBS[sub]
+    known = long_args | _LONG_FLAGS
+    positionals: list[Word] = []
+    opts: dict[str, list[Word | None]] = {}
+    i = 0
+    while i < len(rest):
+        word, text = rest[i], rest[i].text
+        nxt = rest[i + 1] if i + 1 < len(rest) else None
+        if text == "--":
+            opts["--"] = list(rest[i + 1 :])
+            break
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            found = [k for k in known if k.startswith(name)] if len(name) > 3 else []
+            name = name if name in known or len(found) != 1 else found[0]
+            if eq:
+                opts.setdefault(name, []).append(Word(value, word.dynamic, word.quoted))
+            elif name in long_args:
+                opts.setdefault(name, []).append(nxt)
+                i += 1
+            else:
+                opts.setdefault(name, []).append(None)
+        elif text.startswith("-") and len(text) > 1:
+            for j, c in enumerate(text[1:], 1):
+                if c in short_arg:
+                    attached = text[j + 1 :]
+                    taken = Word(attached, word.dynamic, word.quoted) if attached else nxt
+                    i += 0 if attached else 1
+                    opts.setdefault(f"-{c}", []).append(taken)
+                    break
+                opts.setdefault(f"-{c}", []).append(None)
+        else:
+            positionals.append(word)
+        i += 1
+    return positionals, opts
+
+
+def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None], bool]) -> bool:
+    """Whether ``git SUB REST`` creates, resets, renames or copies onto a branch that
+    ``protects`` (the policy's ``main``), or checks one out in the agent's worktree, where
+    its next commit moves it: ``checkout -B main``, ``switch -C main``, ``branch -M
+    exo/w1 main``, ``branch -m main old`` (``main`` gone), ``worktree add -f sub main``,
+    ``stash branch main``. Found as a worker (git 2.39): ``git checkout -B main`` moved
+    the lead's ``main`` and its HEAD to the worker's commit, no push."""
+    if sub not in _BRANCH_VERBS:
+        return False
+    pos, opts = _parse(sub, rest)
+    named = [w for key in _BRANCH_VERBS[sub][2] for w in opts.get(key, [])]
+    if any(protects(w) for w in named):
+        return True
+    detached = any(k in opts for k in ("--detach", "-d")) and sub != "branch"
+    if sub in ("checkout", "switch"):  # a branch checked out (checkout: no paths given)
+        paths = opts.get("--", [])
+        return not named and not detached and len(pos) == 1 and not paths and protects(pos[0])
+    if sub == "stash":
+        return bool(pos) and pos[0].text == "branch" and protects(pos[1] if len(pos) > 1 else None)
+    if sub == "worktree":
+        if not pos or pos[0].text != "add" or named or detached or len(pos) < 2:
+            return False
+        branch = pos[2] if len(pos) > 2 else Word(pos[1].text.rstrip("/").rsplit("/", 1)[-1],
+                                                   pos[1].dynamic, pos[1].quoted)  # fmt: skip
+        return protects(branch)
+    return _branch_onto_protected(pos, opts, protects)
+
+
+def _branch_onto_protected(pos: list[Word], opts: dict[str, list[Word | None]],
+                           protects: Callable[[Word | None], bool]) -> bool:  # fmt: skip
+    """``git branch``: a new name (created, renamed or copied to) or a renamed old name
+    that may be protected; listing and deleting name none."""
+    flags = set(opts)
+    if flags & (_BRANCH_LISTS | {"-d", "-D", "--delete"}) or not pos:
+        return False
+    if flags & {"-m", "-M", "--move"}:  # the old name disappears too
+        return any(protects(w) for w in pos[:2])
+    return protects(pos[1] if flags & {"-c", "-C", "--copy"} and len(pos) > 1 else pos[0])

@@ -22,7 +22,8 @@ from __future__ import annotations
 import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
-from exomonad.policy.shell_env import ShellEnv, risky_assignment
+from exomonad.policy.patch import apply_patch_args, shell_patch_actions
+from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
 from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import (
@@ -79,6 +80,9 @@ def classify_shell(
                 env.branch_moved = True  # which it may write (GIT_DIR=remote.git git ...)
                 value = w.text.split("=", 1)[1]
                 out.append(WriteFile(resolve_path(cmd.cwd, Word(value, w.dynamic, w.quoted))))
+            written = written_by(w)  # GIT_TRACE=/path: git appends its trace to the file
+            if written is not None and is_assignment(w):
+                out.append(WriteFile(tree_root(cmd.cwd, written)))
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
@@ -115,7 +119,8 @@ def _argv(
     if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
         return [Unknown("unsets " + dropped)]
     if name in ("env", "sudo", "doas") and any(
-        is_assignment(w) and (risky_assignment(w) or w.text.startswith(_GIT_REPO_VARS))
+        is_assignment(w)
+        and (risky_assignment(w) or w.text.startswith(_GIT_REPO_VARS) or written_by(w))
         for w in args
     ):  # env GIT_WORK_TREE=../.. git checkout: another repository, written
         return [Unknown(" ".join(full))]
@@ -160,6 +165,9 @@ def _argv(
         return gh(args, cwd, env)
     if name == "find":
         return _find(args, cmd, cwd, env, depth, full, privileged)
+    patch_args = apply_patch_args(name, args)
+    if patch_args is not None:  # Codex's apply_patch: read as the apply_patch tool is
+        return shell_patch_actions(patch_args, cmd, cwd)
     handled = handle(name, args, cwd)
     return handled if handled is not None else [Shell(full, cwd, privileged)]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from exomonad.ancestry import AGENT_ENV
 from exomonad.policy.shell_lex import Word
@@ -17,6 +18,7 @@ __all__ = [
     "is_within",
     "risky_assignment",
     "scan_options",
+    "written_by",
 ]
 
 
@@ -47,6 +49,23 @@ class ShellEnv:
     branch_moved: bool = False
     commands_seen: int = 0
     stdin_redirected: bool = False
+    #: The policy's protected branch patterns (``fnmatch``), for local ref moves.
+    protected: tuple[str, ...] = ("main", "master")
+
+    def protects(self, name: Word | None) -> bool:
+        """Whether branch ``name`` may be a protected one: it matches a pattern (also
+        spelled ``refs/heads/NAME``), or is not known until git runs (``$B``,
+        ``@{-1}``, ``-``: the branch checked out before).
+
+        >>> env = ShellEnv()
+        >>> [env.protects(Word(t)) for t in ("main", "refs/heads/main", "feature", "@{-1}")]
+        [True, True, False, True]
+        """
+        if name is None or name.dynamic or name.glob or "@{" in name.text or name.text == "-":
+            return True
+        text = name.text.removeprefix("refs/heads/")
+        return any(fnmatchcase(text, pattern) for pattern in self.protected)
+
     #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
     cdpath: bool = False
 
@@ -221,3 +240,28 @@ def risky_assignment(word: Word) -> bool:
     if name == "PATH":
         return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
     return not word.subs and ("$(" in value or "`" in value)
+
+
+#: Variables naming a file a program appends to: git's traces (``GIT_TRACE``,
+#: ``GIT_TRACE2_EVENT``, ``GIT_TRACE_PACKET``... any ``GIT_TRACE*``), the shell's history.
+_FILE_VARS = frozenset({"HISTFILE", "LESSHISTFILE"})
+#: Values of a ``GIT_TRACE*`` that name no file: off, stderr, a file descriptor.
+_TRACE_TO_FD = frozenset({"", "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "true", "false"})
+
+
+def written_by(word: Word) -> Word | None:
+    """The file ``NAME=value`` makes a program write, or None: ``GIT_TRACE=/path`` (git
+    appends its trace there; ``af_unix:PATH``, a socket), ``HISTFILE=``.
+
+    >>> written_by(Word("GIT_TRACE2_EVENT=af_unix:/p/s")).text, written_by(Word("GIT_TRACE=1"))
+    ('/p/s', None)
+    """
+    name, eq, value = word.text.partition("=")
+    name = name.rstrip("+").split("[", 1)[0]
+    if not eq or not (name.startswith("GIT_TRACE") or name in _FILE_VARS):
+        return None
+    if name.startswith("GIT_TRACE") and not word.dynamic and value.lower() in _TRACE_TO_FD:
+        return None
+    for prefix in ("af_unix:stream:", "af_unix:dgram:", "af_unix:"):
+        value = value.removeprefix(prefix)
+    return Word(value, word.dynamic, word.quoted)

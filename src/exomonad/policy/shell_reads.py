@@ -39,6 +39,7 @@ __all__ = [
     "RG_ARG",
     "find_reads",
     "flags",
+    "git_file_reads",
     "git_tree_reads",
     "handle_read",
     "option_set",
@@ -299,19 +300,93 @@ def _diff(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     return with_shell(name, args, cwd, tree_reads(pos, cwd))
 
 
+#: ``git grep`` options that make it read files git does not track (the state dir's
+#: ``config.toml``, or its tokens when nothing ignores them); git takes unique prefixes.
+_GIT_UNTRACKED = ("--untracked", "--no-exclude-standard", "--no-index")
+
+
 def git_tree_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
-    """``git grep --no-index`` (or ``--no-exclude-standard``) reads ignored files below its
-    pathspecs; ``git diff --no-index A B`` reads both trees. Else no tree read."""
+    """``git grep --untracked`` (``--no-exclude-standard``, ``--no-index``) reads the
+    untracked files below its pathspecs (found as a worker: ``git -C ../.. grep
+    --untracked -e .`` printed the state dir); ``git diff --no-index A B`` reads both
+    trees. Else no tree read."""
     pos, opts = scan_options(rest, frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-depth",
                                               "--threads", "--max-count"}))  # fmt: skip
     if sub == "diff" and "--no-index" in opts:
         return tree_reads(pos, cwd)
-    ignored = "--no-exclude-standard" in opts or (
-        "--no-index" in opts and "--exclude-standard" not in opts
-    )
-    if sub == "grep" and ignored:
-        return tree_reads(_operands(pos, opts, "-e", "-f"), cwd)
+    untracked = any(len(key) > 4 and any(o.startswith(key) for o in _GIT_UNTRACKED) for key in opts)
+    if sub == "grep" and untracked:
+        specs = [w for w in _operands(pos, opts, "-e", "-f")
+                 if not w.text.startswith((":!", ":^", ":(exclude"))]  # fmt: skip
+        return [_pathspec_read(cwd, w) for w in specs] or [ReadFile(cwd, True)]
     return []
+
+
+def _pathspec_read(cwd: str | None, spec: Word) -> ReadFile:
+    """The tree a git pathspec reads: a glob matches at any depth below the cwd (``*.token``
+    reaches ``.exomonad/lead.token``), magic (``:(top)``, ``:/``) anywhere in the repository."""
+    if spec.text.startswith(":"):
+        return ReadFile(None, True)
+    if any(c in spec.text for c in "*?["):
+        return ReadFile(cwd, True, (spec.text.rsplit("/", 1)[-1],))
+    return ReadFile(tree_root(cwd, spec), True)
+
+
+#: Per ``git`` subcommand: its short options whose value is a file it reads, its other
+#: short options taking a value, and its long options naming a file it reads.
+_GIT_FILE_OPTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "commit": ("Ft", "mCc", ("--file", "--template")),  # -S, -u: optional, attached
+    "tag": ("F", "mu", ("--file",)),
+    "notes": ("F", "mcC", ("--file",)),
+    "merge": ("F", "msX", ("--file",)),
+    "commit-tree": ("F", "pmS", ()),
+    "blame": ("S", "L", ("--contents", "--ignore-revs-file")),
+    "grep": ("f", "eABCm", ()),
+    "archive": ("", "o", ("--add-file",)),
+    "format-patch": ("", "ov", ("--signature-file",)),
+}
+#: Subcommands whose positionals are files they read (patches, blobs to hash).
+_GIT_READS_OPERANDS = {
+    "am": frozenset(),
+    "apply": frozenset(),
+    "hash-object": frozenset({"-t", "--path"}),
+    "merge-file": frozenset({"-L"}),
+    "interpret-trailers": frozenset({"--trailer", "--where", "--if-exists", "--if-missing"}),
+}
+
+
+def git_file_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
+    """The files ``git SUB REST`` reads and may show (a commit message, a tag's, a patch):
+    ``commit -F FILE``/``--template``, ``tag``/``notes``/``merge -F``, ``blame
+    --contents``, ``hash-object FILE``, ``--pathspec-from-file`` (its lines echoed in
+    errors), ``init --template=DIR`` (copied whole). Found as a worker: ``git commit -F
+    ../../.exomonad/lead.token`` made the lead's token a commit message. ``-`` is stdin."""
+    short_files, short_args, longs = _GIT_FILE_OPTS.get(sub, ("", "", ()))
+    longs = (*longs, "--pathspec-from-file", *(("--template",) if sub == "init" else ()))
+    found: list[Word | None] = []
+    i = 0
+    while i < len(rest):
+        word, text = rest[i], rest[i].text
+        nxt = rest[i + 1] if i + 1 < len(rest) else None
+        if text == "--":
+            break
+        name, eq, value = text.partition("=")
+        if text.startswith("--") and len(name) > 4 and any(o.startswith(name) for o in longs):
+            found.append(Word(value, word.dynamic, word.quoted) if eq else nxt)
+            i += 0 if eq else 1
+        elif text.startswith("-") and not text.startswith("--"):
+            for j, c in enumerate(text[1:], 1):
+                if c in short_files or c in short_args:
+                    attached = text[j + 1 :]
+                    if c in short_files:
+                        found.append(Word(attached, word.dynamic, word.quoted) if attached else nxt)
+                    i += 0 if attached else 1
+                    break
+        i += 1
+    if sub in _GIT_READS_OPERANDS:
+        found += scan_options(rest, _GIT_READS_OPERANDS[sub])[0]
+    return [ReadFile(tree_root(cwd, w) if w is not None else None, sub == "init")
+            for w in found if w is None or w.text != "-"]  # fmt: skip
 
 
 #: ``find`` actions that read or hand on the files found (``-print0`` feeds ``xargs -0``).

@@ -24,11 +24,11 @@ from exomonad.policy.actions import (
     Unknown,
 )
 from exomonad.policy.git_push import push
-from exomonad.policy.git_writes import moves_a_branch, writes_of
+from exomonad.policy.git_writes import moves_a_branch, onto_protected, writes_of
 from exomonad.policy.shell_env import ShellEnv, is_within, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_reads import git_tree_reads
+from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
 
 __all__ = ["SAFE_CONFIG", "gh", "git"]
 
@@ -299,14 +299,17 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         return push(rest, repo, env, cwd)
     if sub.text == "config":
         return _config(rest, raw, repo)
-    if moves_a_branch(sub.text, rest):
+    if moves_a_branch(sub.text, rest) or onto_protected(sub.text, rest, env.protects):
         return [Unknown(raw)]
     home = env.worktree or env.start_cwd
     own = named is not None and home is not None and is_within(named, home)
     elsewhere = not own and sub.text != "commit"  # GitCommit names its repository
     writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere)
+    reads = [*git_file_reads(sub.text, rest, repo or named),
+             *git_tree_reads(sub.text, rest, repo or named)]  # fmt: skip
     acts = _subcommand(sub, rest, args, repo, raw, env)
-    return [*writes, *acts] if writes and not isinstance(acts[0], Unknown) else acts
+    found = [*reads, *writes]
+    return [*found, *acts] if found and not isinstance(acts[0], Unknown) else acts
 
 
 def _subcommand(sub: Word, rest: list[Word], args: list[Word], repo: str | None, raw: str,
@@ -330,8 +333,6 @@ def _subcommand(sub: Word, rest: list[Word], args: list[Word], repo: str | None,
             env.branch_moved = True  # `git branch -M main`: the current branch renamed
     elif sub.text in _BRANCH_MOVERS:
         env.branch_moved = True
-    elif sub.text in ("grep", "diff"):  # --no-index: ignored files, any directory
-        return [Shell(("git", *_texts(args)), repo), *git_tree_reads(sub.text, rest, repo)]
     return [Shell(("git", *_texts(args)), repo)]
 
 
