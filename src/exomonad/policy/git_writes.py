@@ -105,6 +105,11 @@ def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     return out
 
 
+#: (subcommand, verb) that delete entries of what every checkout shares: the stash list
+#: and the reflogs (the stash's entries below the top are its reflog).
+_SHARED_WORK_LOSS = frozenset(
+    {("stash", "clear"), ("stash", "drop"), ("reflog", "expire"), ("reflog", "delete")}
+)
 #: ``git remote`` verbs that rewrite the repository's shared config.
 _REMOTE_EDITS = frozenset({"add", "rename", "remove", "rm", "set-url", "set-head", "set-branches"})
 
@@ -115,7 +120,11 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     HEAD:main``), checking out a branch another worktree holds (the lead's ``main``);
     and edits of what every checkout shares: ``git remote add/set-url/...`` (the lead's
     ``origin``), ``git replace``, ``git tag -f``/``-d``; ``git maintenance
-    register``/``start`` (the user's git config and scheduler)."""
+    register``/``start`` (the user's git config and scheduler); what holds the lead's
+    uncommitted work: ``git stash clear``/``drop`` (one stash list for every checkout),
+    ``git reflog expire``/``delete`` (stash entries are a reflog: found as a worker,
+    ``git reflog expire --expire=now --all`` emptied the lead's stash list), and ``git
+    gc --prune=<date>``/``git prune``, which delete the dropped entries' commits."""
     texts = [w.text for w in rest]
     if sub == "update-ref" or "--ignore-other-worktrees" in texts:
         return True
@@ -130,6 +139,10 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # an existing tag moved or deleted: every checkout's (a release's)
     if sub == "maintenance" and verbs[:1] and verbs[0] != "run":
         return True  # register, start...: ~/.gitconfig edited, jobs scheduled
+    if (sub, verbs[0] if verbs else "") in _SHARED_WORK_LOSS or sub == "prune":
+        return True
+    if sub == "gc" and any(t.startswith("--prune=") for t in texts):
+        return True  # unreachable objects deleted now: the lead's dropped stashes
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
         return any(t == "--force" or _short(t, "f") for t in texts)
     if sub in ("fetch", "pull"):
@@ -214,7 +227,10 @@ def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None],
     its next commit moves it: ``checkout -B main``, ``switch -C main``, ``branch -M
     exo/w1 main``, ``branch -m main old`` (``main`` gone), ``worktree add -f sub main``,
     ``stash branch main``. Found as a worker (git 2.39): ``git checkout -B main`` moved
-    the lead's ``main`` and its HEAD to the worker's commit, no push."""
+    the lead's ``main`` and its HEAD to the worker's commit, no push. ``git rebase
+    <upstream> main`` (``--root main``) checks ``main`` out first and rewrites it."""
+    if sub == "rebase":
+        return _rebases(rest, protects)
     if sub not in _BRANCH_VERBS:
         return False
     pos, opts = _parse(sub, rest)
@@ -234,6 +250,29 @@ def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None],
                                                    pos[1].dynamic, pos[1].quoted)  # fmt: skip
         return protects(branch)
     return _branch_onto_protected(pos, opts, protects)
+
+
+#: ``git rebase`` options whose value is the next word.
+_REBASE_ARGS = frozenset(
+    {"--onto", "-s", "--strategy", "-X", "--strategy-option", "-x", "--exec", "-C"}
+)
+
+
+def _rebases(rest: list[Word], protects: Callable[[Word | None], bool]) -> bool:
+    """Whether ``git rebase REST`` names a protected branch to check out and rewrite:
+    the second operand, or the first with ``--root``."""
+    operands: list[Word] = []
+    words = iter(rest)
+    for w in words:
+        if w.text == "--":
+            operands += words
+        elif w.text.startswith("-"):
+            if w.text in _REBASE_ARGS:
+                next(words, None)
+        else:
+            operands.append(w)
+    branch = 0 if any(w.text == "--root" for w in rest) else 1
+    return len(operands) > branch and protects(operands[branch])
 
 
 def _branch_onto_protected(pos: list[Word], opts: dict[str, list[Word | None]],
