@@ -24,7 +24,13 @@ import posixpath
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
 from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
-from exomonad.policy.shell_escape import DECLARERS, detaches, unsets, wrapper_escape
+from exomonad.policy.shell_escape import (
+    DECLARERS,
+    detaches,
+    nested_agent,
+    unsets,
+    wrapper_escape,
+)
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import (
     SimpleCommand,
@@ -124,7 +130,7 @@ def _argv(
         for w in args
     ):  # env GIT_WORK_TREE=../.. git checkout: another repository, written
         return [Unknown(" ".join(full))]
-    left = detaches(name, args, full)
+    left = detaches(name, args, full) or nested_agent(name, args, full)
     if left is not None:
         return [Unknown(left)]
     if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and args[0].text == "run":

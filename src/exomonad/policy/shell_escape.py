@@ -32,7 +32,16 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment
 from exomonad.policy.shell_wrap import Unwrapped, word_set
 
-__all__ = ["DECLARERS", "DETACHERS", "detaches", "unsets", "wrapper_escape"]
+__all__ = [
+    "AGENT_CLIS",
+    "AGENT_PACKAGES",
+    "DECLARERS",
+    "DETACHERS",
+    "detaches",
+    "nested_agent",
+    "unsets",
+    "wrapper_escape",
+]
 
 #: Builtins that declare (and with ``-n``/``+x`` un-export) variables.
 DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
@@ -54,6 +63,33 @@ _SYSTEMCTL_STARTS = word_set(
     "default rescue emergency daemon-reload daemon-reexec switch-root kexec soft-reboot"
 )
 _LEAVES = "leaves the agent's process tree: "
+#: Coding agents' CLIs and their npm packages: what one does is its own tool calls, which
+#: no hook of the agent that started it sees (often with its approvals turned off).
+AGENT_CLIS = word_set("claude codex gemini aider opencode cursor-agent goose qwen crush amp")
+AGENT_PACKAGES = frozenset(
+    {"@openai/codex", "@google/gemini-cli", "@anthropic-ai/claude-code", "opencode-ai",
+     "@qwen-code/qwen-code", "@sourcegraph/amp", "@charmland/crush"}
+)  # fmt: skip
+#: Arguments that only ask an agent's CLI about itself.
+_ONLY_ASKS = frozenset({"--version", "-v", "-V", "--help", "-h"})
+_NESTED = "starts another coding agent, whose own tool calls ExoMonad does not see: "
+
+
+def nested_agent(name: str, args: list[Word], full: tuple[str, ...]) -> str | None:
+    """Why ``name args`` starts another coding agent (its CLI, or its npm package through
+    ``npx``, ``bunx``, ``npm exec``, ``pnpm dlx``, ``yarn dlx``), or None. Asking one its
+    version or help is not starting it."""
+    texts = [w.text for w in args]
+    if name in AGENT_CLIS:
+        return None if texts and set(texts) <= _ONLY_ASKS else _NESTED + " ".join(full)
+    if name in ("npx", "bunx", "pnpx") or (
+        name in ("npm", "pnpm", "yarn") and texts[:1] in (["exec"], ["dlx"], ["x"])
+    ):
+        for text in texts:
+            package = text[: text.rindex("@")] if "@" in text[1:] else text  # no @version
+            if package in AGENT_PACKAGES or package in AGENT_CLIS:
+                return _NESTED + " ".join(full)
+    return None
 
 
 def detaches(name: str, args: list[Word], full: tuple[str, ...]) -> str | None:
