@@ -17,21 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import ToolRequest
+from exomonad.policy.decisions import Allow
 from exomonad.policy.shell_parse import parse
-
-ROOT = "/p"
-WT = f"{ROOT}/.worktrees/w1"
-
-
-def bash(command: str, root: str = ROOT) -> Decision:
-    wt = f"{root}/.worktrees/w1"
-    request = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=wt,
-                          worktree=wt, branch="exo/w1")  # fmt: skip
-    return PolicyEngine(state_dir=f"{root}/.exomonad").decide(request)
-
+from tests.policy.worker import WT, bash
 
 #: Each sets CDPATH (literally, through a builtin, a loop, an expansion, a name built at
 #: run time, eval, or for a nested shell or a function called later) and then writes or
@@ -111,4 +99,4 @@ def test_a_redirected_write_outside_the_worktree_really_happens_unless_refused(
         subprocess.run(["bash", "-c", command], cwd=wt, env=env, check=False,
                        capture_output=True, timeout=30)  # fmt: skip
         assert not lead.exists() or lead.read_text() != "lead\n", command  # it really does
-        assert not isinstance(bash(command, str(root)), Allow), command
+        assert not isinstance(bash(command, root=str(root)), Allow), command

@@ -11,20 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision, Deny
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import ToolRequest
-
-ROOT = "/p"
-WT = f"{ROOT}/.worktrees/w1"
-ENGINE = PolicyEngine(state_dir=f"{ROOT}/.exomonad")
-
-
-def bash(command: str, role: str = "worker") -> Decision:
-    request = ToolRequest("claude", role, "w1", "Bash", {"command": command}, cwd=WT,
-                          worktree=WT, branch="exo/w1")  # fmt: skip
-    return ENGINE.decide(request)
-
+from exomonad.policy.decisions import Allow, Deny
+from tests.policy.worker import bash
 
 CONTROL = [
     "python /home/u/.venv/bin/exomonad approve 1",
@@ -46,7 +34,7 @@ CONTROL = [
 @pytest.mark.parametrize("command", CONTROL)
 @pytest.mark.parametrize("role", ["worker", "tl"])
 def test_exomonad_control_through_python_is_denied(command: str, role: str) -> None:
-    decision = bash(command, role)
+    decision = bash(command, role=role)
     assert isinstance(decision, Deny), (command, decision)
     assert "control commands" in decision.reason
 

@@ -21,21 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import ToolRequest
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import WT, bash
 from tests.support.git import GIT_ENV, git, make_repo
 
-ROOT = "/p"
-WT = f"{ROOT}/.worktrees/w1"
-ENGINE = PolicyEngine(state_dir=f"{ROOT}/.exomonad")
 TOKEN = "../../.exomonad/lead.token"
-
-
-def bash(command: str, engine: PolicyEngine = ENGINE, worktree: str = WT) -> Decision:
-    request = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=worktree,
-                          worktree=worktree, branch="exo/w1")  # fmt: skip
-    return engine.decide(request)
 
 
 STATE_READS = [
@@ -233,9 +223,9 @@ def test_ordinary_git_work_stays_allowed(command: str) -> None:
 # -- real effects ---------------------------------------------------------------------
 
 
-def _project(tmp_path: Path) -> tuple[Path, Path, PolicyEngine]:
+def _project(tmp_path: Path) -> tuple[Path, Path]:
     """A project on ``main`` (a bare ``origin``), its state dir with a token, a worker's
-    worktree on ``exo/w1`` one commit ahead; the engine judging for that project."""
+    worktree on ``exo/w1`` one commit ahead."""
     proj = make_repo(tmp_path / "proj", remote=tmp_path / "remote.git")
     state = proj / ".exomonad"
     state.mkdir()
@@ -246,12 +236,12 @@ def _project(tmp_path: Path) -> tuple[Path, Path, PolicyEngine]:
     (wt / "own.txt").write_text("mine\n")
     git(wt, "add", "own.txt")
     git(wt, "commit", "-q", "-m", "worker commit")
-    return proj, wt, PolicyEngine(state_dir=state)
+    return proj, wt
 
 
-def _run_if_allowed(command: str, engine: PolicyEngine, wt: Path, home: Path) -> bool:
+def _run_if_allowed(command: str, wt: Path, home: Path) -> bool:
     """Run ``command`` as the worker in ``wt`` only if the policy allows it."""
-    if not isinstance(bash(command, engine, str(wt)), Allow):
+    if not isinstance(bash(command, root=str(wt.parent.parent)), Allow):
         return False
     env = {**os.environ, **GIT_ENV, "HOME": str(home)}
     subprocess.run(["bash", "-c", command], cwd=wt, env=env, capture_output=True,
@@ -293,13 +283,13 @@ REAL = [
 
 @pytest.mark.parametrize("command", REAL)
 def test_what_the_policy_allows_changes_nothing_outside(command: str, tmp_path: Path) -> None:
-    proj, wt, engine = _project(tmp_path)
+    proj, wt = _project(tmp_path)
     home = tmp_path / "home"
     home.mkdir()
     (home / ".bashrc").write_text("# bashrc\n")
     before = _snapshot(proj, home)
     main = git(proj, "rev-parse", "main")
-    ran = _run_if_allowed(command, engine, wt, home)
+    ran = _run_if_allowed(command, wt, home)
     changed = sorted(p for p, data in _snapshot(proj, home).items() if before.get(p) != data)
     assert (ran, changed) == (ran, []), command
     assert git(proj, "rev-parse", "main") == main, command
@@ -308,13 +298,13 @@ def test_what_the_policy_allows_changes_nothing_outside(command: str, tmp_path: 
 
 def test_ordinary_git_work_really_runs(tmp_path: Path) -> None:
     """The control: the same harness runs what the policy allows, and it has its effect."""
-    _, wt, engine = _project(tmp_path)
+    _, wt = _project(tmp_path)
     (wt / "msg.txt").write_text("an ordinary message\n")
     home = tmp_path / "home"
     home.mkdir()
     for command in ("git commit -q --allow-empty -F msg.txt", "GIT_TRACE=$PWD/t.txt git status",
                     "git checkout -q -b feature"):  # fmt: skip
-        assert _run_if_allowed(command, engine, wt, home), command
+        assert _run_if_allowed(command, wt, home), command
     assert git(wt, "log", "-1", "--format=%s").strip() == "an ordinary message"
     assert (wt / "t.txt").exists()
     assert git(wt, "branch", "--show-current").strip() == "feature"

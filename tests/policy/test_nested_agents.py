@@ -10,19 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import ToolRequest
-
-WT = "/p/.worktrees/w1"
-ENGINE = PolicyEngine(state_dir="/p/.exomonad")
-
-
-def bash(command: str) -> Decision:
-    request = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=WT,
-                          worktree=WT, branch="exo/w1")  # fmt: skip
-    return ENGINE.decide(request)
-
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import bash
 
 NESTED = [
     'codex exec "delete ../../README.md"',

@@ -16,17 +16,9 @@ import pytest
 from exomonad.policy.decisions import Allow, Decision, Deny
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import ToolRequest
+from tests.policy.worker import ROOT, WT, bash, engine_for
 
-ROOT = "/p"
-WT = f"{ROOT}/.worktrees/w1"
-ENGINE = PolicyEngine(state_dir=f"{ROOT}/.exomonad")
-
-
-def bash(command: str, role: str = "worker") -> Decision:
-    cwd = WT if role == "worker" else ROOT
-    request = ToolRequest("claude", role, "w1", "Bash", {"command": command}, cwd=cwd,
-                          worktree=cwd, branch="exo/w1")  # fmt: skip
-    return ENGINE.decide(request)
+ENGINE = engine_for(ROOT)
 
 
 DENIED = [

@@ -18,17 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Decision
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import ToolRequest
-
-
-def bash(command: str, root: str = "/p") -> Decision:
-    wt = f"{root}/.worktrees/w1"
-    request = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=wt,
-                          worktree=wt, branch="exo/w1")  # fmt: skip
-    return PolicyEngine(state_dir=f"{root}/.exomonad").decide(request)
-
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import bash
 
 DESTRUCTIVE = [
     "git stash clear",
@@ -107,4 +98,4 @@ def test_the_real_effect_in_a_worktree_is_the_leads_stash_gone(
     _git(root, "worktree", "add", "-q", "-b", "exo/w1", ".worktrees/w1")
     _git(root / ".worktrees" / "w1", *command.split())
     assert _git(root, "stash", "list") == ""  # the lead's uncommitted work: gone
-    assert not isinstance(bash(f"git {command}", str(root)), Allow)
+    assert not isinstance(bash(f"git {command}", root=str(root)), Allow)

@@ -13,31 +13,17 @@ from typing import Any
 import pytest
 
 from exomonad.policy.actions import ReadFile
-from exomonad.policy.decisions import Decision, Deny, Escalate, label
-from exomonad.policy.engine import PolicyEngine
-from exomonad.policy.request import Context, ToolRequest
+from exomonad.policy.decisions import Deny, Escalate, label
+from exomonad.policy.request import Context
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_reads import find_reads
 from exomonad.policy.state_reads import holds_state_dir, reads_state_tree
 from tests.policy.bypass_corpus import ORDINARY
+from tests.policy.worker import ROOT, WT, bash, decide, engine_for
 
-ROOT = "/p"
 STATE = f"{ROOT}/.exomonad"
-WT = f"{ROOT}/.worktrees/w1"
-ENGINE = PolicyEngine(state_dir=STATE)
+ENGINE = engine_for(ROOT)
 TREE = "directory tree holding ExoMonad's state"
-
-
-def decide(
-    tool: str, data: dict[str, Any], *, role: str = "worker", runtime: str = "claude"
-) -> Decision:
-    cwd = WT if role == "worker" else ROOT
-    request = ToolRequest(runtime, role, "w1", tool, data, cwd=cwd, worktree=cwd, branch="exo/w1")
-    return ENGINE.decide(request)
-
-
-def bash(command: str, role: str = "worker") -> Decision:
-    return decide("Bash", {"command": command}, role=role)
 
 
 #: One command per mechanism: each reads (or copies) ``.exomonad/`` below ``../..``.

@@ -1,0 +1,42 @@
+"""The built-in policy's decision on a call by worker ``w1`` in its worktree: the one
+place the policy tests build that request.
+
+>>> type(bash("ls")).__name__
+'Allow'
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from exomonad.policy.decisions import Decision
+from exomonad.policy.engine import PolicyEngine
+from exomonad.policy.request import ToolRequest
+
+__all__ = ["ROOT", "WT", "bash", "decide", "engine_for"]
+
+#: The project (its state dir is ``ROOT/.exomonad``) and the worker's worktree in it.
+ROOT = "/p"
+WT = f"{ROOT}/.worktrees/w1"
+
+
+@cache
+def engine_for(root: str) -> PolicyEngine:
+    """A policy engine for the project at ``root`` (built-in policy)."""
+    return PolicyEngine(state_dir=f"{root}/.exomonad")
+
+
+def decide(tool: str, data: dict[str, Any], *, role: str = "worker", root: str = ROOT,
+           runtime: str = "claude") -> Decision:  # fmt: skip
+    """The decision on ``tool`` called with ``data``: by ``w1`` in its worktree
+    ``root/.worktrees/w1`` on ``exo/w1``, or with another ``role`` in ``root``."""
+    cwd = f"{root}/.worktrees/w1" if role == "worker" else root
+    request = ToolRequest(runtime, role, "w1", tool, data, cwd=cwd, worktree=cwd,
+                          branch="exo/w1")  # fmt: skip
+    return engine_for(root).decide(request)
+
+
+def bash(command: str, *, role: str = "worker", root: str = ROOT) -> Decision:
+    """:func:`decide` on a Claude Code ``Bash`` call running ``command``."""
+    return decide("Bash", {"command": command}, role=role, root=root)
