@@ -363,3 +363,35 @@ def test_an_in_place_one_liner_or_awk_program_escaping_its_stream_is_not_allowed
 )
 def test_ordinary_one_liners_and_awk_stay_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), (command, bash(command))
+
+
+#: Found probing as a worker (a live server, the real hook front): changing a file's
+#: attributes, ACL or extended attributes in the lead's checkout was allowed, unlike
+#: ``chmod``/``chown`` (``chattr +i ../../README.md`` made the lead's file immutable).
+ATTRIBUTES_OUTSIDE = [
+    "chattr +i ../../README.md",
+    "chattr -R +i ../..",
+    "chattr -v 3 -i ../../README.md",
+    "setfacl -m u:nobody:rwx ../../README.md",
+    "setfacl --modify=u:nobody:rwx ../../README.md",
+    "setfacl -b ../../README.md",
+    "setfacl --restore=acl.txt",
+    "setfattr -n user.x -v 1 ../../README.md",
+    "setfattr --restore=dump.txt",
+    "chcon -t user_home_t ../../README.md",
+    "chcon system_u:object_r:tmp_t:s0 ../../README.md",
+]
+
+
+@pytest.mark.parametrize("command", ATTRIBUTES_OUTSIDE)
+def test_changing_a_files_attributes_outside_the_worktree_is_not_allowed(command: str) -> None:
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["chattr +i README.md", "setfacl -m u:nobody:r README.md", "setfattr -n user.x -v 1 a",
+     "chcon -t tmp_t a", "lsattr ../..", "getfacl ../../README.md"],
+)  # fmt: skip
+def test_changing_a_files_attributes_in_the_worktree_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command
