@@ -18,6 +18,9 @@ Asserted:
   though Gemini CLI turns git hooks off for its commands: refused, `main` unchanged;
 * a command hidden behind the hook front (`exomonad-hook sh -c 'echo x > ../../front.txt'`,
   which the front would run) is denied and writes nothing into the lead's checkout;
+* an archive unpacked over the project's state dir (`tar -xf x.tar --directory=../..`
+  holding `.exomonad/policy.py`: before it was caught, a permissive policy planted this
+  way let a worker read `lead.token` and force-push `main`) is denied, the policy intact;
 * two workers writing the same path in their worktrees do not see each other's work;
 * removing a worker with uncommitted work keeps its worktree and says where and why.
 """
@@ -50,6 +53,12 @@ from tests.support.git import GIT_ENV, git, make_repo
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 TEAM = "proj"
+#: w2 packs a policy of its own as ``.exomonad/policy.py`` (a name tar makes up at
+#: packing, so the command never spells it) and unpacks it over the project's state dir
+#: (``../..`` from its worktree), as found probing.
+PACK = (r"printf 'policy = None\n' > evil && "
+        r"tar -cf x.tar --transform='s,^evil,\L.EXOMONAD\E/policy.py,' evil")  # fmt: skip
+UNPACK = "tar -xf x.tar --directory=../.."
 
 
 @dataclass
@@ -147,21 +156,29 @@ def _gates_counted(p: Project, decisions: list[tuple[str, str]]) -> None:
 
 def _script_w2(m2: ScriptedGemini, wt2: Path) -> None:
     """w2 writes the same path as w1, differently; then tries to hide a write into the
-    lead's checkout behind the hook front (which runs the words it is handed)."""
+    lead's checkout behind the hook front (which runs the words it is handed), and to
+    unpack a policy of its own over the project's state dir."""
     m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
                                         "content": "owner = 'w2'\n"})  # fmt: skip
     m2.add_function_call("run_shell_command",
                          {"command": "exomonad-hook sh -c 'echo x > ../../front.txt'"})  # fmt: skip
+    m2.add_function_call("run_shell_command", {"command": PACK})
+    m2.add_function_call("run_shell_command", {"command": UNPACK})
     m2.add_text("w2 done")
 
 
 def _front_refused(p: Project) -> None:
     """w2's command through the hook front (``exomonad-hook sh -c 'echo x >
     ../../front.txt'``): the front is no wrapper for a worker's command, so it was denied
-    and nothing was written into the lead's checkout."""
+    and nothing was written into the lead's checkout. Its archive unpacked over the state
+    dir: denied, no policy of w2's in the state dir."""
     calls = [(e["tool"], e["decision"]) for e in p.audit("w2")]
-    assert calls[1] == ("run_shell_command", "deny"), calls
+    sh = "run_shell_command"
+    assert calls[1:4] == [(sh, "deny"), (sh, "allow"), (sh, "deny")], calls
     assert not (p.root / "front.txt").exists()
+    planted = p.root / ".exomonad" / "policy.py"
+    assert not planted.exists() or b"policy = None" not in planted.read_bytes()
+    assert (p.root / ".worktrees" / "w2" / "x.tar").exists()  # packed: unpacking was refused
 
 
 def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
@@ -200,7 +217,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
         assert all(w["ready"] for w in out["workers"]), out
         _wait(lambda: _answered(m1, 7) is not None, "w1's 7 tool calls answered", p, [m1, m2])
-        _wait(lambda: _answered(m2, 2) is not None, "w2's 2 tool calls answered", p, [m1, m2])
+        _wait(lambda: _answered(m2, 4) is not None, "w2's 4 tool calls answered", p, [m1, m2])
 
     # Ordinary work passed with zero escalations, and really happened.
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
