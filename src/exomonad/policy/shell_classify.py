@@ -32,6 +32,7 @@ from exomonad.policy.shell_escape import (
     wrapper_escape,
 )
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
+from exomonad.policy.shell_links import behind_new_links, makes_links
 from exomonad.policy.shell_parse import (
     SimpleCommand,
     is_assignment,
@@ -70,6 +71,7 @@ def classify_shell(
         return [Unknown(src)]
     out: list[Action] = []
     for cmd in commands:
+        start = len(out)
         for redir in cmd.redirs:
             action = redirect_target(redir.op, redir.target, cmd.cwd)
             if action is not None:
@@ -104,6 +106,9 @@ def classify_shell(
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
+        if env.links_made:
+            out[start:] = behind_new_links(out[start:], env.worktree)
+        env.links_made = env.links_made or makes_links(words)
         env.commands_seen += 1
     return out
 

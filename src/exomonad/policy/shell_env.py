@@ -68,6 +68,8 @@ class ShellEnv:
 
     #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
     cdpath: bool = False
+    #: A command of the line so far may have made symbolic links (``shell_links``).
+    links_made: bool = False
 
     def branch_in(self, repo: str | None) -> str | None:
         """The branch checked out in ``repo``, if known.

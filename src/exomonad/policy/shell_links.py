@@ -1,0 +1,67 @@
+"""Symbolic links made and used in one command line.
+
+The policy judges a path when the call comes: a link that exists then is resolved (a
+worker's ``g -> ../../.git`` is seen for what it is), but one that an earlier command of
+the same line makes is not there yet. Found probing as a worker: an archive, a patch or
+git's index holding ``g -> ../../.git``, unpacked and written through in one line
+(``tar -xf sym.tar && echo ... >> g/config``), rewrote the lead's ``.git/config``. So
+once a command that may make links has run, a path in the worktree that a later command
+of the line reaches is :class:`~exomonad.policy.actions.Unknown`.
+
+>>> from exomonad.policy.shell_lex import Word
+>>> makes_links([Word("tar"), Word("-xf"), Word("a.tar")]), makes_links([Word("cat")])
+(True, False)
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from exomonad.policy.actions import Action, DeleteFile, ReadFile, Unknown, WriteFile
+from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_lex import Word
+
+__all__ = ["behind_new_links", "makes_links"]
+
+#: Programs that may make a link where they write: unpackers, patchers, copiers that
+#: keep links, build tools' file commands.
+_LINK_MAKERS = frozenset(
+    {"tar", "gtar", "bsdtar", "unzip", "jar", "ar", "cpio", "bsdcpio", "pax", "7z", "7za",
+     "7zr", "dpkg-deb", "unsquashfs", "busybox", "patch", "rsync", "cp", "mv", "install",
+     "cmake", "ln", "link"}
+)  # fmt: skip
+#: git subcommands that only read the working tree (the rest may check out a link).
+_GIT_READS = frozenset(
+    {"status", "log", "diff", "show", "grep", "ls-files", "ls-tree", "rev-parse", "add",
+     "commit", "push", "fetch", "blame", "describe", "shortlog", "branch", "tag", "remote",
+     "config", "rev-list", "cat-file", "show-ref", "for-each-ref", "version", "help",
+     "reflog", "worktree", "notes", "check-ignore", "count-objects", "var", "fsck"}
+)  # fmt: skip
+
+
+def makes_links(words: list[Word]) -> bool:
+    """Whether a command of these words (wrappers included: any word may be the program)
+    may make a symbolic link in the working tree."""
+    names = [posixpath.basename(w.text) for w in words]
+    if _LINK_MAKERS.intersection(names):
+        return True
+    if "git" in names:
+        rest = [n for n in names[names.index("git") + 1 :] if not n.startswith("-")]
+        return not rest or rest[0] not in _GIT_READS
+    return False
+
+
+def behind_new_links(actions: list[Action], worktree: str | None) -> list[Action]:
+    """``actions`` with each file action in ``worktree`` (where a new link may lie on its
+    path) made :class:`Unknown`."""
+    if worktree is None:
+        return actions
+    out: list[Action] = []
+    for action in actions:
+        if isinstance(action, (ReadFile, WriteFile, DeleteFile)) and (
+            action.path is None or is_within(action.path, worktree)
+        ):
+            out.append(Unknown(f"{action.path}: after a command that may have made links"))
+        else:
+            out.append(action)
+    return out
