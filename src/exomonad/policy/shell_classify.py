@@ -245,7 +245,9 @@ def _runner(
         script = None if parsed is None else (parsed[1].get("-c") or parsed[1].get("--command"))
         if script is None:
             return [Unknown(" ".join(full))]
-        return _nested(script, [], cwd, env, depth, full)
+        logs = [w for w in args if w is not script and not w.text.startswith(("-", "/dev/"))]
+        log = [WriteFile(resolve_path(cwd, w)) for w in logs[:1]]  # its typescript file
+        return [*log, *_nested(script, [], cwd, env, depth, full)]
     if name == "hash":
         return (
             [Unknown(" ".join(full))]

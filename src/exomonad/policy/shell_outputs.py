@@ -30,6 +30,7 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_programs import program_writes
 from exomonad.policy.shell_reads import flags, option_set
 
 __all__ = ["link_targets", "outputs"]
@@ -188,6 +189,9 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
 
     if name in ARCHIVERS:
         return archive_writes(name, args, cwd)
+    named = program_writes(name, args, cwd)
+    if named is not None:
+        return named
     if name in _ATTRIBUTES:
         return _attributes(name, args, cwd)
     if name in _OWN_TABLES:

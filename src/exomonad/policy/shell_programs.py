@@ -1,0 +1,121 @@
+"""What programs write where an option or an operand names it, beyond the common tools
+of :mod:`~exomonad.policy.shell_outputs`, and programs whose own sub-commands are not
+read (``cmake -E``, an editor's ``-c``): each found in a second probing round as a
+worker, allowed, really writing outside the worktree.
+
+>>> program_writes("iconv", [Word("-f"), Word("a"), Word("-o"), Word("../x")], "/w/t")
+[WriteFile(path='/w/x')]
+>>> program_writes("cat", [Word("a")], "/w") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from exomonad.policy.actions import Action, Unknown, WriteFile
+from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import option_set
+
+__all__ = ["program_writes"]
+
+#: program → (its options that take a value, those among them naming a file it writes).
+_OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "iconv": (option_set("-f -t -o --from-code --to-code --output"), option_set("-o --output")),
+    "shuf": (option_set("-o -n -i --output --head-count --input-range --random-source"),
+             option_set("-o --output")),
+    "gpg": (option_set("-o -r -u -z --output --recipient --local-user --homedir"),
+            option_set("-o --output")),
+    "tic": (option_set("-o -e -R"), option_set("-o")),
+    "ssh-keygen": (option_set("-f -N -t -b -C -P -E -O -Y -n -I -s -V -z -a -m -w -Z"),
+                   option_set("-f")),
+}  # fmt: skip
+#: openssl's options that name a file it writes (single-dash long options).
+_OPENSSL_OUTS = frozenset({"-out", "-keyout", "-certout", "-sigout", "-signature"})
+#: Programs whose first operand is a file they create or rewrite.
+_FIRST_OPERAND = frozenset({"sqlite3"})
+#: ``cmake -E`` commands that write nothing and run nothing.
+_CMAKE_SAFE = frozenset(
+    {"echo", "echo_append", "capabilities", "true", "false", "compare_files", "md5sum",
+     "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "sleep", "environment",
+     "cat"}
+)  # fmt: skip
+#: dpkg-deb's options that unpack into the directory operand, and that build a package.
+_DEB_UNPACK = frozenset({"-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"})
+_DEB_BUILD = frozenset({"-b", "--build"})
+_EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim"})
+#: An editor's ``+N`` (a line): the only ``+`` argument that is not a command.
+_LINE = re.compile(r"\+\d*")
+
+
+def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """What ``name ARGS`` writes (or Unknown), for the programs of this module; None for
+    any other program."""
+
+    def at(w: Word | None) -> WriteFile:
+        return WriteFile(resolve_path(cwd, w) if w is not None else None)
+
+    if name in _OUTPUT_OPTIONS:
+        with_arg, writes = _OUTPUT_OPTIONS[name]
+        _, opts = scan_options(args, with_arg)
+        return [at(w) for k in writes for w in opts.get(k, [])]
+    if name == "openssl":
+        return [at(args[i + 1] if i + 1 < len(args) else None)
+                for i, w in enumerate(args) if w.text in _OPENSSL_OUTS]  # fmt: skip
+    if name in _FIRST_OPERAND:
+        positionals, _ = scan_options(args, option_set("-cmd -init -separator -newline"))
+        return [at(positionals[0])] if positionals else []
+    if name in ("convert", "magick"):
+        positionals, _ = scan_options(args, frozenset())
+        return [at(positionals[-1])] if len(positionals) > 1 else []
+    if name == "cmake":
+        return _cmake(args)
+    if name == "dpkg-deb":
+        return _deb(args, cwd)
+    if name in ("jar", "ar"):
+        return _jar_ar(name, args, cwd)
+    if name in _EDITORS:
+        texts = [w.text for w in args]
+        runs = any(t in ("-c", "--cmd", "-S") or t.startswith(("-c", "--cmd=")) for t in texts)
+        if runs or any(t.startswith("+") and not _LINE.fullmatch(t) for t in texts):
+            return [Unknown(f"{name} runs editor commands: " + " ".join(texts))]
+        return None
+    return None
+
+
+def _cmake(args: list[Word]) -> list[Action]:
+    """``cmake -E CMD``: Unknown unless CMD writes and runs nothing (``copy``, ``rm``,
+    ``chdir DIR CMD``, ``env CMD``, ``tar``... are not read)."""
+    texts = [w.text for w in args]
+    if "-E" not in texts:
+        return []
+    sub = texts[texts.index("-E") + 1] if texts.index("-E") + 1 < len(texts) else ""
+    return [] if sub in _CMAKE_SAFE else [Unknown("cmake -E " + " ".join(texts))]
+
+
+def _deb(args: list[Word], cwd: str | None) -> list[Action]:
+    """``dpkg-deb -x PKG DIR`` (and its kin) write DIR; ``-b DIR [OUT]`` writes OUT."""
+    texts = [w.text for w in args]
+    operands = [w for w in args if not w.text.startswith("-")]
+    if _DEB_UNPACK.intersection(texts):
+        return [WriteFile(resolve_path(cwd, operands[-1]) if len(operands) > 1 else None)]
+    if _DEB_BUILD.intersection(texts):
+        out = operands[1] if len(operands) > 1 else None
+        return [WriteFile(resolve_path(cwd, out) if out is not None else cwd)]
+    return []
+
+
+def _jar_ar(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """``jar x``/``ar x`` unpack into the working directory; creating or updating writes
+    the archive (``ar``: the operand after the key; ``jar``: ``f``'s file)."""
+    if not args:
+        return []
+    key = args[0].text.lstrip("-")
+    if "x" in key:
+        return [WriteFile(cwd)]
+    if set(key) & set("cruqdmU" if name == "ar" else "cu"):
+        named = args[1:2] if name == "ar" or "f" in key else []
+        return [WriteFile(resolve_path(cwd, w)) for w in named]
+    return []
