@@ -39,6 +39,10 @@ DESTRUCTIVE = [
     "git rebase -s ours HEAD main",
     "git rebase --root main",
     "git pull --rebase origin main:main",
+    "git notes remove HEAD",
+    "git notes add -f -m x HEAD",
+    "git notes prune",
+    "git notes copy --force HEAD~1 HEAD",
 ]
 
 
@@ -62,6 +66,8 @@ ORDINARY = [
     "git rebase origin/main exo/w1",
     "git rebase --continue",
     "git rebase --root",
+    "git notes add -m x HEAD",
+    "git notes show HEAD",
 ]
 
 

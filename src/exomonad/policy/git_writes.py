@@ -141,6 +141,8 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # register, start...: ~/.gitconfig edited, jobs scheduled
     if (sub, verbs[0] if verbs else "") in _SHARED_WORK_LOSS or sub == "prune":
         return True
+    if sub == "notes" and verbs[:1] and _rewrites_notes(verbs[0], texts):
+        return True  # refs/notes/commits: every checkout's notes
     if sub == "gc" and any(t.startswith("--prune=") for t in texts):
         return True  # unreachable objects deleted now: the lead's dropped stashes
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
@@ -151,6 +153,13 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
             if w.dynamic or (colon and dst and not dst.startswith(("refs/remotes/", "refs/tags/"))):
                 return True
     return False
+
+
+def _rewrites_notes(verb: str, texts: list[str]) -> bool:
+    """Whether ``git notes VERB`` removes or replaces notes (a new note is ordinary)."""
+    if verb in ("remove", "prune", "merge"):
+        return True
+    return verb in ("add", "copy") and any(t == "--force" or _short(t, "f") for t in texts)
 
 
 def _short(text: str, letters: str) -> bool:
