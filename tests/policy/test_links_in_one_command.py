@@ -57,6 +57,8 @@ ORDINARY = [
     "git status && cat README.md",
     "npm ci && npm test",
     "tar -xf x.tar && npm test",
+    "grep -rn tar src && echo found > log.txt",
+    "echo patch > notes.txt && cat notes.txt",
 ]
 
 

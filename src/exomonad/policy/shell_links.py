@@ -20,6 +20,7 @@ import posixpath
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_wrap import PRIV_WITH_ARG, WRAPPERS
 
 __all__ = ["behind_new_links", "makes_links"]
 
@@ -40,12 +41,17 @@ _GIT_READS = frozenset(
 
 
 def makes_links(words: list[Word]) -> bool:
-    """Whether a command of these words (wrappers included: any word may be the program)
-    may make a symbolic link in the working tree."""
+    """Whether a command of these words may make a symbolic link in the working tree:
+    its program, or behind a wrapper (``timeout 9 tar -x``, ``sudo git apply``) any word
+    that may be the program."""
     names = [posixpath.basename(w.text) for w in words]
-    if _LINK_MAKERS.intersection(names):
+    if not names:
+        return False
+    wrapped = names[0] in WRAPPERS or names[0] in PRIV_WITH_ARG
+    programs = names if wrapped else names[:1]
+    if _LINK_MAKERS.intersection(programs):
         return True
-    if "git" in names:
+    if "git" in programs:
         rest = [n for n in names[names.index("git") + 1 :] if not n.startswith("-")]
         return not rest or rest[0] not in _GIT_READS
     return False
