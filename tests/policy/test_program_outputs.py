@@ -51,6 +51,10 @@ OUTSIDE = [
     "vim +'!touch x' +q a.txt",
     "nvim --cmd '!id' a",
     "vim -S evil.vim a",
+    "mount --bind ../.. x && echo pwn > x/README.md",
+    "bindfs ../.. x && echo pwn > x/README.md",
+    "sshfs localhost:/ x",
+    "rclone mount remote: x",
 ]
 
 
@@ -81,6 +85,7 @@ INSIDE = [
     "script -q -c true out.log",
     "vim a.txt",
     "vim +12 a.txt",
+    "rclone ls remote:",
 ]
 
 

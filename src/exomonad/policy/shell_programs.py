@@ -46,6 +46,12 @@ _CMAKE_SAFE = frozenset(
 _DEB_UNPACK = frozenset({"-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"})
 _DEB_BUILD = frozenset({"-b", "--build"})
 _EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim"})
+#: Programs that mount one directory over another: a path in the worktree may then be
+#: the lead's checkout (``bindfs ../.. x && echo > x/README.md``).
+_MOUNTERS = frozenset(
+    {"mount", "bindfs", "sshfs", "fuse-overlayfs", "squashfuse", "mergerfs", "unionfs",
+     "unionfs-fuse", "rclone", "archivemount", "fuse-zip", "guestmount"}
+)  # fmt: skip
 #: An editor's ``+N`` (a line): the only ``+`` argument that is not a command.
 _LINE = re.compile(r"\+\d*")
 
@@ -70,6 +76,8 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
     if name in ("convert", "magick"):
         positionals, _ = scan_options(args, frozenset())
         return [at(positionals[-1])] if len(positionals) > 1 else []
+    if name in _MOUNTERS and (name != "rclone" or [w.text for w in args[:1]] == ["mount"]):
+        return [Unknown(f"{name} mounts a directory: " + " ".join(w.text for w in args))]
     if name == "cmake":
         return _cmake(args)
     if name == "dpkg-deb":
