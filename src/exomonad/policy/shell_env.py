@@ -51,6 +51,10 @@ class ShellEnv:
     stdin_redirected: bool = False
     #: The policy's protected branch patterns (``fnmatch``), for local ref moves.
     protected: tuple[str, ...] = ("main", "master")
+    #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
+    cdpath: bool = False
+    #: A command of the line so far may have made symbolic links (``shell_links``).
+    links_made: bool = False
 
     def protects(self, name: Word | None) -> bool:
         """Whether branch ``name`` may be a protected one: it matches a pattern (also
@@ -65,11 +69,6 @@ class ShellEnv:
             return True
         text = name.text.removeprefix("refs/heads/")
         return any(fnmatchcase(text, pattern) for pattern in self.protected)
-
-    #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
-    cdpath: bool = False
-    #: A command of the line so far may have made symbolic links (``shell_links``).
-    links_made: bool = False
 
     def branch_in(self, repo: str | None) -> str | None:
         """The branch checked out in ``repo``, if known.

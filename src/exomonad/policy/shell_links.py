@@ -31,8 +31,9 @@ _LINK_MAKERS = frozenset(
      "7zr", "dpkg-deb", "unsquashfs", "busybox", "patch", "rsync", "cp", "mv", "install",
      "cmake", "ln", "link"}
 )  # fmt: skip
-#: git subcommands that only read the working tree (the rest may check out a link).
-_GIT_READS = frozenset(
+#: git subcommands that leave the working tree's files as they are (the rest may check
+#: out a link).
+_GIT_KEEPS_TREE = frozenset(
     {"status", "log", "diff", "show", "grep", "ls-files", "ls-tree", "rev-parse", "add",
      "commit", "push", "fetch", "blame", "describe", "shortlog", "branch", "tag", "remote",
      "config", "rev-list", "cat-file", "show-ref", "for-each-ref", "version", "help",
@@ -53,7 +54,7 @@ def makes_links(words: list[Word]) -> bool:
         return True
     if "git" in programs:
         rest = [n for n in names[names.index("git") + 1 :] if not n.startswith("-")]
-        return not rest or rest[0] not in _GIT_READS
+        return not rest or rest[0] not in _GIT_KEEPS_TREE
     return False
 
 

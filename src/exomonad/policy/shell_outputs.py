@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_archive import ARCHIVERS, archive_writes
@@ -153,34 +152,6 @@ def _makes(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     return [WriteFile(resolve_path(cwd, template))]  # relative to the working directory
 
 
-#: Programs that change a file's attributes, ACL, extended attributes or security
-#: context, with their options that take a value: each file operand is written, as by
-#: ``chmod`` (found as a worker: ``chattr +i ../../README.md`` was allowed).
-_ATTRIBUTES: dict[str, frozenset[str]] = {
-    "chattr": option_set("-v -p"),
-    "setfacl": option_set(
-        "-m -M -x -X --set --set-file --modify --modify-file --remove --remove-file"
-    ),
-    "setfattr": option_set("-n -v -x --name --value --remove"),
-    "chcon": option_set("-u -r -t -l --user --role --type --range --reference"),
-}
-#: ``chattr``'s modes (``+i``, ``-i``, ``=ai``): not options.
-_CHATTR_MODE = re.compile(r"[-+=][aAcCdDeFijmPsStTux]+")
-
-
-def _attributes(name: str, args: list[Word], cwd: str | None) -> list[Action]:
-    """The files ``chattr``/``setfacl``/``setfattr``/``chcon`` change; a ``--restore``
-    (the files a dump names) is Unknown."""
-    if any(w.text.startswith("--restore") for w in args):
-        return [Unknown(f"{name} --restore changes the files its dump names")]
-    if name == "chattr":
-        args = [w for w in args if not _CHATTR_MODE.fullmatch(w.text)]
-    positionals, opts = scan_options(args, _ATTRIBUTES[name])
-    if name == "chcon" and not set(opts) & _ATTRIBUTES["chcon"]:
-        positionals = positionals[1:]  # chcon CONTEXT FILE...
-    return [WriteFile(resolve_path(cwd, w)) for w in positionals]
-
-
 def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     """What ``name ARGS`` writes by option or operand (empty: nothing known)."""
 
@@ -192,8 +163,6 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     named = program_writes(name, args, cwd)
     if named is not None:
         return named
-    if name in _ATTRIBUTES:
-        return _attributes(name, args, cwd)
     if name in _OWN_TABLES:
         return _copy_or_zip(name, args, cwd) if name in ("rsync", "scp", "zip") else _makes(
             name, args, cwd)  # fmt: skip

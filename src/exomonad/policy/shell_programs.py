@@ -1,7 +1,8 @@
 """What programs write where an option or an operand names it, beyond the common tools
-of :mod:`~exomonad.policy.shell_outputs`, and programs whose own sub-commands are not
-read (``cmake -E``, an editor's ``-c``): each found in a second probing round as a
-worker, allowed, really writing outside the worktree.
+of :mod:`~exomonad.policy.shell_outputs` (``iconv -o``, ``dpkg-deb -x``, the files
+``chattr``/``setfacl`` change...), and programs whose own sub-commands are not read
+(``cmake -E``, an editor's ``-c``, a mount): each found probing as a worker, allowed,
+really writing outside the worktree.
 
 >>> program_writes("iconv", [Word("-f"), Word("a"), Word("-o"), Word("../x")], "/w/t")
 [WriteFile(path='/w/x')]
@@ -34,8 +35,6 @@ _OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }  # fmt: skip
 #: openssl's options that name a file it writes (single-dash long options).
 _OPENSSL_OUTS = frozenset({"-out", "-keyout", "-certout", "-sigout", "-signature"})
-#: Programs whose first operand is a file they create or rewrite.
-_FIRST_OPERAND = frozenset({"sqlite3"})
 #: ``cmake -E`` commands that write nothing and run nothing.
 _CMAKE_SAFE = frozenset(
     {"echo", "echo_append", "capabilities", "true", "false", "compare_files", "md5sum",
@@ -45,7 +44,8 @@ _CMAKE_SAFE = frozenset(
 #: dpkg-deb's options that unpack into the directory operand, and that build a package.
 _DEB_UNPACK = frozenset({"-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"})
 _DEB_BUILD = frozenset({"-b", "--build"})
-_EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim"})
+#: Editors that run ex commands given on their command line.
+_EX_EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim"})
 #: Programs that mount one directory over another: a path in the worktree may then be
 #: the lead's checkout (``bindfs ../.. x && echo > x/README.md``).
 _MOUNTERS = frozenset(
@@ -70,7 +70,7 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
     if name == "openssl":
         return [at(args[i + 1] if i + 1 < len(args) else None)
                 for i, w in enumerate(args) if w.text in _OPENSSL_OUTS]  # fmt: skip
-    if name in _FIRST_OPERAND:
+    if name == "sqlite3":  # its database: created or rewritten
         positionals, _ = scan_options(args, option_set("-cmd -init -separator -newline"))
         return [at(positionals[0])] if positionals else []
     if name in ("convert", "magick"):
@@ -78,19 +78,49 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
         return [at(positionals[-1])] if len(positionals) > 1 else []
     if name in _MOUNTERS and (name != "rclone" or [w.text for w in args[:1]] == ["mount"]):
         return [Unknown(f"{name} mounts a directory: " + " ".join(w.text for w in args))]
+    if name in _ATTRIBUTES:
+        return _attributes(name, args, cwd)
     if name == "cmake":
         return _cmake(args)
     if name == "dpkg-deb":
         return _deb(args, cwd)
     if name in ("jar", "ar"):
         return _jar_ar(name, args, cwd)
-    if name in _EDITORS:
+    if name in _EX_EDITORS:
         texts = [w.text for w in args]
         runs = any(t in ("-c", "--cmd", "-S") or t.startswith(("-c", "--cmd=")) for t in texts)
         if runs or any(t.startswith("+") and not _LINE.fullmatch(t) for t in texts):
             return [Unknown(f"{name} runs editor commands: " + " ".join(texts))]
         return None
     return None
+
+
+#: Programs that change a file's attributes, ACL, extended attributes or security
+#: context, with their options that take a value: each file operand is written, as by
+#: ``chmod`` (found as a worker: ``chattr +i ../../README.md`` was allowed).
+_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "chattr": option_set("-v -p"),
+    "setfacl": option_set(
+        "-m -M -x -X --set --set-file --modify --modify-file --remove --remove-file"
+    ),
+    "setfattr": option_set("-n -v -x --name --value --remove"),
+    "chcon": option_set("-u -r -t -l --user --role --type --range --reference"),
+}
+#: ``chattr``'s modes (``+i``, ``-i``, ``=ai``): not options.
+_CHATTR_MODE = re.compile(r"[-+=][aAcCdDeFijmPsStTux]+")
+
+
+def _attributes(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """The files ``chattr``/``setfacl``/``setfattr``/``chcon`` change; a ``--restore``
+    (the files a dump names) is Unknown."""
+    if any(w.text.startswith("--restore") for w in args):
+        return [Unknown(f"{name} --restore changes the files its dump names")]
+    if name == "chattr":
+        args = [w for w in args if not _CHATTR_MODE.fullmatch(w.text)]
+    positionals, opts = scan_options(args, _ATTRIBUTES[name])
+    if name == "chcon" and not set(opts) & _ATTRIBUTES["chcon"]:
+        positionals = positionals[1:]  # chcon CONTEXT FILE...
+    return [WriteFile(resolve_path(cwd, w)) for w in positionals]
 
 
 def _cmake(args: list[Word]) -> list[Action]:

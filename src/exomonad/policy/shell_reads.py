@@ -310,6 +310,8 @@ def git_tree_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
     untracked files below its pathspecs (found as a worker: ``git -C ../.. grep
     --untracked -e .`` printed the state dir); ``git diff --no-index A B`` reads both
     trees. Else no tree read."""
+    if sub not in ("grep", "diff"):
+        return []
     pos, opts = scan_options(rest, frozenset({"-e", "-f", "-A", "-B", "-C", "-m", "--max-depth",
                                               "--threads", "--max-count"}))  # fmt: skip
     if sub == "diff" and "--no-index" in opts:
