@@ -15,9 +15,11 @@ kept in ``subs`` so the caller can classify it too (it runs).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
+from exomonad.policy.shell_brace import expand
 
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
@@ -28,6 +30,13 @@ _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _SPECIAL_PARAMS = set("0123456789@*#?$!-")
 _GLOB = set("*?[")
+_BRACE_SYNTAX = set("{,}")
+#: A word that assigns a variable (``NAME=``, ``NAME+=``, ``NAME[i]=``).
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+#: The part after ``~`` that names the directory stack: ``+``, ``-``, ``N``, ``+N``, ``-N``.
+_DIR_STACK = re.compile(r"[+-]\d*|\d+")
+#: A longer word with a brace expansion is not spelled out (its paths are unknown).
+_MAX_BRACE_WORD = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +102,7 @@ class _Lexer:
                 end = s.find("\n", self.i)
                 self.i = n if end < 0 else end
             elif c in "<>" and s.startswith("(", self.i + 1):
-                self.tokens.append(self._word())
+                self.tokens.extend(self._words())
             elif self._redir(None):
                 pass
             elif c in ";&|()":
@@ -104,7 +113,7 @@ class _Lexer:
                 self.i += len(op)
                 self.tokens.append(Op(op))
             else:
-                self.tokens.append(self._word())
+                self.tokens.extend(self._words())
         if self.until_paren:
             raise ShellSyntaxError("unterminated $( ... )")
         if self.pending:  # here-document with no newline after it: empty body
@@ -146,14 +155,51 @@ class _Lexer:
         self.pending = []
 
     # -- words -----------------------------------------------------------------------
+    def _words(self) -> list[Word]:
+        """The next word, or the words its brace expansion makes (bash expands no
+        brace in an assignment before the command: ``a={x,y} cmd``)."""
+        word, items = self._scan_word()
+        if items is None or (_ASSIGNMENT.match(word.text) and self._in_prefix()):
+            return [word]
+        texts = expand(items) if len(items) <= _MAX_BRACE_WORD else None
+        if texts is None:  # too many words to spell out: what it names is not known
+            return [Word(word.text, True, word.quoted, word.subs, word.glob)]
+        star = any(c in _GLOB for c, bare in items if bare)
+        return [Word(t, word.dynamic, word.quoted, word.subs if k == 0 else (), star)
+                for k, t in enumerate(texts)]  # fmt: skip
+
     def _word(self) -> Word:
+        """One word (a redirection's target): a brace expansion into several words is
+        bash's "ambiguous redirect", its target not known."""
+        word, items = self._scan_word()
+        if items is None:
+            return word
+        texts = expand(items) if len(items) <= _MAX_BRACE_WORD else None
+        if texts is None or len(texts) != 1:
+            return Word(word.text, True, word.quoted, word.subs, word.glob)
+        return Word(texts[0], word.dynamic, word.quoted, word.subs, word.glob)
+
+    def _in_prefix(self) -> bool:
+        """Whether the word being read comes before the command's name (only
+        assignments and redirections since the last operator)."""
+        for token in reversed(self.tokens):
+            if isinstance(token, Op):
+                return True
+            if isinstance(token, Word) and not _ASSIGNMENT.match(token.text):
+                return False
+        return True
+
+    def _scan_word(self) -> tuple[Word, list[tuple[str, bool]] | None]:
+        """The word at ``self.i``, and its characters with whether each is unquoted
+        when it has a brace expansion to make (else None)."""
         s, n = self.s, len(self.s)
         out: list[str] = []
         dynamic = quoted = glob = False
         brace = 0  # 1: saw an unquoted "{", 2: and then "," or ".." (a brace expansion)
+        bare: set[int] = set()  # indexes in ``out`` of unquoted "{", "," and "}"
         subs: list[str] = []
         start = self.i
-        self._tilde(out)
+        dynamic = self._tilde(out)
         while self.i < n:
             c = s[self.i]
             if c in _META:
@@ -161,7 +207,7 @@ class _Lexer:
                 if action == "stop":
                     break
                 if action == "redir":
-                    return self._word_after_redir()
+                    return self._word_after_redir(), None
                 dynamic = True
                 continue
             if c == "\\":
@@ -190,21 +236,31 @@ class _Lexer:
                 out.append("`...`")
                 dynamic = True
             else:
-                out.append(c)
+                dynamic |= _bare_char(c, out, bare)
                 self.i += 1
                 brace = _brace_state(brace, c, s.startswith(".", self.i))
                 glob |= c in _GLOB or brace == 3
-        return Word("".join(out), dynamic, quoted, tuple(subs), glob)
+        word = Word("".join(out), dynamic, quoted, tuple(subs), glob)
+        if brace != 3:
+            return word, None
+        return word, [(ch, k in bare) for k, part in enumerate(out) for ch in part]
 
-    def _tilde(self, out: list[str]) -> None:
-        """Expand a leading ``~`` / ``~user`` of a word into ``out``."""
+    def _tilde(self, out: list[str]) -> bool:
+        """Expand a leading ``~`` / ``~user`` of a word into ``out``; True (not known
+        here) for the directory stack's ``~+``, ``~-``, ``~N``: the shell's cwd, the
+        previous one, a ``pushd`` entry."""
         s, n = self.s, len(self.s)
         if s.startswith("~", self.i):
             end = self.i
             while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
                 end += 1
-            out.append(os.path.expanduser(s[self.i : end]))
+            prefix = s[self.i : end]
             self.i = end
+            if _DIR_STACK.fullmatch(prefix[1:]):
+                out.append(prefix)
+                return True
+            out.append(os.path.expanduser(prefix))
+        return False
 
     def _meta_in_word(
         self, c: str, start: int, out: list[str], subs: list[str], quoted: bool
@@ -349,6 +405,17 @@ class _Lexer:
             raise ShellSyntaxError("unterminated backquote")
         self.i = j + 1
         return "".join(buf)
+
+
+def _bare_char(c: str, out: list[str], bare: set[int]) -> bool:
+    """Append the unquoted ``c`` to ``out`` (noting where brace syntax is); True if it
+    makes the word unknown: a ``~`` after ``=`` or ``:`` (``a=~/x``, ``P=a:~/b``), which
+    bash expands in an assignment."""
+    if c in _BRACE_SYNTAX:
+        bare.add(len(out))
+    tilde = c == "~" and bool(out) and out[-1] in ("=", ":")
+    out.append(c)
+    return tilde
 
 
 def _brace_state(state: int, c: str, dot_next: bool) -> int:

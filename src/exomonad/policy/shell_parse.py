@@ -16,10 +16,19 @@ import os
 import posixpath
 import re
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
 
-__all__ = ["MAX_DEPTH", "SimpleCommand", "is_assignment", "parse", "parse_tracking", "resolve_path"]
+__all__ = [
+    "MAX_DEPTH",
+    "SimpleCommand",
+    "is_assignment",
+    "may_climb",
+    "parse",
+    "parse_tracking",
+    "resolve_path",
+]
 
 #: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
 MAX_DEPTH = 8
@@ -80,7 +89,7 @@ def resolve_path(cwd: str | None, word: Word | str) -> str | None:
     ('/w/y/z', None, '/')
     """
     if isinstance(word, Word):
-        if word.dynamic:
+        if word.dynamic or (word.glob and may_climb(word.text)):
             return None
         word = word.text
     if not word:
@@ -91,6 +100,20 @@ def resolve_path(cwd: str | None, word: Word | str) -> str | None:
         word = posixpath.join(cwd, word)
     path = posixpath.normpath(word)
     return "/" + path.lstrip("/") if path.startswith("//") else path
+
+
+def may_climb(pattern: str) -> bool:
+    """Whether a glob has a component that may match ``..`` (one that starts with a
+    dot: ``.?``, ``.*``, ``.[.]``): dash matches it, and bash once ``globskipdots`` is
+    off, so ``cd .?/.?`` may leave the directory it seems to stay in.
+
+    >>> may_climb("../x"), may_climb(".?/.?"), may_climb("src/*.py"), may_climb(".git*/x")
+    (False, True, False, False)
+    """
+    return any(
+        part.startswith(".") and part not in (".", "..") and fnmatchcase("..", part)
+        for part in pattern.split("/")
+    )
 
 
 #: Builtins that may set a variable whose name is only known when they run

@@ -30,7 +30,7 @@ from fnmatch import fnmatchcase
 from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_parse import may_climb, resolve_path
 from exomonad.state import STATE_DIR_NAME
 
 __all__ = [
@@ -72,6 +72,8 @@ def tree_root(cwd: str | None, word: Word) -> str | None:
     """
     if not word.dynamic:
         return resolve_path(cwd, word)
+    if word.glob and may_climb(word.text):
+        return None
     found = _VAR.match(word.text)
     rest = word.text[found.end() :] if found else "$"
     if found is None or "$" in rest or "`" in rest or not (rest == "" or rest.startswith("/")):
