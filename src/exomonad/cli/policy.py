@@ -37,6 +37,7 @@ from exomonad.policy.person import answer_as_person, require_person
 from exomonad.policy.replay import Outcome, judge_audit, judge_calls, read_jsonl
 from exomonad.policy.request import RUNTIMES, Runtime, ToolRequest
 from exomonad.state import ensure_state_dir, find_state_dir
+from exomonad.util.display import visible
 
 __all__ = ["app", "approvals_app", "register"]
 
@@ -260,7 +261,8 @@ def _store(state_dir: Path | None) -> ApprovalStore:
 
 
 def _show(approval: Approval) -> str:
-    return f"{approval.id} {approval.state} {approval.agent} ({approval.role}): {approval.reason}"
+    return (f"{approval.id} {approval.state} {visible(approval.agent)} ({approval.role}): "
+            f"{visible(approval.reason)}")  # fmt: skip
 
 
 @approvals_app.command("list")
@@ -288,9 +290,9 @@ def list_approvals(
             table.add_row(
                 a.id,
                 a.state,
-                escape(a.agent),
-                escape(a.role),
-                escape(a.reason),
+                escape(visible(a.agent)),
+                escape(visible(a.role)),
+                escape(visible(a.reason)),
                 f"{now - a.created_at:.0f}s",
                 left,
             )
@@ -323,9 +325,12 @@ def prompt(
     try:
         approval = store.get(store.resolve(approval_id))
         console.print(f"[bold]ExoMonad approval {approval.id}[/bold]")
-        console.print(f"agent: {escape(approval.agent)} (role {escape(approval.role)})")
-        console.print(f"why:   {escape(approval.reason)}")
-        console.print(f"what:  {escape(json.dumps(approval.action)[:600])}")
+        console.print(f"agent: {escape(visible(approval.agent))} "
+                      f"(role {escape(visible(approval.role))})")  # fmt: skip
+        console.print(f"why:   {escape(visible(approval.reason))}")
+        # Whole (ASCII JSON: no character a terminal acts on): a cut could hide the part
+        # that matters, e.g. a delete after a long install command.
+        console.print(f"what:  {escape(json.dumps(approval.action))}", soft_wrap=True)
         if approval.state != "pending":
             console.print(f"already {approval.state}")
             return

@@ -37,7 +37,7 @@ from exomonad.cli.common import (
 )
 from exomonad.client import ServerClient, ServerNotRunningError
 from exomonad.errors import ExomonadError
-from exomonad.util.display import PRESENCE_COLOURS, age
+from exomonad.util.display import PRESENCE_COLOURS, age, visible
 
 __all__ = ["register", "render", "snapshot", "status", "watch"]
 
@@ -100,8 +100,8 @@ def _approvals(approvals: list[dict[str, Any]]) -> Table:
         table.add_column(col)
     now = time.time()
     for a in approvals:
-        table.add_row(a["id"], escape(a["agent"]), a.get("addressee") or "human",
-                      escape(a["reason"]), age(now - a["created_at"]))  # fmt: skip
+        table.add_row(a["id"], escape(visible(a["agent"])), a.get("addressee") or "human",
+                      escape(visible(a["reason"])), age(now - a["created_at"]))  # fmt: skip
     return table
 
 

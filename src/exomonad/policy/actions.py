@@ -275,9 +275,9 @@ class Unknown(Action):
     raw: str
 
     def describe(self) -> str:
-        """``unknown: RAW`` (truncated)."""
-        raw = self.raw if len(self.raw) <= 120 else self.raw[:117] + "..."
-        return f"unrecognised: {raw}"
+        """``unrecognised: RAW``, whole: a person judges it by this (cut, the part that
+        mattered could be past the cut)."""
+        return f"unrecognised: {self.raw}"
 
 
 #: Every concrete action type by class name (for JSON round trips).

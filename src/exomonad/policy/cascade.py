@@ -29,6 +29,7 @@ from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
 from exomonad.policy.model import Policy
 from exomonad.policy.request import Context, ToolRequest
+from exomonad.util.display import visible
 
 __all__ = ["context_for", "decide_request", "judge", "judge_all"]
 
@@ -48,7 +49,7 @@ def judge(policy: Policy, action: Action, ctx: Context) -> Decision:
 
 
 def _judge(policy: Policy, action: Action, ctx: Context) -> Decision:
-    what = action.describe()
+    what = visible(action.describe())  # what runs, with nothing a terminal would act on
     for forbid in policy.forbid:
         if forbid.applies(action, ctx):
             return Deny(f"{forbid.reason}: {what}")
@@ -84,9 +85,19 @@ def _judge(policy: Policy, action: Action, ctx: Context) -> Decision:
 def judge_all(
     policy: Policy, actions: list[Action], ctx: Context
 ) -> tuple[Decision, list[tuple[Action, Decision]]]:
-    """The strictest decision over ``actions`` and each action's own decision."""
+    """The strictest decision over ``actions`` and each action's own decision. An
+    escalation's reason names every action not allowed, so whoever answers sees all of
+    them: before, ``sudo apt-get install ... && rm -rf ../../src`` reached a person as
+    the ``sudo`` alone (the strictest), and approving it ran the delete too."""
     verdicts = [(action, judge(policy, action, ctx)) for action in actions]
-    return strictest(d for _, d in verdicts), verdicts
+    decision = strictest(d for _, d in verdicts)
+    if isinstance(decision, Escalate):
+        reasons = [decision.reason]
+        for _, other in verdicts:
+            if not isinstance(other, Allow) and other.reason not in reasons:
+                reasons.append(other.reason)
+        decision = Escalate(decision.to, "; and ".join(reasons))
+    return decision, verdicts
 
 
 def context_for(

@@ -31,6 +31,18 @@
     return node;
   }
 
+  // Characters a browser acts on instead of showing (controls, bidi overrides,
+  // zero-width and other format characters), written as escapes: a person approves
+  // what they read (the same rule as util.display.visible for the terminal).
+  const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+  function visible(text) {
+    return String(text).replace(HIDDEN, (c) => {
+      const code = c.codePointAt(0);
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}`
+        : `\\u${code.toString(16).padStart(4, "0")}`;
+    });
+  }
+
   function clock(seconds) {
     const d = seconds ? new Date(seconds * 1000) : new Date();
     return d.toTimeString().slice(0, 8);
@@ -146,10 +158,12 @@
     deny.addEventListener("click", () => answer(false));
     const li = el("li", { data: { approval: a.id, state: "pending" } },
       el("div", {}, el("strong", { text: a.id }),
-        el("span", { class: "meta", text: `${a.agent} (${a.role}) asks ${a.addressee || "human"}` }),
+        el("span", { class: "meta",
+          text: visible(`${a.agent} (${a.role}) asks ${a.addressee || "human"}`) }),
         el("span", { class: "meta expires" })),
-      el("p", { class: "what", text: a.reason }),
-      el("p", { class: "action", text: JSON.stringify(a.action).slice(0, 600) }),
+      el("p", { class: "what", text: visible(a.reason) }),
+      // Whole: a cut could hide the part that matters (a delete after a long install).
+      el("p", { class: "action", text: visible(JSON.stringify(a.action)) }),
       el("form", { class: "answer" }, reason, approve, deny), error);
     return li;
   }
