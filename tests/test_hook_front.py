@@ -423,7 +423,8 @@ def test_a_dead_servers_socket_denies(fake: Fake) -> None:
 
 def test_an_oversized_input_is_escalated_and_read_to_the_end(fake: Fake) -> None:
     """Above the bound the input is drained (the runtime never writes into a closed pipe)
-    and the call escalated, as the client does; the server is never asked."""
+    and the call refused, as the client does (a Gemini worker: denied, not its own
+    dialog); the server is never asked."""
     env = fake.env
     body = b'{"tool_input": {"content": "' + b"x" * MAX_BODY + b'"}}'
     proc = subprocess.Popen([str(FRONT), *CLIENT, "before-tool", "--runtime", "gemini"],
@@ -436,6 +437,6 @@ def test_an_oversized_input_is_escalated_and_read_to_the_end(fake: Fake) -> None
     proc.stdin.close()
     out, err = proc.stdout.read(), proc.stderr.read()
     assert proc.wait(timeout=60) == 0
-    assert orjson.loads(out)["decision"] == "ask", err
+    assert orjson.loads(out)["decision"] == "deny", err
     assert b"larger than" in err
     assert fake.server.requests == []

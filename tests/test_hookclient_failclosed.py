@@ -155,6 +155,13 @@ def test_too_deep_is_linear_on_malformed_input() -> None:
 # -- bounds: escalate without parsing ---------------------------------------------------
 
 
+def _unjudged(runtime: str) -> str:
+    """A call too large or deep to judge: the runtime's own prompt where it reaches a
+    person (Claude Code), else denied. Found probing: a Gemini worker got ``ask``, its
+    own confirmation dialog in an unattended pane, skipping the policy's deny."""
+    return "ask" if runtime == "claude" else "deny"
+
+
 @pytest.mark.parametrize(("event", "runtime"), GATING)
 def test_deeply_nested_input_escalates_instead_of_recursion_error(
     state: Path, event: str, runtime: str
@@ -162,7 +169,7 @@ def test_deeply_nested_input_escalates_instead_of_recursion_error(
     body = b'{"tool_name": "Bash", "tool_input": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
     code, out, err = call([event, "--runtime", runtime], body)
     assert code == 0
-    assert decision(runtime, out) == "ask"
+    assert decision(runtime, out) == _unjudged(runtime)
     assert "nested deeper than 64" in err
 
 
@@ -184,7 +191,7 @@ def test_oversized_input_escalates_unparsed_without_asking_the_server(
         code, out, _ = call([event, "--runtime", runtime], body)
     monkeypatch.undo()
     assert not [s for s in parsed if len(s) > MAX_BODY]
-    assert (code, decision(runtime, out), server.requests) == (0, "ask", 0)
+    assert (code, decision(runtime, out), server.requests) == (0, _unjudged(runtime), 0)
 
 
 def test_an_ordinary_large_write_is_still_judged(state: Path) -> None:

@@ -219,6 +219,7 @@ def _refuse(event: str, runtime: str, kind: str, why: str) -> int:
     event goes ahead with a note: it must never block the agent's session."""
     if _gates(event, runtime):
         reason = f"ExoMonad: {why}"
+        kind = runtimes.RUNTIMES.get(runtime, runtimes.CLAUDE).unattended(kind)
         _print(runtime, decision_output(runtime, kind, reason, event))
         verdict = "denied" if kind == "deny" else "escalated"
         sys.stderr.write(f"exomonad: {why}; tool call {verdict}\n")

@@ -273,7 +273,9 @@ def test_other_mcp_servers_file_tools_meet_the_path_rules(
         ("python3 -c \"open('/home/u/.claude/teams/t/inboxes/w1.json','w').write('[]')\"", "deny"),
         ("node -e \"require('fs').writeFileSync('.claude/teams/t/inboxes/w1.json','[]')\"", "deny"),
         ("perl -e 'open F, q(>), q(/home/u/.claude/tasks/t/1.json)'", "deny"),
-        ("cat /home/u/.claude/teams/t/inboxes/w1.json", "allow"),  # reading is harmless
+        ("cat /home/u/.claude/teams/t/inboxes/w1.json", "allow"),  # its own: harmless
+        # Another's (found probing): the team's messages, pending permission requests.
+        ("cat /home/u/.claude/teams/t/inboxes/team-lead.json", "deny"),
     ],
 )
 def test_shell_commands_cannot_write_claude_codes_team_files(command: str, expected: str,

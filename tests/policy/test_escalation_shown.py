@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from exomonad.cli.main import app
 from exomonad.policy.actions import Shell
 from exomonad.policy.approvals import ApprovalStore
-from exomonad.policy.decisions import Escalate
-from tests.policy.worker import bash
+from exomonad.policy.decisions import Allow, Deny, Escalate
+from tests.policy.worker import bash, decide
 
 PACKAGES = " ".join(f"python3-pkg{k:02d}" for k in range(1, 61))
 HIDDEN_DELETE = f"sudo apt-get install -y --no-install-recommends {PACKAGES} && rm -rf ../../src"
@@ -81,3 +82,23 @@ def test_the_person_sees_the_whole_call_and_no_escape(tmp_path: Path) -> None:
     assert "\x1b" not in popped.stdout
     assert "\\x1b[8m" in popped.stdout
     assert "\\nwhat: nothing" in popped.stdout  # the faked line is not a line
+
+
+def test_only_the_lead_reads_the_teams_inboxes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found probing: a worker's ``Read`` (or ``cat``) of the lead's inbox was allowed
+    (the lead's policy lets workers read anything): it gave the pending permission
+    request's id to quote to the lead, and every message the team sends."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    inbox = tmp_path / "claude" / "teams" / "proj" / "inboxes" / "team-lead.json"
+    for call in (
+        lambda: decide("Read", {"file_path": str(inbox)}),
+        lambda: bash(f"cat {inbox}"),
+        lambda: bash(f"grep -r perm-exo {tmp_path / 'claude'}"),
+        lambda: decide("read_file", {"absolute_path": str(inbox)}, runtime="gemini"),
+    ):
+        assert isinstance(call(), Deny)
+    assert isinstance(decide("Read", {"file_path": str(inbox)}, role="tl"), Allow)
+    tasks = tmp_path / "claude" / "tasks" / "proj" / "1.json"
+    assert not isinstance(decide("Read", {"file_path": str(tasks)}), Deny)

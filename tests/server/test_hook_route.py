@@ -55,13 +55,20 @@ def test_bad_input_is_answered_in_the_envelope(
     client: TestClient, event: str, runtime: str, body: bytes, expected: str
 ) -> None:
     answer = post(client, event, runtime, body)
-    assert decision(runtime, answer["output"]) == expected
+    assert decision(runtime, answer["output"]) == unjudged(runtime, expected)
+
+
+def unjudged(runtime: str, kind: str = "ask") -> str:
+    """What a call the server could not judge gets: ``ask`` reaches a person only in
+    Claude Code's prompt; a Gemini worker's own dialog would be answered by the next
+    message typed into its pane, so it is denied (found probing)."""
+    return "deny" if runtime != "claude" else kind
 
 
 @pytest.mark.parametrize(("event", "runtime"), GATING)
 def test_oversized_input_is_escalated_unread(client: TestClient, event: str, runtime: str) -> None:
     answer = post(client, event, runtime, b'{"x": "' + b"a" * MAX_BODY + b'"}')
-    assert decision(runtime, answer["output"]) == "ask"
+    assert decision(runtime, answer["output"]) == unjudged(runtime)
     assert str(MAX_BODY) in answer["stderr"]
 
 
@@ -72,7 +79,7 @@ def test_a_huge_shell_command_is_escalated_unclassified(
     tool = "Bash" if runtime == "claude" else "run_shell_command"
     body = {"tool_name": tool, "tool_input": {"command": "echo a; " * (MAX_COMMAND // 7)}}
     answer = post(client, event, runtime, orjson.dumps(body))
-    assert decision(runtime, answer["output"]) == "ask"
+    assert decision(runtime, answer["output"]) == unjudged(runtime)
 
 
 @pytest.mark.parametrize(("event", "runtime"), GATING)

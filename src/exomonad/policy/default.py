@@ -51,6 +51,7 @@ from exomonad.policy.predicates import (
     no_blind_force,
     own_branch,
     protected_branch,
+    reads_others_mail,
     reads_state_dir,
     reads_state_tree,
     secret_path,
@@ -99,6 +100,12 @@ FORBID: tuple[ForbidBase, ...] = (
         reads_state_tree,
         reason="agents may not read a directory tree holding ExoMonad's state (tokens, "
         "databases): search a narrower path (src/), or with rg/Grep, which skip it",
+    ),
+    Forbid(
+        ReadFile,
+        reads_others_mail,
+        reason="only the lead reads Claude Code's inboxes (the team's messages and "
+        "pending permission requests): a worker's messages come to it",
     ),
     Forbid(
         WriteFile,

@@ -65,6 +65,7 @@ __all__ = [
     "no_blind_force",
     "own_branch",
     "protected_branch",
+    "reads_others_mail",
     "reads_state_dir",
     "reads_state_tree",
     "secret_path",
@@ -225,6 +226,25 @@ def touches_team_files(action: HasPath, ctx: Context) -> bool:
     path = action.path
     return path is not None and any(path == d or path.startswith(d + "/")
                                     for d in _team_dirs(ctx))  # fmt: skip
+
+
+def reads_others_mail(action: ReadFile, ctx: Context) -> bool:
+    """An agent other than the lead reads Claude Code's inboxes (a file in a team's
+    ``inboxes/`` but its own, or a recursive read of a directory holding them): every message the
+    team sends, pending permission requests and their ids (found probing: a worker
+    read the lead's inbox, which ``/events`` and ``/status`` keep from workers)."""
+    if ctx.role == "tl" or action.path is None:
+        return False
+    teams, _ = _team_dirs(ctx)
+    real = os.path.realpath(action.path)
+    own = f"/inboxes/{ctx.agent}.json"
+    for path in {action.path, real}:
+        inside = path.startswith(teams + "/") and "/inboxes/" in path[len(teams) :] + "/"
+        if inside and not (path.endswith(own) and path.count("/inboxes/") == 1):
+            return True
+        if action.recursive and not action.include and is_within(teams, path):
+            return True
+    return False
 
 
 def shell_touches_state(action: Shell, ctx: Context) -> bool:

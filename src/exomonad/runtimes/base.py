@@ -105,6 +105,12 @@ class Runtime:
     #: watcher types (its Enter) would answer it: such a call is denied instead.
     prompt_reaches_person = False
 
+    def unattended(self, kind: str) -> str:
+        """``kind`` (``allow``/``deny``/``ask``) for a call no person judged: ``ask``
+        only where :attr:`prompt_reaches_person`, else ``deny`` (an input too large or
+        too deep to judge reached a Gemini worker as its own confirmation dialog)."""
+        return "deny" if kind == "ask" and not self.prompt_reaches_person else kind
+
     def event(self, name: str) -> str:
         """ExoMonad's name for hook event ``name``."""
         return self.events.get(name, name)

@@ -216,6 +216,7 @@ def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
     if known is not None and not known.gates(event):
         return HookAnswer(stderr=f"exomonad: {why}; hook {event} answered with no decision")
     reason = f"ExoMonad: {why}"
+    kind = (known or runtimes.CLAUDE).unattended(kind)
     decision = Deny(reason) if kind == "deny" else Escalate("human", reason)
     shape = (known or runtimes.CLAUDE).name  # a runtime we do not know: deny all the same
     return HookAnswer(hook_output(shape, decision, event), stderr=f"exomonad: {why}")

@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -203,8 +204,23 @@ def could_be_protocol(text: str) -> bool:
     >>> could_be_protocol(' {"type": "shutdown_request"}'), could_be_protocol('{"a": 1}')
     (True, False)
     """
-    data = _object(text.strip(" \t\n\r"))
-    return data is not None and "type" in data
+    text = text.strip(" \t\n\r")
+    if not text.startswith("{"):
+        return False
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        # orjson is stricter than JSON.parse: a lone surrogate escape, a number out of
+        # range (1e400) or nesting past 1024 fail here, and JSON.parse reads them (found
+        # probing: such a shutdown_approved reached the lead's inbox). The standard
+        # library reads the first two; one it cannot parse for depth counts as protocol.
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return False
+        except RecursionError:
+            return True
+    return isinstance(data, dict) and "type" in data
 
 
 def decode(text: str) -> ProtocolMessage | None:
