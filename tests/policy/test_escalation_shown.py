@@ -92,13 +92,13 @@ def test_only_the_lead_reads_the_teams_inboxes(
     request's id to quote to the lead, and every message the team sends."""
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     inbox = tmp_path / "claude" / "teams" / "proj" / "inboxes" / "team-lead.json"
-    for call in (
-        lambda: decide("Read", {"file_path": str(inbox)}),
-        lambda: bash(f"cat {inbox}"),
-        lambda: bash(f"grep -r perm-exo {tmp_path / 'claude'}"),
-        lambda: decide("read_file", {"absolute_path": str(inbox)}, runtime="gemini"),
+    for decision in (
+        decide("Read", {"file_path": str(inbox)}),
+        bash(f"cat {inbox}"),
+        bash(f"grep -r perm-exo {tmp_path / 'claude'}"),
+        decide("read_file", {"absolute_path": str(inbox)}, runtime="gemini"),
     ):
-        assert isinstance(call(), Deny)
+        assert isinstance(decision, Deny), decision
     assert isinstance(decide("Read", {"file_path": str(inbox)}, role="tl"), Allow)
     tasks = tmp_path / "claude" / "tasks" / "proj" / "1.json"
     assert not isinstance(decide("Read", {"file_path": str(tasks)}), Deny)
