@@ -23,12 +23,14 @@ False
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from exomonad.errors import ExomonadError
+from exomonad.gitlink import link_fault
 from exomonad.teams.paths import sanitize_path_name
 
 __all__ = [
@@ -76,14 +78,22 @@ class WorktreeState:
     merged: bool = False
     pushed: bool = False
     exists: bool = True
+    #: What is wrong with its link to the repository (:mod:`exomonad.gitlink`): git is
+    #: not run there, and it is kept for a person to look at.
+    tampered: str | None = None
 
     @property
     def removable(self) -> bool:
         """Clean, and its branch is merged or pushed (or it is already gone)."""
+        if self.tampered is not None:
+            return False
         return not self.exists or (not self.uncommitted and (self.merged or self.pushed))
 
     def why_kept(self) -> str:
         """Why removing it would lose work ("" when it is removable)."""
+        if self.tampered is not None:
+            return f"its git link was changed ({self.tampered}): not inspected; repair it " \
+                   "(`git worktree repair`) or remove it by hand"  # fmt: skip
         if self.removable:
             return ""
         if self.uncommitted:
@@ -96,7 +106,8 @@ class WorktreeState:
         """JSON-ready form."""
         return {"path": str(self.path), "branch": self.branch, "exists": self.exists,
                 "uncommitted": list(self.uncommitted), "merged": self.merged,
-                "pushed": self.pushed, "removable": self.removable}  # fmt: skip
+                "pushed": self.pushed, "removable": self.removable,
+                "tampered": self.tampered}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,7 +132,9 @@ class Removal:
 
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     try:
-        done = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+        # No fsmonitor for the server's own git: a program named in a config it reads.
+        done = subprocess.run(["git", "-C", str(cwd), "-c", "core.fsmonitor=false", *args],
+                              capture_output=True, text=True,
                               timeout=_GIT_TIMEOUT, check=False)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise WorktreeError(f"git {' '.join(args)} in {cwd}: {exc}") from exc
@@ -148,6 +161,7 @@ class WorktreeManager:
         self.project_root = project_root.resolve()
         self.base_dir = (self.project_root / Path(worktree_dir).expanduser()).resolve()
         self.branch_prefix = branch_prefix
+        self._common: Path | None = None
 
     def _toplevel(self) -> Path:
         done = _git(self.project_root, "rev-parse", "--show-toplevel", check=False)
@@ -225,10 +239,28 @@ class WorktreeManager:
             sep = "" if not text or text.endswith("\n") else "\n"
             exclude.write_text(f"{text}{sep}{line}\n", "utf-8")
 
+    def common_dir(self) -> Path:
+        """The repository's common git dir (absolute, symlinks resolved)."""
+        if self._common is None:
+            top = self._toplevel()
+            common = Path(_git(top, "rev-parse", "--git-common-dir").stdout.strip())
+            self._common = Path(os.path.realpath(common if common.is_absolute() else top / common))
+        return self._common
+
+    def fault(self, path: Path, *, config: bool = True) -> str | None:
+        """What is wrong with worktree ``path``'s link to the repository, or None
+        (:func:`exomonad.gitlink.link_fault`)."""
+        return link_fault(path, self.common_dir(), config=config)
+
     def state(self, path: Path) -> WorktreeState:
-        """What ``path`` holds (uncommitted files, merged, pushed)."""
-        if not (path / ".git").exists():
+        """What ``path`` holds (uncommitted files, merged, pushed). A worktree whose link
+        to the repository was changed is not inspected: git there would read the
+        worker's files as its configuration (``core.fsmonitor`` runs a program)."""
+        if not os.path.lexists(path / ".git"):
             return WorktreeState(path, None, exists=False)
+        tampered = self.fault(path)
+        if tampered is not None:
+            return WorktreeState(path, None, tampered=tampered)
         head = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         branch = head.stdout.strip() or None
         status = _git(path, "status", "--porcelain=v1", "-z", "--untracked-files=all")

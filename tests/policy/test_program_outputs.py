@@ -9,6 +9,9 @@ ran a command). Now each writes what it names, or is Unknown.
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from exomonad.policy.decisions import Allow
@@ -92,3 +95,34 @@ INSIDE = [
 @pytest.mark.parametrize("command", INSIDE)
 def test_the_same_programs_inside_the_worktree_stay_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), command
+
+
+ONTO_GIT = [
+    "gunzip -f .git.gz",
+    "gunzip -f .git.gz && git commit -qam x",
+    "gzip -d .git.gz",
+    "xz -d .git.xz",
+    "unzstd .git.zst",
+    "bunzip2 .git.bz2",
+    "gzip -d -S .q .git.q",
+    "gzip -dN x.gz",
+    "zstd -d a.zst -o ../../README.md",
+]
+
+
+@pytest.mark.parametrize("command", ONTO_GIT)
+def test_a_decompressor_writes_the_name_without_its_suffix(command: str) -> None:
+    """Found probing (a third round): ``gunzip -f .git.gz`` was judged a write of
+    ``.git.gz``; it replaced the worktree's ``.git`` with a link to the lead's repository,
+    and the next ``git commit`` moved the lead's ``main``."""
+    assert not isinstance(bash(command), Allow), command
+
+
+def test_the_real_effect_gunzip_writes_the_stem(tmp_path: Path) -> None:
+    (tmp_path / ".git").write_text("gitdir: /somewhere\n")
+    subprocess.run(["gzip", "-f", ".git"], cwd=tmp_path, check=True, timeout=30)
+    assert not (tmp_path / ".git").exists()
+    subprocess.run(["gunzip", "-f", ".git.gz"], cwd=tmp_path, check=True, timeout=30)
+    assert (tmp_path / ".git").read_text() == "gitdir: /somewhere\n"
+    for ordinary in ("gunzip -c .git.gz > y", "gzip notes.txt", "gunzip src/a.gz", "gunzip x.tgz"):
+        assert isinstance(bash(ordinary), Allow), ordinary

@@ -38,6 +38,10 @@ _COMPRESSORS = frozenset(
     {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "pigz",
      "compress", "uncompress", "lzma", "unlzma", "brotli"}
 )  # fmt: skip
+_DECOMPRESSORS = frozenset(
+    {"gunzip", "bunzip2", "unxz", "unzstd", "unlzma", "uncompress", "unpigz"}
+)  # fmt: skip
+_COMPRESSOR_ARGS = frozenset({"-S", "--suffix", "-o", "--output"})
 _EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs", "sponge"})
 _EDITOR_ARGS = frozenset({"-S", "--suffix", "-c", "-u"})
 #: Options taking a value among split/csplit/uniq/patch's.
@@ -186,15 +190,39 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         where = opts.get("-d") or opts.get("--directory")
         return [at(w) for w in target] if target else [at(where[0] if where else Word("."))]
     if name in _COMPRESSORS or name in _EDITORS:
-        with_arg = _EDITOR_ARGS if name in _EDITORS else frozenset({"-S", "--suffix"})
+        with_arg = _EDITOR_ARGS if name in _EDITORS else _COMPRESSOR_ARGS
         positionals, opts = scan_options(args, with_arg)
     if name in _COMPRESSORS and not _TO_STDOUT & set(opts):
         if any(k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts):
             return []
-        return [at(w) for w in positionals]
+        named = [at(w) for k in ("-o", "--output") for w in opts.get(k, [])]
+        if not _decompresses(name, opts):
+            return [*named, *(at(w) for w in positionals)]
+        return [*named, *(a for w in positionals for a in (at(w), _decompressed(w, opts, cwd)))]
     if name in _EDITORS:
         return [at(w) for w in positionals if not w.text.startswith("+")]
     return []
+
+
+def _decompresses(name: str, opts: dict[str, list[Word | None]]) -> bool:
+    return name in _DECOMPRESSORS or flags(opts, "d", "--decompress", "--uncompress") > 0
+
+
+def _decompressed(w: Word, opts: dict[str, list[Word | None]], cwd: str | None) -> Action:
+    """The file decompressing ``w`` makes: its name without the suffix (``-S SUF`` or
+    the last one; ``.tgz`` and the like give ``.tar``), beside it. Found probing:
+    ``gunzip -f .git.gz`` was judged a write of ``.git.gz`` and replaced the worktree's
+    ``.git``. With ``-N`` (the name stored in the file) it is not known."""
+    if flags(opts, "N", "--name") or w.dynamic:
+        return WriteFile(None)
+    given = [v.text for k in ("-S", "--suffix") for v in opts.get(k, []) if v is not None]
+    text = w.text
+    if given and given[-1] and text.endswith(given[-1]):
+        text = text[: -len(given[-1])]
+    else:
+        stem, ext = posixpath.splitext(text)
+        text = stem + (".tar" if ext[:2] == ".t" and len(ext) > 3 else "")
+    return WriteFile(resolve_path(cwd, Word(text, w.dynamic, w.quoted, (), w.glob)))
 
 
 def link_targets(name: str, opts: dict[str, list[Word | None]], sources: list[Word],

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -222,6 +223,28 @@ def refuse(event: str, runtime: str, kind: str, why: str) -> HookAnswer:
     return HookAnswer(hook_output(shape, decision, event), stderr=f"exomonad: {why}")
 
 
+def _unlinked(svc: Services, who: Identity, event: str, runtime: str) -> str | None:
+    """Why a worker's gating hook is refused whatever it asks: its worktree's link to
+    the repository was changed (:mod:`exomonad.gitlink`; its git commands would work on
+    another repository, the lead's ``main`` included), or None."""
+    known = runtimes.RUNTIMES.get(runtime)
+    if not who.worktree or (known is not None and not known.gates(event)):
+        return None
+    path = Path(who.worktree)
+    if path.parent != svc.worktrees.base_dir:
+        return None  # not a worktree ExoMonad made (workers without one)
+    fault = svc.worktrees.fault(path, config=False)
+    if fault is None:
+        return None
+    svc.counters["worktree_unlinked"] += 1
+    log.warning("worker %s: worktree %s unlinked: %s", who.name, path, fault)
+    return (
+        f"worker {who.name}'s worktree is no longer linked to the project as ExoMonad made "
+        f"it ({fault}): every call is refused until a person repairs it "
+        "(`git worktree repair`, or remove the worker)"
+    )
+
+
 def hook_request(
     svc: Services, event: str, runtime: str, body: bytes | None, token: str | None,
     pane: str | None, peer: int | None = None, lead_claim: bool = False,
@@ -249,6 +272,9 @@ def hook_request(
             payload["_pane"] = pane
         who = svc.identify_lead_claim(token, peer, runtime) if lead_claim else \
             svc.identify(token, peer)  # fmt: skip
+        fault = _unlinked(svc, who, event, runtime)
+        if fault is not None:
+            return refuse(event, runtime, "deny", fault)
         return handle_hook(svc, who, event, runtime, payload)
     except Exception as exc:
         log.exception("hook %s failed", event)
