@@ -6,7 +6,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIRS := tests/interop tests/e2e tests/e2e/claude tests/e2e/codex
-APT_TOOLS := tmux node npm bwrap chromium nc.openbsd zip unzip
+APT_TOOLS := tmux node npm bwrap chromium nc.openbsd zip unzip sqlite3 xxd
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
 

@@ -42,7 +42,7 @@ def test_exomonad_control_through_python_is_denied(command: str, role: str) -> N
 #: Read-only ExoMonad commands and Python that is not ExoMonad stay as they were.
 ORDINARY = [
     "python -m exomonad status",
-    "python /x/bin/exomonad status",
+    "python /usr/local/bin/exomonad status",
     "python -m pytest",
     "python3 script.py approve",
     "python3 -m exomonadic_other approve",

@@ -38,7 +38,7 @@ MECHANISMS: list[Case] = [
     bash("env -iv python3 x.py", U, PY),
     bash("env -0i python3 x.py", U, PY),
     bash("env - python3 x.py", U, PY),
-    bash("env -C /tmp -i python3 x.py", U, sh("python3", "x.py", cwd="/tmp")),
+    bash("env -C /tmp -i python3 x.py", U, sh("python3", "x.py", cwd="/tmp"), U),  # runs in /tmp
     bash("env -S'-i python3 x.py'", U, PY),  # -S's words are env's options too
     bash("env -S'-u GIT_CONFIG_PARAMETERS sh p.sh'", U),  # git's gate, taken away
     bash("env -u EXOMONAD_TOKEN python3 x.py", U),

@@ -105,3 +105,60 @@ def test_the_real_effect_in_a_worktree_is_the_leads_stash_gone(
     _git(root / ".worktrees" / "w1", *command.split())
     assert _git(root, "stash", "list") == ""  # the lead's uncommitted work: gone
     assert not isinstance(bash(f"git {command}", root=str(root)), Allow)
+
+
+OTHERS_REFS = [
+    "git branch -m exo/w2 hijacked",
+    "git branch -M exo/w2 x",
+    "git tag main HEAD",
+    "git tag origin/main",
+    "git branch origin/main HEAD",
+    "git branch HEAD",
+    "git worktree lock ../w2",
+    "git worktree unlock ../w2",
+    "git worktree repair ../w2",
+]
+OWN_REFS = [
+    "git branch -m exo/w1 exo/w1-old",
+    "git branch -m newname",
+    "git branch -m old new",
+    "git tag v1.0",
+    "git tag -a v1 -m msg",
+    "git tag --contains main",
+    "git tag -l",
+    "git worktree repair",
+    "git branch feature/x",
+]
+
+
+@pytest.mark.parametrize("command", OTHERS_REFS)
+def test_another_workers_branch_and_names_that_shadow_a_ref_are_not_allowed(
+    command: str,
+) -> None:
+    """Found probing (a third round): ``git branch -m exo/w2 x`` renamed another
+    worker's branch under its worktree; ``git tag main HEAD`` made the lead's ``git
+    reset --hard main`` take the worker's commit; ``git worktree lock ../w2`` blocked
+    another worker's removal."""
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize("command", OWN_REFS)
+def test_a_workers_own_branches_and_tags_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command
+
+
+def test_the_real_effect_a_tag_named_main_is_what_main_means(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    (root / "f").write_text("a\n")
+    _git(root, "add", "f")
+    _git(root, "commit", "-qm", "a")
+    lead = _git(root, "rev-parse", "main").strip()
+    _git(root, "worktree", "add", "-q", "-b", "exo/w1", ".worktrees/w1")
+    wt = root / ".worktrees" / "w1"
+    (wt / "f").write_text("worker\n")
+    _git(wt, "commit", "-qam", "worker")
+    _git(wt, "tag", "main", "HEAD")
+    assert _git(root, "rev-parse", "main").strip() != lead  # the lead's "main": the tag
+    assert not isinstance(bash("git tag main HEAD", root=str(root)), Allow)

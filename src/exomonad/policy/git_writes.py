@@ -26,7 +26,7 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["moves_a_branch", "onto_protected", "writes_of"]
+__all__ = ["moves_a_branch", "onto_protected", "renames_others_branch", "shadows", "writes_of"]
 
 #: Subcommands that write neither the repository nor its work tree (``--output`` aside).
 _GIT_READS = frozenset(
@@ -43,7 +43,7 @@ _GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch", "bugreport", "diagnose
 #: Subcommands whose positional (after a verb, if any) is a path they create.
 _GIT_CREATES = {"clone": 2, "init": 1, "bundle": 2}
 #: ``git worktree`` verbs and the positional (after the verb) each writes.
-_WORKTREE_WRITES = {"add": 1, "move": 2}
+_WORKTREE_WRITES = {"add": 1, "move": 2, "lock": 1, "unlock": 1, "repair": 1}
 #: Options of ``interpret-trailers`` that take a value (its positionals are files).
 _TRAILER_ARGS = frozenset({"--trailer", "--where", "--if-exists", "--if-missing"})
 
@@ -87,8 +87,9 @@ def writes_of(
 
 def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     """``worktree add PATH``, ``worktree move SRC DST`` (SRC gone), ``worktree remove
-    PATH``; ``interpret-trailers --in-place FILE...`` (found as a worker: ``git worktree
-    move . ../../moved`` moved its checkout into the lead's)."""
+    PATH``, ``worktree lock/unlock/repair PATH`` (another worker's: found probing, a lock
+    that blocks its removal); ``interpret-trailers --in-place FILE...`` (found as a
+    worker: ``git worktree move . ../../moved`` moved its checkout into the lead's)."""
     if sub == "interpret-trailers" and "--in-place" in [w.text for w in rest]:
         files, _ = scan_options(rest, _TRAILER_ARGS)
         return [WriteFile(resolve_path(base, w)) for w in files]
@@ -110,6 +111,10 @@ def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
 _SHARED_WORK_LOSS = frozenset(
     {("stash", "clear"), ("stash", "drop"), ("reflog", "expire"), ("reflog", "delete")}
 )
+#: ``git tag`` options that list or verify tags (their values are not new tag names).
+_TAG_LISTS = frozenset({"-l", "--list", "-v", "--verify", "--contains", "--no-contains",
+                        "--merged", "--no-merged", "--points-at", "-n", "--sort",
+                        "--format", "--column"})  # fmt: skip
 #: ``git remote`` verbs that rewrite the repository's shared config.
 _REMOTE_EDITS = frozenset({"add", "rename", "remove", "rm", "set-url", "set-head", "set-branches"})
 
@@ -240,6 +245,10 @@ def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None],
     <upstream> main`` (``--root main``) checks ``main`` out first and rewrites it."""
     if sub == "rebase":
         return _rebases(rest, protects)
+    if sub == "tag":  # git tag NAME [COMMIT]: a tag named main is read before the branch
+        names = [w for w in rest if not w.text.startswith("-")]
+        listing = any(t.text.split("=", 1)[0] in _TAG_LISTS for t in rest)
+        return bool(names) and not listing and (protects(names[0]) or shadows(names[0]))
     if sub not in _BRANCH_VERBS:
         return False
     pos, opts = _parse(sub, rest)
@@ -287,10 +296,44 @@ def _rebases(rest: list[Word], protects: Callable[[Word | None], bool]) -> bool:
 def _branch_onto_protected(pos: list[Word], opts: dict[str, list[Word | None]],
                            protects: Callable[[Word | None], bool]) -> bool:  # fmt: skip
     """``git branch``: a new name (created, renamed or copied to) or a renamed old name
-    that may be protected; listing and deleting name none."""
+    that may be protected, or a new one that shadows another ref; listing and deleting
+    name none."""
     flags = set(opts)
     if flags & (_BRANCH_LISTS | {"-d", "-D", "--delete"}) or not pos:
         return False
     if flags & {"-m", "-M", "--move"}:  # the old name disappears too
-        return any(protects(w) for w in pos[:2])
-    return protects(pos[1] if flags & {"-c", "-C", "--copy"} and len(pos) > 1 else pos[0])
+        return any(protects(w) or shadows(w) for w in pos[:2])
+    new = pos[1] if flags & {"-c", "-C", "--copy"} and len(pos) > 1 else pos[0]
+    return protects(new) or shadows(new)
+
+
+def shadows(name: Word | None) -> bool:
+    """A new branch or tag name git would read before another ref: ``origin/main`` (a
+    local branch read before the remote-tracking one), ``HEAD``, ``refs/...``, ``@``.
+    Found probing: ``git tag main HEAD`` made the lead's ``git reset --hard main`` take
+    the worker's commit (a tag is read before the branch).
+
+    >>> [shadows(Word(t)) for t in ("origin/main", "upstream/x", "HEAD", "feature/x")]
+    [True, True, True, False]
+    """
+    if name is None or name.dynamic:
+        return name is not None
+    text = name.text
+    return text in ("HEAD", "@", "FETCH_HEAD", "ORIG_HEAD") or text.startswith(
+        ("origin/", "upstream/", "refs/", "remotes/", "heads/", "tags/")
+    )
+
+
+def renames_others_branch(sub: str, rest: list[Word], own: str | None) -> bool:
+    """``git branch -m OLD NEW`` (or ``-M``) of another worker's branch (one with the
+    agent's own prefix, ``exo/``, but not its own; found probing: ``git branch -m exo/w2
+    x`` renamed it under w2's worktree). Renaming one's own, the current branch (``-m
+    NEW``) or a branch of one's own making is ordinary."""
+    if sub != "branch":
+        return False
+    pos, opts = _parse(sub, rest)
+    if not set(opts) & {"-m", "-M", "--move"} or len(pos) < 2:
+        return False
+    old = pos[0].text.removeprefix("refs/heads/")
+    prefix = own.rsplit("/", 1)[0] + "/" if own and "/" in own else None
+    return pos[0].dynamic or (old != own and (prefix is None or old.startswith(prefix)))

@@ -40,7 +40,8 @@ from exomonad.policy.shell_parse import (
     resolve_path,
 )
 from exomonad.policy.shell_reads import find_reads, tree_root
-from exomonad.policy.shell_tools import handle, redirect_target
+from exomonad.policy.shell_tools import handle, modelled, redirect_target
+from exomonad.policy.shell_where import runs
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,
     PRIV_WITH_ARG,
@@ -66,7 +67,7 @@ def classify_shell(
     """Every action ``src`` may perform when run in ``cwd`` (in execution order)."""
     env = env if env is not None else ShellEnv(start_cwd=cwd)
     try:
-        commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath)
+        commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:
         return [Unknown(src)]
     out: list[Action] = []
@@ -180,7 +181,9 @@ def _argv(
     if patch_args is not None:  # Codex's apply_patch: read as the apply_patch tool is
         return shell_patch_actions(patch_args, cmd, cwd)
     handled = handle(name, args, cwd)
-    return handled if handled is not None else [Shell(full, cwd, privileged)]
+    if handled is not None:
+        return handled
+    return runs(name, args, full, cwd, env.worktree, privileged, modelled=name in modelled())
 
 
 def _wrapper(
@@ -234,7 +237,7 @@ def _runner(
 ) -> list[Action]:
     """``trap CMD``, ``script -c CMD``, ``hash -p``, ``make -f -``, ``npx -c``."""
     texts = [w.text for w in args]
-    plain: list[Action] = [Shell(full, cwd, privileged)]
+    plain = runs(name, args, full, cwd, env.worktree, privileged)
     if name == "trap":
         ops = args[1:] if texts[:1] == ["--"] else args
         if not ops or ops[0].text in ("-", "-p", "-l") or len(ops) == 1:

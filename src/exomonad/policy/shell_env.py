@@ -16,6 +16,7 @@ __all__ = [
     "agent_var",
     "code_var",
     "is_within",
+    "nested_repo",
     "risky_assignment",
     "scan_options",
     "written_by",
@@ -83,13 +84,13 @@ class ShellEnv:
             if not is_within(repo, self.worktree) or repo is None:
                 return None
             root = posixpath.normpath(self.worktree)
-            if repo != root and (self.commands_seen or _nested_repo(repo, root)):
+            if repo != root and (self.commands_seen or nested_repo(repo, root)):
                 return None
             return self.branch
         return self.branch if repo is not None and repo == self.start_cwd else None
 
 
-def _nested_repo(path: str, root: str) -> bool:
+def nested_repo(path: str, root: str) -> bool:
     """True if a ``.git`` exists in ``path`` or a directory between it and ``root``."""
     while path != root and len(path) > len(root):
         if os.path.lexists(posixpath.join(path, ".git")):

@@ -27,7 +27,7 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 
-__all__ = ["SORT_ARG", "handle_files"]
+__all__ = ["SORT_ARG", "file_readers", "handle_files"]
 
 #: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
 SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
@@ -104,6 +104,11 @@ _LEADING_SETS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "rg": (RG_ARG, frozenset(PATTERN_OPTS)),
     **{k: (frozenset(a.split()), frozenset(b.split())) for k, (a, b) in _LEADING.items()},
 }
+
+
+def file_readers() -> frozenset[str]:
+    """The readers :func:`handle_files` models."""
+    return frozenset({*_ALL_FILES, *_LEADING_SETS, "ps", "jq"})
 
 
 def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:

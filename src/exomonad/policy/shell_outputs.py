@@ -29,10 +29,10 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_programs import program_writes
+from exomonad.policy.shell_programs import program_writes, programs
 from exomonad.policy.shell_reads import flags, option_set
 
-__all__ = ["link_targets", "outputs"]
+__all__ = ["link_targets", "outputs", "writers"]
 
 _COMPRESSORS = frozenset(
     {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "pigz",
@@ -154,6 +154,11 @@ def _makes(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if template is None or "-t" in opts:
         return []
     return [WriteFile(resolve_path(cwd, template))]  # relative to the working directory
+
+
+def writers() -> frozenset[str]:
+    """The programs whose writes :func:`outputs` models."""
+    return _WRITERS | frozenset(_OWN_TABLES) | ARCHIVERS | programs()
 
 
 def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:

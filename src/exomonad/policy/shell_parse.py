@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from exomonad.policy.shell_env import is_within, nested_repo
 from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
 
 __all__ = [
@@ -146,23 +147,34 @@ def _cdpath_searched(operand: str) -> bool:
     )
 
 
-def _chdir(cwd: str | None, args: list[Word], cdpath: bool) -> str | None:
+def _chdir(cwd: str | None, args: list[Word], cdpath: bool, top: str | None) -> str | None:
     operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
     if not operands:
         return os.path.expanduser("~")
     if operands[0].text == "-" or (cdpath and _cdpath_searched(operands[0].text)):
         return None
+    if top is not None and _to_toplevel(operands[0]) and is_within(cwd, top):
+        return None if cwd != top and cwd is not None and nested_repo(cwd, top) else top
     return resolve_path(cwd, operands[0])
 
 
+def _to_toplevel(word: Word) -> bool:
+    """``cd "$(git rev-parse --show-toplevel)"`` (agents' habit), nothing else."""
+    return word.text == "$(git rev-parse --show-toplevel)" or (
+        word.text == "`...`" and word.subs == ("git rev-parse --show-toplevel",)
+    )
+
+
 class _Walker:
-    def __init__(self, cwd: str | None, depth: int, cdpath: bool = False) -> None:
+    def __init__(self, cwd: str | None, depth: int, cdpath: bool = False,
+                 top: str | None = None) -> None:  # fmt: skip
         if depth > MAX_DEPTH:
             raise ShellSyntaxError("shell nesting too deep")
         self.cwd = cwd
         self.depth = depth
         #: CDPATH may be set (by the command line so far, or by whoever runs it).
         self.cdpath = cdpath
+        self.top = top
         #: A ``cd`` was followed that CDPATH would have redirected.
         self.searched = False
         self.stack: list[str | None] = []
@@ -232,7 +244,7 @@ class _Walker:
 
     def _subs(self, subs: tuple[str, ...]) -> None:
         for sub in subs:
-            walker = _Walker(self.cwd, self.depth + 1, self.cdpath)
+            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top)
             self.out.extend(walker.run(sub))
             self.searched |= walker.searched
             self.cdpath |= walker.cdpath
@@ -278,7 +290,8 @@ class _Walker:
         if name in ("cd", "pushd", "popd") and not argv[0].quoted:
             if not (apart or self.piped_in):
                 args = list(argv[1:])
-                self.cwd = None if name == "popd" else _chdir(self.cwd, args, self.cdpath)
+                self.cwd = (None if name == "popd"
+                            else _chdir(self.cwd, args, self.cdpath, self.top))  # fmt: skip
                 self.searched |= any(_cdpath_searched(w.text) for w in args[:1])
             return False
         return True
@@ -290,14 +303,15 @@ def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:
 
 
 def parse_tracking(
-    src: str, cwd: str | None, depth: int = 0, cdpath: bool = False
+    src: str, cwd: str | None, depth: int = 0, cdpath: bool = False, top: str | None = None
 ) -> tuple[list[SimpleCommand], bool]:
     """:func:`parse`, and whether ``CDPATH`` may be set once ``src`` ran (``cdpath``:
     it may be before). ``cd NAME`` looks NAME up in ``$CDPATH`` first, so where CDPATH
     may be set (anywhere in ``src``: a function defined before it is set runs after),
-    such a ``cd`` leaves the directory unknown."""
-    walker = _Walker(cwd, depth, cdpath)
+    such a ``cd`` leaves the directory unknown. ``top``: the agent's worktree, where
+    ``cd "$(git rev-parse --show-toplevel)"`` goes from inside it."""
+    walker = _Walker(cwd, depth, cdpath, top)
     out = walker.run(src)
     if walker.cdpath and walker.searched and not cdpath:
-        out = _Walker(cwd, depth, True).run(src)
+        out = _Walker(cwd, depth, True, top).run(src)
     return out, walker.cdpath

@@ -20,7 +20,7 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import option_set
 
-__all__ = ["program_writes"]
+__all__ = ["program_writes", "programs"]
 
 #: program → (its options that take a value, those among them naming a file it writes).
 _OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -33,6 +33,15 @@ _OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "ssh-keygen": (option_set("-f -N -t -b -C -P -E -O -Y -n -I -s -V -z -a -m -w -Z"),
                    option_set("-f")),
 }  # fmt: skip
+#: What in sqlite3's SQL or arguments reaches past its database: a dot-command (``.shell``,
+#: ``.system``, ``.output``, ``.once``, ``.read``, ``.save``, ``.load``...: found probing,
+#: ``.shell`` ran a command and ``.output ../../README.md`` wrote the lead's file), the
+#: shell's file functions (``writefile``, ``readfile``, ``edit``), ``ATTACH``, ``VACUUM
+#: INTO`` and ``load_extension``; ``-init``/``-cmd`` files and text likewise.
+_SQLITE_ESCAPES = re.compile(
+    r"(^|\n|;)\s*\.|writefile|readfile|\bedit\s*\(|attach|vacuum|load_extension",
+    re.IGNORECASE,
+)
 #: openssl's options that name a file it writes (single-dash long options).
 _OPENSSL_OUTS = frozenset({"-out", "-keyout", "-certout", "-sigout", "-signature"})
 #: ``cmake -E`` commands that write nothing and run nothing.
@@ -56,6 +65,12 @@ _MOUNTERS = frozenset(
 _LINE = re.compile(r"\+\d*")
 
 
+def programs() -> frozenset[str]:
+    """The programs whose writes this module models."""
+    named = {"openssl", "sqlite3", "convert", "magick", "cmake", "dpkg-deb", "jar", "ar", "xxd"}
+    return frozenset({*_OUTPUT_OPTIONS, *_MOUNTERS, *_ATTRIBUTES, *_EX_EDITORS, *named})
+
+
 def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """What ``name ARGS`` writes (or Unknown), for the programs of this module; None for
     any other program."""
@@ -71,8 +86,15 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
         return [at(args[i + 1] if i + 1 < len(args) else None)
                 for i, w in enumerate(args) if w.text in _OPENSSL_OUTS]  # fmt: skip
     if name == "sqlite3":  # its database: created or rewritten
-        positionals, _ = scan_options(args, option_set("-cmd -init -separator -newline"))
+        positionals, opts = scan_options(args, option_set("-cmd -init -separator -newline"))
+        script = [*positionals[1:], *(w for k in ("-cmd", "-init") for w in opts.get(k, []))]
+        if any(w is None or w.dynamic or _SQLITE_ESCAPES.search(w.text) for w in script):
+            return [Unknown("sqlite3 runs dot-commands or file functions: "
+                            + " ".join(w.text for w in args))]  # fmt: skip
         return [at(positionals[0])] if positionals else []
+    if name == "xxd":  # xxd [-r] [options] [infile [outfile]]: outfile is written
+        positionals, _ = scan_options(args, option_set("-c -g -l -o -s -n -C -cols -len"))
+        return [at(positionals[1])] if len(positionals) > 1 else []
     if name in ("convert", "magick"):
         positionals, _ = scan_options(args, frozenset())
         return [at(positionals[-1])] if len(positionals) > 1 else []

@@ -44,6 +44,7 @@ __all__ = [
     "handle_read",
     "option_set",
     "packs",
+    "tree_readers",
     "tree_reads",
     "tree_root",
     "with_shell",
@@ -429,6 +430,11 @@ _HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("7z", "7za", "7zr"), _sevenzip),
     "diff": _diff,
 }
+
+
+def tree_readers() -> frozenset[str]:
+    """The programs :func:`handle_read` models."""
+    return frozenset(_HANDLERS)
 
 
 def handle_read(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 from urllib.parse import urlsplit
 
 from exomonad.policy.actions import (
@@ -27,16 +28,16 @@ from exomonad.policy.actions import (
     WriteFile,
 )
 from exomonad.policy.shell_env import scan_options
-from exomonad.policy.shell_files import handle_files
+from exomonad.policy.shell_files import file_readers, handle_files
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_outputs import link_targets, outputs
+from exomonad.policy.shell_outputs import link_targets, outputs, writers
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_root
+from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_readers, tree_root
 from exomonad.policy.shell_scripts import awk, perl_ruby
 from exomonad.policy.shell_sed import escapes
 from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
-__all__ = ["DEPLOY_VERBS", "handle", "host_of", "redirect_target"]
+__all__ = ["DEPLOY_VERBS", "handle", "host_of", "modelled", "redirect_target"]
 
 Handler = Callable[[str, list[Word], str | None], list[Action] | None]
 
@@ -382,6 +383,12 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     if written:
         return [*written, *(found or [Shell((name, *(w.text for w in args)), cwd)])]
     return found
+
+
+@cache
+def modelled() -> frozenset[str]:
+    """Every program :func:`handle` models (its reads and writes are known)."""
+    return frozenset(_HANDLERS) | tree_readers() | file_readers() | writers()
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:

@@ -24,7 +24,12 @@ from exomonad.policy.actions import (
     Unknown,
 )
 from exomonad.policy.git_push import push
-from exomonad.policy.git_writes import moves_a_branch, onto_protected, writes_of
+from exomonad.policy.git_writes import (
+    moves_a_branch,
+    onto_protected,
+    renames_others_branch,
+    writes_of,
+)
 from exomonad.policy.shell_env import ShellEnv, is_within, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
@@ -299,7 +304,8 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         return push(rest, repo, env, cwd)
     if sub.text == "config":
         return _config(rest, raw, repo)
-    if moves_a_branch(sub.text, rest) or onto_protected(sub.text, rest, env.protects):
+    if (moves_a_branch(sub.text, rest) or onto_protected(sub.text, rest, env.protects)
+            or renames_others_branch(sub.text, rest, env.branch)):  # fmt: skip
         return [Unknown(raw)]
     home = env.worktree or env.start_cwd
     own = named is not None and home is not None and is_within(named, home)
