@@ -17,10 +17,11 @@ from exomonad.policy.actions import (
     WriteFile,
 )
 from exomonad.policy.classify import SELF_MCP_SERVER, classify
-from exomonad.policy.decisions import label
+from exomonad.policy.decisions import Allow, label
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import Runtime, ToolRequest
 from tests.policy.corpus import ANY_UNKNOWN, BR, HOME, Case, W, same, sh, tool
+from tests.policy.worker import decide
 
 CLAUDE: list[Case] = [
     tool("claude", "Read", {"file_path": f"{W}/a.py"}, ReadFile(f"{W}/a.py")),
@@ -287,3 +288,35 @@ def test_shell_commands_cannot_write_claude_codes_team_files(command: str, expec
                       worktree=wt, branch="exo/w1")  # fmt: skip
     engine = PolicyEngine(project_root="/repo", state_dir="/repo/.exomonad")
     assert label(engine.decide(req)) == expected
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"path": ".mcp.json"},
+        {"path": ".git"},
+        {"path": ".."},
+        {"path": "sub dir/../../../README.md"},
+        {"path": "file:///p/.git/hooks/pre-commit"},
+        {"path": "a" * 5000 + "/../../../x"},
+        {"path": "/p/.git/hooks/pre-commit\t"},
+        {"paths": [f"d{k}/x" for k in range(32)] + ["/p/.git/hooks/pre-commit"]},
+        {"deep": _nested(20, "/p/.git/hooks/pre-commit")},
+    ],
+    ids=["bare-dotfile", "bare-git", "dotdot", "spaces", "file-uri", "long", "tab",
+         "past-32", "past-depth"],
+)  # fmt: skip
+def test_other_mcp_servers_paths_the_scan_cannot_read_are_not_allowed(
+    tool_input: dict[str, object],
+) -> None:
+    """Found probing (a third round): each spelling was skipped by the scan of another
+    MCP server's tool input (bare names, spaces, ``file://``, past 4096 characters, a
+    trailing tab, past 32 paths or 16 levels) and allowed as ``mcp__fs__write_file``."""
+    assert not isinstance(decide("mcp__fs__write_file", tool_input), Allow)

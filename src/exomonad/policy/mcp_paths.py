@@ -22,22 +22,39 @@ from exomonad.policy.actions import WriteFile
 
 __all__ = ["MAX_PATHS", "possible_writes"]
 
-#: At most this many strings are taken as paths, and this deep; beyond, the first ones.
+#: At most this many strings are taken as paths, and this deep; beyond either, an unknown
+#: path is assumed (found probing: 32 decoys in the worktree hid a 33rd path in the
+#: lead's ``.git/hooks``, and a path nested 20 deep was not looked at).
 MAX_PATHS = 32
 _MAX_DEPTH = 16
+_MAX_PATH = 4096
 
 
-def _looks_like_path(text: str) -> bool:
-    if not text or len(text) > 4096 or any(c in text for c in "\n\r\t\0"):
-        return False
-    if text.startswith(("/", "./", "../", "~")) or ".exomonad" in text:
-        return True
-    return "/" in text and " " not in text and "://" not in text
+class _Unknown:
+    """A value that may hold a path we do not read: the worst is assumed."""
 
 
-def _strings(value: Any, depth: int = 0) -> list[str]:
+def _path_of(text: str) -> str | _Unknown | None:
+    """The path ``text`` may be, an unknown one, or None for text that names none: a
+    bare word (``hello``, ``README.md``) or a URL. A relative path with spaces, a bare
+    dotfile (``.mcp.json``, ``.git``, ``..``) and ``file://`` URLs are paths (found
+    probing); one too long or with control characters is an unknown path."""
+    text = text.strip(" ")
+    if text.startswith("file://"):
+        text = text[len("file://") :] or "/"
+    elif "://" in text:
+        return None
+    pathish = "/" in text or text.startswith((".", "~")) or ".exomonad" in text
+    if not pathish:
+        return None
+    if len(text) > _MAX_PATH or any(ord(c) < 32 or c == "\x7f" for c in text):
+        return _Unknown()
+    return text
+
+
+def _strings(value: Any, depth: int = 0) -> list[str | _Unknown]:
     if depth > _MAX_DEPTH:
-        return []
+        return [_Unknown()] if isinstance(value, (Mapping, list, tuple, str)) else []
     if isinstance(value, str):
         return [value]
     if isinstance(value, Mapping):
@@ -49,18 +66,21 @@ def _strings(value: Any, depth: int = 0) -> list[str]:
 
 def possible_writes(tool_input: Mapping[str, Any], cwd: str | None) -> list[WriteFile]:
     """A :class:`WriteFile` for each path-like string in ``tool_input`` (resolved against
-    ``cwd``; ``~`` expanded)."""
+    ``cwd``; ``~`` expanded); an unknown one (``WriteFile(None)``) for what cannot be
+    read: too deep, too many, too long."""
     out: list[WriteFile] = []
-    for text in _strings(tool_input):
-        if not _looks_like_path(text):
+    for item in _strings(tool_input):
+        found = _path_of(item) if isinstance(item, str) else item
+        if found is None:
             continue
-        path = posixpath.expanduser(text)
+        if len(out) >= MAX_PATHS or isinstance(found, _Unknown):
+            out.append(WriteFile(None))  # where, we cannot tell: the worst is assumed
+            break
+        path = posixpath.expanduser(found)
         if not path.startswith("/"):
             if cwd is None:
-                out.append(WriteFile(None))  # where, we cannot tell: the worst is assumed
+                out.append(WriteFile(None))
                 continue
             path = posixpath.join(cwd, path)
         out.append(WriteFile(posixpath.normpath(path)))
-        if len(out) >= MAX_PATHS:
-            break
     return out
