@@ -21,6 +21,7 @@ before it runs git in a worktree: a fault refuses both, and a person repairs it.
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 import subprocess
 from pathlib import Path
@@ -50,26 +51,56 @@ def _read(path: Path) -> str | None:
         os.close(fd)
 
 
+def _plain(path: str) -> str | None:
+    """``path`` normalised when that cannot change which file it names (no ``..``: a
+    ``..`` after a symbolic link is not its lexical parent), else None."""
+    return None if ".." in path.split("/") else posixpath.normpath(path)
+
+
+def _same(path: str, real: str) -> bool:
+    """Whether ``path`` names the file at ``real`` (a path with no symbolic link in it):
+    spelled the same (no syscall: this runs on every worker hook), or resolved."""
+    return _plain(path) == real or os.path.realpath(path) == real
+
+
+def _up(real: str, name: str) -> str:
+    """``os.path.realpath(real/name)`` for a directory ``real`` with no symbolic link in
+    it; without syscalls when ``name`` only climbs (``../..``, what git writes in
+    ``commondir``): a real directory's parents are real."""
+    path = posixpath.join(real, name)
+    climbs = all(part == ".." for part in name.split("/"))
+    return posixpath.normpath(path) if climbs else os.path.realpath(path)
+
+
 def link_fault(worktree: Path, common: Path, *, config: bool = True) -> str | None:
     """What is wrong with ``worktree``'s link to the repository whose common git dir is
-    ``common`` (both absolute); None when ``.git``, ``commondir`` and ``gitdir`` agree
-    (and, with ``config``, :func:`config_fault` finds nothing: a ``git`` process, so the
-    hook path, which runs for every call, leaves it out)."""
+    ``common`` (both real paths, as :class:`~exomonad.worktrees.WorktreeManager` gives
+    them); None when ``.git``, ``commondir`` and ``gitdir`` agree (and, with ``config``,
+    :func:`config_fault` finds nothing: a ``git`` process, so the hook path, which runs
+    for every call, leaves it out). An intact link costs a few ``open``s, no ``realpath``."""
     text = _read(worktree / ".git")
     if text is None:
         return "its .git is missing or unreadable"
     if not text.startswith("gitdir: ") or text.count("\n") > 1:
         return "its .git is not a worktree link"
-    private = Path(os.path.realpath(worktree / text[len("gitdir: ") :].strip()))
-    if private.parent != Path(os.path.realpath(common)) / "worktrees":
+    worktrees = posixpath.join(common, "worktrees")
+    named_dir = posixpath.join(worktree, text[len("gitdir: ") :].strip())
+    private = _plain(named_dir)  # <common>/worktrees/<id>, neither of its last two a link
+    if (
+        private is None
+        or posixpath.dirname(private) != worktrees
+        or any(os.path.islink(p) for p in (worktrees, private))
+    ):
+        private = os.path.realpath(named_dir)
+    if posixpath.dirname(private) != worktrees:
         return f"its .git names {private}, not a worktree of {common}"
-    named = _read(private / "commondir")
-    back = _read(private / "gitdir")
-    if named is None or os.path.realpath(private / named.strip()) != os.path.realpath(common):
-        return f"{private / 'commondir'} does not name {common}"
-    if back is None or os.path.realpath(back.strip()) != os.path.realpath(worktree / ".git"):
-        return f"{private / 'gitdir'} does not name this worktree"
-    return config_fault(private) if config else None
+    named = _read(Path(private, "commondir"))
+    back = _read(Path(private, "gitdir"))
+    if named is None or _up(private, named.strip()) != str(common):
+        return f"{private}/commondir does not name {common}"
+    if back is None or not _same(back.strip(), str(worktree / ".git")):
+        return f"{private}/gitdir does not name this worktree"
+    return config_fault(Path(private)) if config else None
 
 
 def config_fault(private: Path) -> str | None:

@@ -85,18 +85,24 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout
 
 
-@pytest.mark.parametrize("command", ["reflog expire --expire=now --all", "stash clear"])
-def test_the_real_effect_in_a_worktree_is_the_leads_stash_gone(
-    tmp_path: Path, command: str
-) -> None:
-    """Run for real in a linked worktree: the lead's two stash entries are gone. The
-    policy does not allow it."""
+def _repo(tmp_path: Path) -> Path:
+    """A repository at ``tmp_path/p`` on ``main`` with one commit of ``f``."""
     root = tmp_path / "p"
     root.mkdir()
     _git(root, "init", "-q", "-b", "main")
     (root / "f").write_text("a\n")
     _git(root, "add", "f")
     _git(root, "commit", "-qm", "a")
+    return root
+
+
+@pytest.mark.parametrize("command", ["reflog expire --expire=now --all", "stash clear"])
+def test_the_real_effect_in_a_worktree_is_the_leads_stash_gone(
+    tmp_path: Path, command: str
+) -> None:
+    """Run for real in a linked worktree: the lead's two stash entries are gone. The
+    policy does not allow it."""
+    root = _repo(tmp_path)
     for work in ("lead work\n", "more lead work\n"):
         (root / "f").write_text(work)
         _git(root, "stash", "-q")
@@ -148,12 +154,7 @@ def test_a_workers_own_branches_and_tags_stay_allowed(command: str) -> None:
 
 
 def test_the_real_effect_a_tag_named_main_is_what_main_means(tmp_path: Path) -> None:
-    root = tmp_path / "p"
-    root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    (root / "f").write_text("a\n")
-    _git(root, "add", "f")
-    _git(root, "commit", "-qm", "a")
+    root = _repo(tmp_path)
     lead = _git(root, "rev-parse", "main").strip()
     _git(root, "worktree", "add", "-q", "-b", "exo/w1", ".worktrees/w1")
     wt = root / ".worktrees" / "w1"

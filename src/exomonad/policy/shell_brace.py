@@ -20,10 +20,14 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-__all__ = ["MAX_WORDS", "expand"]
+__all__ = ["MAX_WORDS", "bare_char", "brace_state", "expand"]
 
-#: More words than this from one word: the lexer marks it unknown instead.
+#: More words than this from one word, or a word longer than ``_MAX_CHARS`` with a
+#: brace expansion: the lexer marks it unknown instead.
 MAX_WORDS = 512
+_MAX_CHARS = 4096
+#: The characters of brace syntax, when unquoted.
+BRACE_SYNTAX = frozenset("{,}")
 
 #: A character of the word and whether it is unquoted (only those can be syntax).
 Item = tuple[str, bool]
@@ -38,7 +42,10 @@ class _TooMany(Exception):
 
 def expand(items: list[Item]) -> list[str] | None:
     """The words bash's brace expansion makes of ``items`` (the word itself when it
-    has none); None when there would be more than :data:`MAX_WORDS`."""
+    has none); None when there would be more than :data:`MAX_WORDS`, or the word is
+    too long to spell out."""
+    if len(items) > _MAX_CHARS:
+        return None
     try:
         return ["".join(c for c, _ in word) for word in _expand(items)]
     except _TooMany:
@@ -117,3 +124,25 @@ def _range(a: int, b: int, step: int) -> range:
     if count > MAX_WORDS:
         raise _TooMany
     return range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+
+
+def bare_char(c: str, out: list[str], bare: set[int]) -> bool:
+    """Append the unquoted ``c`` to ``out`` (noting where brace syntax is); True if it
+    makes the word unknown: a ``~`` after ``=`` or ``:`` (``a=~/x``, ``P=a:~/b``), which
+    bash expands in an assignment."""
+    if c in BRACE_SYNTAX:
+        bare.add(len(out))
+    tilde = c == "~" and bool(out) and out[-1] in ("=", ":")
+    out.append(c)
+    return tilde
+
+
+def brace_state(state: int, c: str, dot_next: bool) -> int:
+    """Brace expansion seen so far in a word: 0 none, 1 ``{``, 2 and ``,``/``..``, 3 ``}``."""
+    if c == "{":
+        return max(state, 1)
+    if state == 1 and (c == "," or (c == "." and dot_next)):
+        return 2
+    if c == "}" and state == 2:
+        return 3
+    return state

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
-from exomonad.policy.shell_brace import expand
+from exomonad.policy.shell_brace import bare_char, brace_state, expand
 
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
@@ -30,13 +30,10 @@ _NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _NAME_CHARS = _NAME_START | set("0123456789")
 _SPECIAL_PARAMS = set("0123456789@*#?$!-")
 _GLOB = set("*?[")
-_BRACE_SYNTAX = set("{,}")
 #: A word that assigns a variable (``NAME=``, ``NAME+=``, ``NAME[i]=``).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 #: The part after ``~`` that names the directory stack: ``+``, ``-``, ``N``, ``+N``, ``-N``.
 _DIR_STACK = re.compile(r"[+-]\d*|\d+")
-#: A longer word with a brace expansion is not spelled out (its paths are unknown).
-_MAX_BRACE_WORD = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +158,7 @@ class _Lexer:
         word, items = self._scan_word()
         if items is None or (_ASSIGNMENT.match(word.text) and self._in_prefix()):
             return [word]
-        texts = expand(items) if len(items) <= _MAX_BRACE_WORD else None
+        texts = expand(items)
         if texts is None:  # too many words to spell out: what it names is not known
             return [Word(word.text, True, word.quoted, word.subs, word.glob)]
         star = any(c in _GLOB for c, bare in items if bare)
@@ -174,7 +171,7 @@ class _Lexer:
         word, items = self._scan_word()
         if items is None:
             return word
-        texts = expand(items) if len(items) <= _MAX_BRACE_WORD else None
+        texts = expand(items)
         if texts is None or len(texts) != 1:
             return Word(word.text, True, word.quoted, word.subs, word.glob)
         return Word(texts[0], word.dynamic, word.quoted, word.subs, word.glob)
@@ -236,9 +233,9 @@ class _Lexer:
                 out.append("`...`")
                 dynamic = True
             else:
-                dynamic |= _bare_char(c, out, bare)
+                dynamic |= bare_char(c, out, bare)
                 self.i += 1
-                brace = _brace_state(brace, c, s.startswith(".", self.i))
+                brace = brace_state(brace, c, s.startswith(".", self.i))
                 glob |= c in _GLOB or brace == 3
         word = Word("".join(out), dynamic, quoted, tuple(subs), glob)
         if brace != 3:
@@ -405,28 +402,6 @@ class _Lexer:
             raise ShellSyntaxError("unterminated backquote")
         self.i = j + 1
         return "".join(buf)
-
-
-def _bare_char(c: str, out: list[str], bare: set[int]) -> bool:
-    """Append the unquoted ``c`` to ``out`` (noting where brace syntax is); True if it
-    makes the word unknown: a ``~`` after ``=`` or ``:`` (``a=~/x``, ``P=a:~/b``), which
-    bash expands in an assignment."""
-    if c in _BRACE_SYNTAX:
-        bare.add(len(out))
-    tilde = c == "~" and bool(out) and out[-1] in ("=", ":")
-    out.append(c)
-    return tilde
-
-
-def _brace_state(state: int, c: str, dot_next: bool) -> int:
-    """Brace expansion seen so far in a word: 0 none, 1 ``{``, 2 and ``,``/``..``, 3 ``}``."""
-    if c == "{":
-        return max(state, 1)
-    if state == 1 and (c == "," or (c == "." and dot_next)):
-        return 2
-    if c == "}" and state == 2:
-        return 3
-    return state
 
 
 def _body_subs(body: str) -> tuple[str, ...]:

@@ -205,11 +205,8 @@ def could_be_protocol(text: str) -> bool:
     (True, False)
     """
     text = text.strip(" \t\n\r")
-    if not text.startswith("{"):
-        return False
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
+    data: Any = _object(text)
+    if data is None and text.startswith("{"):
         # orjson is stricter than JSON.parse: a lone surrogate escape, a number out of
         # range (1e400) or nesting past 1024 fail here, and JSON.parse reads them (found
         # probing: such a shutdown_approved reached the lead's inbox). The standard
