@@ -51,6 +51,18 @@ REQUEST_TIMEOUT = 45.0
 SELECTED = "\u203a"  # the TUI's selection marker
 
 
+def _select(pane: Any, option: int) -> bool:
+    """Whether the dialog shows ``option`` selected; else one key towards it (a key the
+    TUI dropped is sent again on the next call)."""
+    shown = pane.capture()
+    if f"{SELECTED} {option}." in shown:
+        return True
+    current = next((k for k in range(1, 10) if f"{SELECTED} {k}." in shown), None)
+    if current is not None:
+        pane.send_key("Down" if current < option else "Up")
+    return False
+
+
 @pytest.fixture
 def model() -> Iterator[ScriptedCodex]:
     fail_if_missing(codex_install_problem, tmux_install_problem)
@@ -108,13 +120,17 @@ def test_tui_trust_all_records_the_hashes_we_compute_and_the_hook_then_gates(
     pane.wait_for_text("Hooks need review", 60)
     print(f"codex TUI: hooks dialog {time.monotonic() - pane.started_at:.1f}s after launch")
     assert "4 hooks are new or changed" in pane.capture()
-    pane.send_key("Down")  # 1. Review hooks -> 2. Trust all and continue
-    # (not pane.wait_for: it fails fast on this very dialog, a BLOCKING_DIALOGS entry)
+    # 1. Review hooks -> 2. Trust all and continue. A key sent while the dialog is still
+    # being drawn can be lost (seen once in a fresh-clone run: option 1 stayed selected),
+    # so the selection is moved until it shows option 2. (Not pane.wait_for: it fails
+    # fast on this very dialog, a BLOCKING_DIALOGS entry.)
     retry_until(
-        lambda: f"{SELECTED} 2. Trust all and continue" in pane.capture(),
-        timeout=10,
+        lambda: _select(pane, 2),
+        timeout=20,
+        interval=0.5,
         message=f"option 2 not selected:\n{pane.capture()}",
     )
+    assert f"{SELECTED} 2. Trust all and continue" in pane.capture()
     pane.send_key("Enter")
 
     def trusted() -> dict[str, str]:
