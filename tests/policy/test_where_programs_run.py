@@ -57,6 +57,27 @@ OUTSIDE = [
     "npm set script-shell=/tmp/evil",
     "pip config set global.index-url http://example.invalid",
     "yarn config set x y",
+    # a fourth round: the root, a variable naming a directory, make's own variables
+    "ruff format /",
+    "black //",
+    "prettier --write /./",
+    "black -- /..",
+    "black $HOME",
+    'black "${HOME}/src"',
+    'black "$OLDPWD"',
+    "black $PWD/../..",
+    "make DESTDIR=../../x install",
+    "make PREFIX=/root/.local install",
+    "TMPDIR=../.. mktemp",
+    "env TMPDIR=../.. mktemp",
+    "export TMPDIR=../..; mktemp",
+    "HOME=../.. pip install --user x",
+    "env HOME=../.. ruff check .",
+    "XDG_CACHE_HOME=../../.git/hooks ruff check .",
+    "CARGO_TARGET_DIR=../../target cargo build",
+    "PYTHONPATH=../../src python3 -m pytest",
+    "declare -x npm_config_cache=../../.npm; npm ci",
+    "export GOPATH=$PWD/../.. && go build ./...",
 ]
 
 
@@ -84,6 +105,19 @@ ORDINARY = [
     "npm config get registry",
     "pip install -e .",
     "node /usr/lib/node_modules/npm/bin/npm-cli.js --version",
+    "tr / _ < paths.txt",
+    "cut -d / -f 1 paths.txt",
+    "awk -F/ '{print $1}' paths.txt",
+    "make DESTDIR=build install",
+    "make -j4 CFLAGS=-O2",
+    "TMPDIR=/tmp mktemp",
+    "TMPDIR=tmp mktemp",
+    "PYTHONPATH=src python3 -m pytest",
+    "PATH=/root/.local/bin:$PATH make",
+    "export PATH=$HOME/.cargo/bin:$PATH",
+    "DATABASE_URL=postgres://localhost/x npm test",
+    "black $PWD/src",
+    "export GOPATH=$HOME/go && go build ./...",
 ]
 
 
@@ -129,4 +163,23 @@ def test_the_real_effect_xxd_writes_its_second_operand(tmp_path: Path) -> None:
     command = "xxd -p -r dump ../../README.md"
     subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60)
     assert (root / "README.md").read_text().startswith("pwn\n")  # patched in place
+    assert not isinstance(bash(command, root=str(root)), Allow)
+
+
+def test_the_real_effect_make_installs_where_its_variables_say(tmp_path: Path) -> None:
+    root, wt = _layout(tmp_path)
+    (wt / "Makefile").write_text("install:\n\tmkdir -p $(DESTDIR)/bin && touch $(DESTDIR)/bin/x\n")
+    command = "make -s DESTDIR=../../planted install"
+    subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60,
+                   env={**os.environ, "MAKEFLAGS": ""})  # fmt: skip
+    assert (root / "planted" / "bin" / "x").exists()  # in the lead's checkout
+    assert not isinstance(bash(command, root=str(root)), Allow)
+
+
+def test_the_real_effect_a_temporary_directory_in_the_leads_checkout(tmp_path: Path) -> None:
+    root, wt = _layout(tmp_path)
+    command = "TMPDIR=../.. mktemp"
+    out = subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    assert (wt / out.strip()).resolve().parent == root.resolve()  # made in the lead's checkout
     assert not isinstance(bash(command, root=str(root)), Allow)

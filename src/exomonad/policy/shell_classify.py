@@ -41,7 +41,7 @@ from exomonad.policy.shell_parse import (
 )
 from exomonad.policy.shell_reads import find_reads, tree_root
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
-from exomonad.policy.shell_where import runs
+from exomonad.policy.shell_where import points_outside, runs
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,
     PRIV_WITH_ARG,
@@ -95,6 +95,10 @@ def classify_shell(
         risky = [w.text for w in (*prefix, *declared) if is_assignment(w) and risky_assignment(w)]
         if risky:
             out.append(Unknown("sets " + " ".join(risky)))
+        own = [w for w in (*prefix, *declared) if not w.text.startswith(_GIT_REPO_VARS)]
+        pointed = points_outside([w for w in own if not written_by(w)], cmd.cwd, env.worktree)
+        if pointed is not None:
+            out.append(pointed)
         if (
             words
             and words[0].text == "exec"
@@ -136,13 +140,16 @@ def _argv(
         for w in args
     ):  # env GIT_WORK_TREE=../.. git checkout: another repository, written
         return [Unknown(" ".join(full))]
+    pointed: list[Action] = []
+    if name in ("env", "sudo", "doas"):  # env TMPDIR=../.. mktemp
+        pointed = [a for a in [points_outside(args, cwd, env.worktree)] if a is not None]
     left = detaches(name, args, full) or nested_agent(name, args, full)
     if left is not None:
         return [Unknown(left)]
     if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and args[0].text == "run":
         name, args = "run", args[1:]
     if name in WRAPPERS:
-        return _wrapper(name, args, full, cmd, cwd, env, depth, privileged)
+        return [*pointed, *_wrapper(name, args, full, cmd, cwd, env, depth, privileged)]
     if name in PRIV_WITH_ARG:
         start, opts = skip_options(args, PRIV_WITH_ARG[name])
         rest = args[start:]
@@ -152,7 +159,7 @@ def _argv(
         if chdir is not None:
             cwd = resolve_path(cwd, chdir)
         inner = _argv(rest, cmd, cwd, env, depth, True) if rest else []
-        return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
+        return [Shell(full, cwd, True), *pointed, *(a for a in inner if not isinstance(a, Shell))]
     if name == "su":
         start, sopts = skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
         script = sopts.get("-c") or sopts.get("--command")

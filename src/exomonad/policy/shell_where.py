@@ -25,14 +25,14 @@ anywhere.
 
 from __future__ import annotations
 
-import posixpath
+import re
 
 from exomonad.policy.actions import Action, Shell, Unknown
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_parse import is_assignment, resolve_path
 
-__all__ = ["QUIET", "runs", "sets_user_config"]
+__all__ = ["QUIET", "points_outside", "runs", "sets_user_config"]
 
 #: Programs and builtins that write nothing of their own wherever they run.
 QUIET = frozenset(
@@ -44,7 +44,7 @@ QUIET = frozenset(
      "declare", "typeset", "readonly", "let", "shift", "break", "continue", "getopts",
      "nproc", "tty", "env", "printenv", "groups", "logname", "locale", "seq", "yes",
      "expr", "bc", "factor", "cal", "uptime", "free", "ps", "pgrep", "lsof", "lsattr",
-     "getfacl", "getfattr", "whereis", "man", "help"}
+     "getfacl", "getfattr", "whereis", "man", "help", "tr"}
 )  # fmt: skip
 #: Directories a program is given as an argument without writing ExoMonad's concern:
 #: the system's (headers, libraries, interpreters), devices, and scratch space.
@@ -70,11 +70,51 @@ def runs(name: str, args: list[Word], full: tuple[str, ...], cwd: str | None,
     if cwd is None or not is_within(cwd, worktree):
         where = cwd or "a directory the command line does not tell"
         return [*shell, Unknown(f"{command} (runs in {where}, outside the worktree)")]
-    outside = [] if modelled else [p for p in (_path(w, cwd) for w in args) if p]
-    outside = [p for p in outside if not _fine(p, worktree)]
+    outside = [] if modelled else _outside(args, cwd, worktree)
     if outside:
         return [*shell, Unknown(f"{command} (names {outside[0]}, outside the worktree)")]
     return shell
+
+
+#: Variables that list directories a program only searches (``PATH``...), not writes.
+_SEARCH_LISTS = frozenset({"PATH", "MANPATH", "INFOPATH", "CDPATH"})
+
+
+def points_outside(words: list[Word], cwd: str | None, worktree: str | None) -> Unknown | None:
+    """An :class:`Unknown` when an assignment among ``words`` points a variable outside
+    ``worktree``: the directories programs write into follow them (found probing, a
+    fourth round: ``TMPDIR=../.. mktemp`` made its file in the lead's checkout, ``HOME=
+    ../.. pip install --user``, ``XDG_CACHE_HOME=``, ``CARGO_TARGET_DIR=``, ``make
+    DESTDIR=../.. install``; ``PYTHONPATH=../../src`` makes Python write its caches
+    there). ``PATH`` and the other search lists only choose what runs.
+
+    >>> wt = "/p/.worktrees/w1"
+    >>> points_outside([Word("TMPDIR=../..")], wt, wt).raw
+    'sets TMPDIR=../.. (names /p, outside the worktree)'
+    >>> points_outside([Word("TMPDIR=/tmp"), Word("PATH=/opt/x:/root/bin")], wt, wt)
+    """
+    if worktree is None:
+        return None
+    for word in words:
+        name = word.text.partition("=")[0].rstrip("+")
+        if not is_assignment(word) or name in _SEARCH_LISTS:
+            continue
+        outside = _outside([word], cwd, worktree)
+        if outside:
+            return Unknown(f"sets {word.text} (names {outside[0]}, outside the worktree)")
+    return None
+
+
+#: A word that starts with a variable naming a directory outside any worktree.
+_DIR_VAR = re.compile(r"\$(\{)?(HOME|OLDPWD)\b")
+#: What an argument the shell builds at run time is said to name when it may leave.
+UNKNOWN_PATH = "a path the command line does not tell"
+
+
+def _outside(args: list[Word], cwd: str | None, worktree: str) -> list[str]:
+    """The paths among ``args`` outside ``worktree`` that are not system directories."""
+    paths = [p for w in args for p in _paths(w, cwd)]
+    return [p for p in paths if not _fine(p, worktree)]
 
 
 #: Package managers whose ``config`` (or ``set``) writes the user's configuration, which
@@ -103,22 +143,49 @@ def sets_user_config(name: str, texts: list[str]) -> bool:
     return len(words) > 1 and words[1] not in _READ_ONLY_CONFIG
 
 
-def _path(word: Word, cwd: str) -> str | None:
-    """The path an argument names when it looks like one (``../x``, ``/abs``,
-    ``--opt=../x``, ``-o../x``), else None."""
-    text = word.text
+def _paths(word: Word, cwd: str | None) -> list[str]:
+    """The paths an argument names when it looks like one (``../x``, ``/abs``,
+    ``--opt=../x``, ``-o../x``, ``NAME=../x``, each of ``PYTHONPATH=/x:/y``), else none. A
+    lone ``/`` glued to an option is a separator (``-d/``, ``-F/``); as an operand it is
+    the root, every project below it. A word the shell builds from ``$HOME`` or
+    ``$OLDPWD`` (not an assignment's value: ``GOPATH=$HOME/go`` is the user's own), or
+    that climbs (``$PWD/..``), names :data:`UNKNOWN_PATH`."""
+    text, glued = word.text, False
     if text.startswith("-") and "=" in text:
-        text = text.split("=", 1)[1]
+        text, glued = text.split("=", 1)[1], True
     elif text.startswith("-") and len(text) > 2 and text[2] in "./~":
-        text = text[2:]  # -o../x, -I/usr/include
-    if not (text.startswith(("/", "..")) or "/../" in text):
-        return None
-    return resolve_path(cwd, Word(text, word.dynamic, word.quoted, (), word.glob))
+        text, glued = text[2:], True  # -o../x, -I/usr/include, -d/
+    elif is_assignment(word):
+        text = text.split("=", 1)[1]
+    if word.dynamic:  # an assignment from $HOME (GOPATH=$HOME/go) is the user's own
+        climbs = ".." in text.split("/")
+        from_var = _DIR_VAR.match(text) and not is_assignment(word)
+        return [UNKNOWN_PATH] if climbs or from_var else []
+    found = []
+    name = word.text.partition("=")[0] if is_assignment(word) else ""
+    for part in text.split(":") if name.endswith(("PATH", "DIRS")) else [text]:
+        if part.startswith(("/", "..")) or "/../" in part:
+            path = resolve_path(cwd, Word(part, False, word.quoted, (), word.glob))
+            if path is not None and not (glued and path == "/"):
+                found.append(path)
+            elif path is None and cwd is not None:
+                found.append(UNKNOWN_PATH)  # a glob that may match ..
+    return found
 
 
 def _fine(path: str, worktree: str) -> bool:
-    return (
-        is_within(path, worktree)
-        or any(path == p or path.startswith(p + "/") for p in SYSTEM_PREFIXES)
-        or posixpath.basename(path) == ""
-    )
+    """Inside ``worktree``, or in a system directory that does not hold the project (a
+    project under ``/tmp`` keeps its checkout out of what ``/tmp`` vouches for).
+
+    >>> _fine("/tmp/x", "/p/w"), _fine("/tmp/p/README", "/tmp/p/w"), _fine("/tmp", "/tmp/p/w")
+    (True, False, False)
+    """
+    if is_within(path, worktree):
+        return True
+    if is_within(worktree, path):
+        return False  # an ancestor: the lead's checkout, the root
+    for prefix in SYSTEM_PREFIXES:
+        if is_within(path, prefix):
+            top = worktree[len(prefix) :].split("/")[1] if is_within(worktree, prefix) else None
+            return top is None or not is_within(path, f"{prefix}/{top}")
+    return False
