@@ -1,0 +1,117 @@
+"""The files that carry ExoMonad's gate into an agent, and the paths that reach them.
+
+Every runtime's settings (its hooks, its MCP server), Claude Code's local settings and
+the project's MCP config are *control files*; the directories holding them (``.claude``,
+``.gemini``, ``.codex``) are *control directories*. A write or delete reaches them when
+its path is one of them, a glob that could name one, or, for a recursive delete, a
+checkout root or a directory above it (``rm -rf .`` removes ``.claude`` too).
+
+Globs are matched case-insensitively, whatever the shell's options: bash with ``shopt
+-s nocaseglob`` matches ``.CLAUD[E]`` to ``.claude`` (and ``.EXOMONA[D]`` to the state
+dir), and tracking ``shopt`` through a command line is harder than ignoring case.
+
+>>> names_control("/w/.claude"), names_control("/w/.claude/settings.local.json")
+(True, True)
+>>> names_control("/w/.claude/commands/x.md"), names_control("/w/.CLAUD[E]")
+(False, True)
+"""
+
+from __future__ import annotations
+
+import posixpath
+from fnmatch import fnmatchcase
+
+from exomonad import runtimes
+
+__all__ = [
+    "CONTROL_DIRS",
+    "CONTROL_FILES",
+    "GLOB_CHARS",
+    "fold_glob",
+    "git_glob_reaches",
+    "is_glob",
+    "names_control",
+]
+
+#: Files that carry ExoMonad's gate into an agent: every runtime's settings (its hooks,
+#: its MCP server), Claude Code's local settings and the project's MCP config; each
+#: relative to a checkout's root.
+CONTROL_FILES: tuple[str, ...] = (
+    *(r.settings_file for r in runtimes.RUNTIMES.values() if r.settings_file),
+    ".claude/settings.local.json",
+    ".mcp.json",
+)
+#: The directories holding control files (``.claude``, ``.codex``, ``.gemini``).
+CONTROL_DIRS: tuple[str, ...] = tuple(
+    sorted({f.split("/", 1)[0] for f in CONTROL_FILES if "/" in f})
+)
+#: What makes a word a glob for the shell (the lexer has expanded braces already: a ``{``
+#: left is a literal, as in ``awk '{print $1}'``).
+GLOB_CHARS = "*?["
+
+
+def is_glob(text: str) -> bool:
+    """``text`` holds a glob character (``*?[``)."""
+    return any(c in text for c in GLOB_CHARS)
+
+
+def fold_glob(text: str) -> str:
+    """``text`` lowered if it is a glob (so it matches lowered names as ``nocaseglob``
+    would: bash folds both the pattern and the name), else unchanged: a literal path is
+    looked up as written, and case counts on the file systems agents work on.
+
+    >>> fold_glob("../../.EXOMONA[D]/LEAD.TOKE[N]"), fold_glob("README.MD")
+    ('../../.exomona[d]/lead.toke[n]', 'README.MD')
+    """
+    return text.lower() if is_glob(text) else text
+
+
+def names_control(path: str) -> bool:
+    """``path`` (absolute, normalised) is a control file or directory, or a glob that
+    could name one (case ignored): the last parts of the glob could match a control
+    file's path (``.claude/settings.js*``, ``.mcp.js[o]n``) or a control directory's
+    name (``.clau*``, ``.[cg]*``). ``*`` skips dot names, as the shell's does.
+
+    >>> [names_control(p) for p in ("/w/.mcp.js[o]n", "/w/*/settings.json", "/w/*.json")]
+    [True, False, False]
+    """
+    path = path.rstrip("/") or "/"
+    if not is_glob(path):
+        base = posixpath.basename(path)
+        return base in CONTROL_DIRS or any(path.endswith("/" + f) for f in CONTROL_FILES)
+    parts = path.lower().split("/")
+    targets = [*CONTROL_FILES, *CONTROL_DIRS]
+    return any(_tail_matches(parts, t.split("/")) for t in targets)
+
+
+def _tail_matches(parts: list[str], names: list[str]) -> bool:
+    """The last ``len(names)`` of ``parts`` could match ``names`` (a ``**`` part matches
+    anything)."""
+    if len(parts) < len(names):
+        return False
+    return all(_part_matches(p, n) for p, n in zip(parts[-len(names) :], names, strict=True))
+
+
+def _part_matches(pattern: str, name: str) -> bool:
+    """A shell glob's matching of one path part (no dotglob; ``**`` matches anything)."""
+    if "**" in pattern:
+        return True
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatchcase(name, pattern)
+
+
+def git_glob_reaches(pattern: str, roots: tuple[str, ...]) -> bool:
+    """The git pathspec glob ``pattern`` (absolute) could match a control file below
+    one of ``roots``: git's ``*`` also matches ``/`` and leading dots (``git checkout
+    REV -- '*.json'`` restores ``.claude/settings.json``); case ignored.
+
+    >>> git_glob_reaches("/w/*.json", ("/w",)), git_glob_reaches("/w/src/*.json", ("/w",))
+    (True, False)
+    """
+    pattern = pattern.lower()
+    return any(
+        fnmatchcase(f"{root}/{name}".lower(), pattern)
+        for root in roots
+        for name in (*CONTROL_FILES, *CONTROL_DIRS)
+    )
