@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
+from exomonad.policy.git_plumbing import long_option, plumbing_io
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
@@ -37,7 +38,8 @@ _GIT_READS = frozenset(
     verify-pack verify-tag version whatchanged""".split()  # noqa: SIM905
 )
 #: Options naming a file or directory git writes (``git archive -o``, ``format-patch -o``,
-#: ``init --separate-git-dir``: the repository itself); git takes unique prefixes.
+#: ``init --separate-git-dir``: the repository itself); git takes unique prefixes, down
+#: to one letter (``git bugreport --o=DIR`` wrote DIR).
 _GIT_OUTPUTS = ("--output", "--output-directory", "--separate-git-dir")
 _GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch", "bugreport", "diagnose"})
 #: Subcommands whose positional (after a verb, if any) is a path they create.
@@ -61,7 +63,7 @@ def writes_of(
         text = w.text
         name, eq, val = text.partition("=")
         nxt = rest[k + 1] if k + 1 < len(rest) else None
-        output = len(name) > 4 and any(o.startswith(name) for o in _GIT_OUTPUTS)
+        output = long_option(name, _GIT_OUTPUTS) is not None
         if output or (text == "-o" and sub in _GIT_SHORT_OUTPUT):
             target = Word(val, w.dynamic, w.quoted) if eq else nxt
             out.append(WriteFile(resolve_path(base, target) if target is not None else None))
@@ -82,7 +84,7 @@ def writes_of(
             positionals = [*positionals, Word(positionals[0].text.rstrip("/").rsplit("/", 1)[-1])]
         if len(positionals) > at and (sub != "bundle" or positionals[0].text == "create"):
             out.append(WriteFile(resolve_path(base, positionals[at])))
-    return [*out, *_verb_writes(sub, rest, base)]
+    return [*out, *_verb_writes(sub, rest, base), *plumbing_io(sub, rest, base)]
 
 
 def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:

@@ -253,7 +253,7 @@ class _Lexer:
                 end += 1
             prefix = s[self.i : end]
             self.i = end
-            if _DIR_STACK.fullmatch(prefix[1:]):
+            if _DIR_STACK.fullmatch(prefix[1:]) or "\0" in prefix:  # ~\0: no such user
                 out.append(prefix)
                 return True
             out.append(os.path.expanduser(prefix))

@@ -41,7 +41,14 @@ _COMPRESSORS = frozenset(
 _DECOMPRESSORS = frozenset(
     {"gunzip", "bunzip2", "unxz", "unzstd", "unlzma", "uncompress", "unpigz"}
 )  # fmt: skip
-_COMPRESSOR_ARGS = frozenset({"-S", "--suffix", "-o", "--output"})
+_COMPRESSOR_ARGS = frozenset({"-S", "--suffix", "-o", "--output", "--output-dir-flat",
+                              "--output-dir-mirror", "--trace"})  # fmt: skip
+#: Options naming a file or directory a compressor writes (found as a worker: ``zstd
+#: own.txt --output-dir-flat=../..`` wrote ``own.txt.zst`` in the lead's checkout).
+_COMPRESSOR_OUTS = ("-o", "--output", "--output-dir-flat", "--output-dir-mirror", "--trace")
+#: Options naming a list of the files to compress (``zstd --filelist``, ``xz --files``):
+#: written beside files the command line does not show.
+_FILE_LISTS = ("--filelist", "--files", "--files0")
 _EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs", "sponge"})
 _EDITOR_ARGS = frozenset({"-S", "--suffix", "-c", "-u"})
 #: Options taking a value among split/csplit/uniq/patch's.
@@ -200,7 +207,9 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if name in _COMPRESSORS and not _TO_STDOUT & set(opts):
         if any(k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts):
             return []
-        named = [at(w) for k in ("-o", "--output") for w in opts.get(k, [])]
+        if any(k.startswith(_FILE_LISTS) for k in opts):
+            return [Unknown(f"{name} compresses the files a list names")]
+        named = [at(w) for k in _COMPRESSOR_OUTS for w in opts.get(k, [])]
         if not _decompresses(name, opts):
             return [*named, *(at(w) for w in positionals)]
         return [*named, *(a for w in positionals for a in (at(w), _decompressed(w, opts, cwd)))]

@@ -15,10 +15,12 @@ from __future__ import annotations
 import re
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
-from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_env import risky_assignment, scan_options
+from exomonad.policy.shell_gpg import gpg_writes
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import option_set
+from exomonad.policy.shell_socat import socat_actions
 
 __all__ = ["program_writes", "programs"]
 
@@ -27,8 +29,6 @@ _OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "iconv": (option_set("-f -t -o --from-code --to-code --output"), option_set("-o --output")),
     "shuf": (option_set("-o -n -i --output --head-count --input-range --random-source"),
              option_set("-o --output")),
-    "gpg": (option_set("-o -r -u -z --output --recipient --local-user --homedir"),
-            option_set("-o --output")),
     "tic": (option_set("-o -e -R"), option_set("-o")),
     "ssh-keygen": (option_set("-f -N -t -b -C -P -E -O -Y -n -I -s -V -z -a -m -w -Z"),
                    option_set("-f")),
@@ -42,8 +42,15 @@ _SQLITE_ESCAPES = re.compile(
     r"(^|\n|;)\s*\.|writefile|readfile|\bedit\s*\(|attach|vacuum|load_extension",
     re.IGNORECASE,
 )
-#: openssl's options that name a file it writes (single-dash long options).
-_OPENSSL_OUTS = frozenset({"-out", "-keyout", "-certout", "-sigout", "-signature"})
+#: openssl's options that name a file it writes (``-out``, ``--out``, ``-out=F`` alike;
+#: found as a worker: ``openssl rand -writerand ../../README.md 1`` overwrote the lead's
+#: README, ``s_client -msgfile`` and ``-keylogfile`` write their logs; ``cms -verify
+#: -signer F`` writes the signer's certificates, ``x509 -CAserial F`` the serial).
+_OPENSSL_OUTS = frozenset(
+    {"out", "keyout", "certout", "sigout", "signature", "writerand", "msgfile", "keylogfile",
+     "sess_out", "certsout", "chainout", "extracertsout", "cacertsout", "reqout", "rspout",
+     "respout", "outdir", "signer", "CAserial", "srpvfile", "outpubkey"}
+)  # fmt: skip
 #: ``cmake -E`` commands that write nothing and run nothing.
 _CMAKE_SAFE = frozenset(
     {"echo", "echo_append", "capabilities", "true", "false", "compare_files", "md5sum",
@@ -67,7 +74,8 @@ _LINE = re.compile(r"\+\d*")
 
 def programs() -> frozenset[str]:
     """The programs whose writes this module models."""
-    named = {"openssl", "sqlite3", "convert", "magick", "cmake", "dpkg-deb", "jar", "ar", "xxd"}
+    named = {"openssl", "sqlite3", "convert", "magick", "cmake", "dpkg-deb", "jar", "ar", "xxd",
+             "socat", "man", "gpg", "gpg2"}  # fmt: skip
     return frozenset({*_OUTPUT_OPTIONS, *_MOUNTERS, *_ATTRIBUTES, *_EX_EDITORS, *named})
 
 
@@ -83,8 +91,13 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
         _, opts = scan_options(args, with_arg)
         return [at(w) for k in writes for w in opts.get(k, [])]
     if name == "openssl":
-        return [at(args[i + 1] if i + 1 < len(args) else None)
-                for i, w in enumerate(args) if w.text in _OPENSSL_OUTS]  # fmt: skip
+        return _openssl(args, cwd)
+    if name == "socat":
+        return socat_actions(args, cwd)
+    if name == "man":
+        return _man(args)
+    if name in ("gpg", "gpg2"):
+        return gpg_writes(args, cwd)
     if name == "sqlite3":  # its database: created or rewritten
         positionals, opts = scan_options(args, option_set("-cmd -init -separator -newline"))
         script = [*positionals[1:], *(w for k in ("-cmd", "-init") for w in opts.get(k, []))]
@@ -178,4 +191,73 @@ def _jar_ar(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if set(key) & set("cruqdmU" if name == "ar" else "cu"):
         named = args[1:2] if name == "ar" or "f" in key else []
         return [WriteFile(resolve_path(cwd, w)) for w in named]
+    return []
+
+
+def _openssl(args: list[Word], cwd: str | None) -> list[Action]:
+    """The files ``openssl CMD ARGS`` writes: its output options' (openssl takes ``-opt``,
+    ``--opt`` and ``-opt=VALUE``), and the serial ``x509 -CAcreateserial`` makes beside
+    its ``-CA`` file."""
+    out: list[Action] = []
+    ca: Word | None = None
+    for i, w in enumerate(args):
+        name, eq, value = w.text.removeprefix("-").removeprefix("-").partition("=")
+        if not w.text.startswith("-"):
+            continue
+        given = Word(value, w.dynamic, w.quoted) if eq else (args[i + 1] if i + 1 < len(args)
+                                                             else None)  # fmt: skip
+        if name in _OPENSSL_OUTS:
+            out.append(WriteFile(resolve_path(cwd, given) if given is not None else None))
+        elif name == "CA":
+            ca = given
+    if ca is not None and any(w.text.lstrip("-") == "CAcreateserial" for w in args):
+        stem = ca.text.rsplit(".", 1)[0] if "." in ca.text.rsplit("/", 1)[-1] else ca.text
+        out.append(WriteFile(resolve_path(cwd, Word(stem + ".srl", ca.dynamic, ca.quoted))))
+    return out
+
+
+#: man's short options that take a value (attached or the next word); ``-H[BROWSER]``,
+#: ``-X[DPI]``, ``-T[DEVICE]`` take one only attached.
+_MAN_WITH_ARG = frozenset("CELmMSseprRP")
+#: man's long options that run a program (a browser, gxditview) or read a configuration
+#: naming the programs it runs (``DEFINE pager ...``); git's prefixes count, as argp's do.
+_MAN_RUNS = ("--html", "--gxditview", "--config-file")
+
+
+def _man(args: list[Word]) -> list[Action]:
+    """``man -P PAGER``/``--pager=PAGER``: with a terminal, man runs PAGER through the
+    shell (found as a worker: ``man -P 'touch /p/x' git`` ran it); Unknown unless a plain
+    pager (``less``, ``cat``...). ``-H``/``--html`` (a browser), ``-X``, ``-C FILE``:
+    Unknown."""
+    raw = "man " + " ".join(w.text for w in args)
+    pagers: list[Word | None] = []
+    i = 0
+    while i < len(args):
+        w, text = args[i], args[i].text
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        i += 1
+        if text == "--":
+            break
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            if len(name) > 2 and any(o.startswith(name) for o in _MAN_RUNS):
+                return [Unknown(f"man runs a browser or reads another configuration: {raw}")]
+            if len(name) > 3 and "--pager".startswith(name):
+                pagers.append(Word(value, w.dynamic, w.quoted) if eq else nxt)
+                i += 0 if eq else 1
+            continue
+        for j, c in enumerate(text[1:] if text.startswith("-") else "", 1):
+            if c in "HX":
+                return [Unknown(f"man runs a browser or a viewer: {raw}")]
+            if c in _MAN_WITH_ARG or c == "T":
+                attached = text[j + 1 :]
+                if c == "P":
+                    pagers.append(Word(attached, w.dynamic, w.quoted) if attached else nxt)
+                if c == "C":
+                    return [Unknown(f"man reads another configuration: {raw}")]
+                i += 0 if attached or c == "T" else 1
+                break
+    for pager in pagers:
+        if pager is None or risky_assignment(Word(f"MANPAGER={pager.text}", pager.dynamic)):
+            return [Unknown(f"man runs its pager through the shell: {raw}")]
     return []

@@ -28,20 +28,24 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from exomonad.policy.actions import Action, Shell, Unknown
 from exomonad.policy.request import Context
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import parse
+from exomonad.policy.shell_signal_all import ALL_SIGNALLERS, ENDS_ALL, SYSTEM_INITS, owner_signal
 from exomonad.uds import server_pid
 from exomonad.util.proc import proc_argv, proc_stat
 
 __all__ = ["SIGNALLERS", "classify_signal", "signals_exomonad"]
 
 #: Programs that signal processes chosen by pid, name or pattern (``pgrep``/``pidof``
-#: find the pids that ``kill $(pgrep ...)`` and ``pgrep ... | xargs kill`` signal).
-SIGNALLERS = frozenset({"kill", "pkill", "pgrep", "killall", "pidof", "skill"})
+#: find the pids that ``kill $(pgrep ...)`` and ``pgrep ... | xargs kill`` signal), and
+#: those that signal every process or whoever holds a port, a session, a service
+#: (:mod:`exomonad.policy.shell_signal_all`).
+SIGNALLERS = frozenset({"kill", "pkill", "pgrep", "killall", "pidof", "skill"}) | ALL_SIGNALLERS
 #: What every ExoMonad process is called, whatever runs it.
 _NAME = "exomonad"
 #: Command lines of ExoMonad's processes, matched even when no server runs.
@@ -118,15 +122,18 @@ def _lookup(word: Word) -> bool:
 
 def classify_signal(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """The classifier's handler for :data:`SIGNALLERS`: None (a plain command, judged by
-    :func:`signals_exomonad`) unless a target is computed at run time; then the command
-    (its literal targets are judged) and an :class:`Unknown`."""
+    :func:`signals_exomonad`) unless a target is computed at run time, or the program
+    signals whoever holds a port, a session, a service (``fuser -k``, ``loginctl
+    terminate-session``, ``systemctl stop``); then the command (its literal targets are
+    judged) and an :class:`Unknown`."""
     dynamic = [
         w.text for w in args if (w.dynamic or w.glob) and not (name == "kill" and _lookup(w))
     ]
-    if not dynamic:
-        return None
     shell = Shell((name, *(w.text for w in args)), cwd)
-    return [shell, Unknown(f"{name} of processes chosen at run time: {' '.join(dynamic)}")]
+    if dynamic:
+        return [shell, Unknown(f"{name} of processes chosen at run time: {' '.join(dynamic)}")]
+    why = owner_signal(name, [w.text for w in args])
+    return None if why is None else [shell, Unknown(why)]
 
 
 # --- decision: the live server ------------------------------------------------------------
@@ -273,8 +280,22 @@ def _pidof(args: list[str], server: _Proc | None) -> bool:
                         regex=False, icase=False)  # fmt: skip
 
 
-_JUDGES = {"kill": _kill, "pkill": _pkill, "pgrep": _pkill, "killall": _killall,
-           "pidof": _pidof, "skill": _skill}  # fmt: skip
+def _without_server(
+    judge: Callable[[list[str]], bool],
+) -> Callable[[list[str], _Proc | None], bool]:
+    """A judge of :mod:`~exomonad.policy.shell_signal_all` (it needs no server)."""
+
+    def judged(args: list[str], server: _Proc | None) -> bool:
+        del server
+        return judge(args)
+
+    return judged
+
+
+_JUDGES: dict[str, Callable[[list[str], _Proc | None], bool]] = {
+    "kill": _kill, "pkill": _pkill, "pgrep": _pkill, "killall": _killall, "pidof": _pidof,
+    "skill": _skill, **{name: _without_server(judge) for name, judge in ENDS_ALL.items()},
+}  # fmt: skip
 
 
 def signals_exomonad(action: Shell, ctx: Context) -> bool:
@@ -287,7 +308,8 @@ def signals_exomonad(action: Shell, ctx: Context) -> bool:
         start = next((i for i, w in enumerate(argv) if posixpath.basename(w) in _JUDGES), -1)
         if start < 0:
             return False
-    judge = _JUDGES.get(posixpath.basename(argv[start])) if argv else None
-    if judge is None:
-        return False
+    name = posixpath.basename(argv[start]) if argv else ""
+    judge = _JUDGES.get(name)
+    if judge is None or (name == "init" and argv[start] not in SYSTEM_INITS):
+        return False  # a project's own ./init is its script
     return judge(list(argv[start + 1 :]), _server(ctx))
