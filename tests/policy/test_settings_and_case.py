@@ -142,7 +142,6 @@ def test_ordinary_work_beside_the_settings_stays_allowed(command: str) -> None:
 INTO_THE_ROOT = ["cp x/.mcp.json .", "cp -r x/. .", "cp -r x/.claude .", "rsync -a x/ ."]
 
 
-@pytest.mark.xfail(strict=True, reason="cp/mv into the root record no file name")
 @pytest.mark.parametrize("command", INTO_THE_ROOT)
 def test_a_copy_into_the_root_that_plants_settings_is_not_allowed(command: str) -> None:
     assert not isinstance(bash(command), Allow), command

@@ -19,6 +19,7 @@ lease=False, repo='/w/repo')]
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
@@ -40,8 +41,9 @@ from exomonad.policy.shell_parse import (
     resolve_path,
 )
 from exomonad.policy.shell_reads import find_reads, tree_root
+from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
-from exomonad.policy.shell_where import points_outside, runs
+from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,
     PRIV_WITH_ARG,
@@ -146,8 +148,10 @@ def _argv(
     left = detaches(name, args, full) or nested_agent(name, args, full)
     if left is not None:
         return [Unknown(left)]
-    if name in ("uv", "poetry", "pipenv", "pdm", "rye", "hatch") and args and args[0].text == "run":
-        name, args = "run", args[1:]
+    ran = project_run(name, args, cwd)  # uv run, poetry run...: the command, where it runs
+    if ran is not None:
+        judge = functools.partial(_argv, cmd=cmd, env=env, depth=depth, privileged=privileged)
+        return ran.actions(full, cwd, env.worktree, privileged, lambda w, at: judge(w, cwd=at))
     if name in WRAPPERS:
         return [*pointed, *_wrapper(name, args, full, cmd, cwd, env, depth, privileged)]
     if name in PRIV_WITH_ARG:
@@ -210,6 +214,8 @@ def _wrapper(
         return [Unknown(" ".join(full))]
     escape = wrapper_escape(name, got, full)
     lead: list[Action] = [] if escape is None else [Unknown(escape)]
+    written = [resolve_path(cwd, w) for w in got.writes]  # time -o FILE, flock's lock file
+    lead += [WriteFile(p) for p in written if name != "flock" or not scratch(p, env.worktree)]
     if got.probe:
         return [Shell(full, cwd, privileged)]
     if got.chdir is not None:

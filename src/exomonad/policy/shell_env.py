@@ -6,12 +6,18 @@ import os
 import posixpath
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import TypeVar, overload
 
 from exomonad.ancestry import AGENT_ENV
 from exomonad.policy.shell_lex import Word
 
+T = TypeVar("T")
+
 __all__ = [
     "CODE_VARS",
+    "EXACT_FLAGS",
+    "OPTION_VARS",
+    "Options",
     "ShellEnv",
     "agent_var",
     "code_var",
@@ -99,20 +105,95 @@ def nested_repo(path: str, root: str) -> bool:
     return False
 
 
+#: Long flags some program has exactly that begin another program's option taking a
+#: value (rsync's ``--partial``/``--partial-dir``, ``--backup``/``--backup-dir``; curl's
+#: ``--head``; ag's ``--filename``): ``getopt_long`` takes an exact name as it is, so
+#: these are never read as abbreviations.
+EXACT_FLAGS = frozenset({"--partial", "--backup", "--head", "--filename", "--ignore"})
+
+
+class Options(dict[str, list[Word | None]]):
+    """The options :func:`scan_options` found, keyed as written; looking one up by its
+    full long name also finds what abbreviates it (``getopt_long`` and ``argparse`` take
+    any unique prefix: ``sort --out=F`` is ``--output=F``). An ambiguous prefix makes the
+    real program fail, so reading it as each option it begins is only stricter.
+
+    >>> _, opts = scan_options([Word("--recur"), Word("--out=x")], frozenset({"--output"}))
+    >>> "--recursive" in opts, [w.text for w in opts["--output"] if w], "--exclude" in opts
+    (True, ['x'], False)
+    """
+
+    def __init__(self, exact: frozenset[str] = frozenset(), abbrev: bool = True) -> None:
+        super().__init__()
+        self.exact = exact
+        self.abbrev = abbrev
+
+    def means(self, key: str, name: str) -> bool:
+        """Whether option ``key`` as written is ``name`` (or abbreviates it)."""
+        if key == name:
+            return True
+        return (
+            self.abbrev
+            and key.startswith("--")
+            and len(key) > 2
+            and name.startswith(key)
+            and key not in self.exact
+            and key not in EXACT_FLAGS
+        )
+
+    def _found(self, name: str) -> list[str]:
+        return [k for k in self if self.means(k, name)]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and bool(self._found(name))
+
+    def __getitem__(self, name: str) -> list[Word | None]:
+        keys = self._found(name)
+        if not keys:
+            raise KeyError(name)
+        return [w for k in keys for w in dict.__getitem__(self, k)]
+
+    @overload
+    def get(self, name: str, default: None = None, /) -> list[Word | None] | None: ...
+    @overload
+    def get(self, name: str, default: list[Word | None], /) -> list[Word | None]: ...
+    @overload
+    def get(self, name: str, default: T, /) -> list[Word | None] | T: ...
+    def get(self, name: str, default: object = None, /) -> object:
+        found = self._found(name)
+        return [w for k in found for w in dict.__getitem__(self, k)] if found else default
+
+
+def _takes_value(text: str, with_arg: frozenset[str], abbrev: bool) -> str | None:
+    """The option of ``with_arg`` that ``text`` is (exactly, or as the unique prefix of
+    a long one that is not itself a known flag), or None."""
+    if text in with_arg:
+        return text
+    if not abbrev or not text.startswith("--") or len(text) < 3 or text in EXACT_FLAGS:
+        return None
+    hits = [o for o in with_arg if o.startswith("--") and o.startswith(text)]
+    return hits[0] if len(hits) == 1 else None
+
+
 def scan_options(
-    args: list[Word], with_arg: frozenset[str]
-) -> tuple[list[Word], dict[str, list[Word | None]]]:
+    args: list[Word], with_arg: frozenset[str], *, abbrev: bool = True
+) -> tuple[list[Word], Options]:
     """Split ``args`` into positionals and options (``--x=y``, ``--x y``, ``-x y``).
 
-    Options in ``with_arg`` take the next word as their value; ``--`` ends options.
+    Options in ``with_arg`` take the next word as their value, and so does a unique
+    prefix of a long one (unless ``abbrev`` is false: the program reads its options
+    exactly, as ``rg`` does); ``--`` ends options.
 
     >>> pos, opts = scan_options([Word("-B"), Word("dev"), Word("7"), Word("--x=1")],
     ...                          frozenset({"-B"}))
     >>> [w.text for w in pos], {k: [v.text if v else None for v in vs] for k, vs in opts.items()}
     (['7'], {'-B': ['dev'], '--x': ['1']})
+    >>> pos, opts = scan_options([Word("--out"), Word("../x"), Word("f")], frozenset({"--output"}))
+    >>> [w.text for w in pos], opts["--output"][0].text
+    (['f'], '../x')
     """
     positionals: list[Word] = []
-    opts: dict[str, list[Word | None]] = {}
+    opts = Options(with_arg, abbrev)
     i = 0
     while i < len(args):
         word = args[i]
@@ -122,11 +203,14 @@ def scan_options(
             break
         if text.startswith("--") and "=" in text:
             key, _, inline = text.partition("=")
+            key = _takes_value(key, with_arg, abbrev) or key
             opts.setdefault(key, []).append(Word(inline, word.dynamic, word.quoted))
         elif text.startswith("-") and len(text) > 1:
             value: Word | None = None
-            if text in with_arg and i + 1 < len(args):
+            full = _takes_value(text, with_arg, abbrev)
+            if full is not None and i + 1 < len(args):
                 value = args[i + 1]
+                text = full
                 i += 1
             elif text[:2] in with_arg and len(text) > 2 and not text.startswith("--"):
                 value = Word(text[2:], word.dynamic, word.quoted)
@@ -190,6 +274,16 @@ _PROGRAM_VARS = frozenset(
         "SYSTEMD_PAGER",
     }
 )
+#: Variables that hand a program its options or a command to run when set to anything
+#: but empty: ``RIPGREP_CONFIG_PATH`` (a file of rg flags: ``-uu`` read the state dir, found
+#: as a worker), ``GREP_OPTIONS`` (older greps), ``TAR_OPTIONS`` (GNU tar: ``-C DIR``),
+#: ``ZIPOPT``/``UNZIP``/``UNZIPOPT`` (Info-ZIP), ``LESSOPEN``/``LESSCLOSE`` (commands less
+#: runs), ``RSYNC_RSH`` (rsync's remote shell command), ``WGETRC``/``CURL_HOME`` (their
+#: configuration files, which name output files).
+OPTION_VARS = frozenset(
+    {"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT",
+     "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME"}
+)  # fmt: skip
 _PLAIN_PROGRAMS = frozenset(
     {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}
 )
@@ -219,18 +313,23 @@ def agent_var(name: str) -> bool:
 
 def risky_assignment(word: Word) -> bool:
     """True if ``NAME=value`` plants code (``BASH_ENV``, ``GIT_CONFIG_*``, ``PS4``...),
-    points git at other programs or configuration, stores command text for later, or
-    changes an agent's identity (:func:`agent_var`).
+    points git at other programs or configuration, stores command text for later, hands
+    a program options (:data:`OPTION_VARS`), or changes an agent's identity
+    (:func:`agent_var`).
 
     >>> risky_assignment(Word("GIT_EDITOR=true")), risky_assignment(Word("PS4=$(id)"))
     (False, True)
     >>> risky_assignment(Word("GIT_SSH_COMMAND=ssh -i k")), risky_assignment(Word("X=1"))
     (False, False)
+    >>> risky_assignment(Word("RIPGREP_CONFIG_PATH=c")), risky_assignment(Word("TAR_OPTIONS="))
+    (True, False)
     """
     name, _, value = word.text.partition("=")
     name = name.rstrip("+").split("[", 1)[0]
     if code_var(name) or agent_var(name):
         return True
+    if name in OPTION_VARS:
+        return word.dynamic or value != ""
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS
     if name == "GIT_SSH_COMMAND":

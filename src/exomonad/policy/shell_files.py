@@ -123,7 +123,7 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
         files, _ = scan_options(rest, frozenset(_ALL_FILES[name].split()))
     elif name in _LEADING_SETS:
         with_arg, supplied = _LEADING_SETS[name]
-        positionals, opts = scan_options(rest, with_arg)
+        positionals, opts = scan_options(rest, with_arg, abbrev=name != "rg")
         files += positionals if supplied.intersection(opts) else positionals[1:]
     else:
         return None

@@ -27,6 +27,7 @@ from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_archive import ARCHIVERS, archive_writes
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG
+from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_programs import program_writes, programs
@@ -51,7 +52,9 @@ _COMPRESSOR_OUTS = ("-o", "--output", "--output-dir-flat", "--output-dir-mirror"
 _FILE_LISTS = ("--filelist", "--files", "--files0")
 _EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs", "sponge"})
 _EDITOR_ARGS = frozenset({"-S", "--suffix", "-c", "-u"})
-#: Options taking a value among split/csplit/uniq/patch's.
+#: uniq's options that take a value.
+_UNIQ_ARGS = frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"})
+#: Options taking a value among split/csplit/patch's.
 _WITH_ARG = frozenset(
     [
         "-a",
@@ -135,6 +138,9 @@ def _copy_or_zip(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         return []
     where = resolve_path(cwd, dest)
     out: list[Action] = [WriteFile(where)]
+    sources = [w for w in positionals[:-1] if not _remote(w)]
+    out += into_directory(sources, dest, cwd, slash_is_contents=name == "rsync",
+                          named_dir=len(sources) > 1)  # fmt: skip
     if name == "rsync":
         out += [WriteFile(resolve_path(where if below else cwd, w) if w else None)
                 for k, below in _RSYNC_WRITES.items() for w in opts.get(k, [])]  # fmt: skip
@@ -195,7 +201,8 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         if prefix:
             return [at(w) for w in prefix]
         return [at(positionals[1])] if name == "split" and len(positionals) > 1 else [at(None)]
-    if name == "uniq":
+    if name == "uniq":  # its own values: `uniq -s 1 IN OUT` writes OUT, not IN
+        positionals, _ = scan_options(args, _UNIQ_ARGS)
         return [at(positionals[1])] if len(positionals) > 1 else []
     if name == "patch":
         target = opts.get("-o") or opts.get("--output") or (positionals[:1] or None)

@@ -27,8 +27,8 @@ import re
 from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 
-from exomonad.policy.actions import Action, ReadFile, Shell
-from exomonad.policy.shell_env import scan_options
+from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
+from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import may_climb, resolve_path
 from exomonad.state import STATE_DIR_NAME
@@ -93,10 +93,10 @@ def tree_reads(
 
 def flags(opts: Opts, letters: str, *longs: str) -> int:
     """How many times a short option among ``letters`` (bundled or not) or one of
-    ``longs`` was given."""
+    ``longs`` (or what abbreviates it: ``--recur``) was given."""
     count = 0
-    for key, values in opts.items():
-        if key in longs:
+    for key, values in dict.items(opts):
+        if key in longs or (isinstance(opts, Options) and any(opts.means(key, n) for n in longs)):
             count += len(values)
         elif not key.startswith("--"):
             count += sum(key[1:].count(c) for c in letters) * len(values)
@@ -125,14 +125,14 @@ def _operands(positionals: list[Word], opts: Opts, *pattern_opts: str) -> list[W
 GREP_ARG = option_set(
     "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context "
     "--context --directories --devices --include --exclude --exclude-dir --exclude-from "
-    "--label --binary-files --color --colour --group-separator"
-)
+    "--label --binary-files --group-separator"
+)  # --color[=WHEN] takes a value only after `=`: `grep --color -r` is recursive
 
 
 def _grep(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     pos, opts = scan_options(args, GREP_ARG)
-    modes = {w.text for w in _values(opts, "-d", "--directories")}
-    recursive = name == "rgrep" or "recurse" in modes
+    modes = _values(opts, "-d", "--directories")  # `-d rec`: grep takes a unique prefix
+    recursive = name == "rgrep" or any(w.dynamic or "recurse".startswith(w.text) for w in modes)
     if not (recursive or flags(opts, "rR", "--recursive", "--dereference-recursive")):
         return None
     roots = _operands(pos, opts, *PATTERN_OPTS)
@@ -166,7 +166,10 @@ def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """``rg`` reads ``.exomonad/`` with ``--hidden`` plus ``--no-ignore`` (``-uu``), with
     ``--ignore-file`` (its contents may whitelist it), or with a glob override (``-g``
     beats the ignore files; with no ``--hidden`` it must also match the directory)."""
-    pos, opts = scan_options(args, RG_ARG)
+    pos, opts = scan_options(args, RG_ARG, abbrev=False)  # rg takes no abbreviations
+    if "--pre" in opts:  # a program rg runs on every file it searches (`--pre rm`)
+        return [Unknown("rg --pre runs a program: " + " ".join(w.text for w in args)),
+                Shell((name, *(w.text for w in args)), cwd)]  # fmt: skip
     if any(k in opts for k in _NAMES_ONLY):
         return None
     unrestricted = flags(opts, "u", "--unrestricted")

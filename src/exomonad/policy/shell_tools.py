@@ -29,9 +29,11 @@ from exomonad.policy.actions import (
 )
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import file_readers, handle_files
+from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_outputs import link_targets, outputs, writers
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_programs import programs
 from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_readers, tree_root
 from exomonad.policy.shell_scripts import awk, perl_ruby
 from exomonad.policy.shell_sed import escapes
@@ -254,9 +256,7 @@ def _vercel(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
 
 def _delete(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     positionals, opts = scan_options(args, frozenset())
-    recursive = name == "rm" and any(
-        k in ("--recursive",) or (not k.startswith("--") and ("r" in k or "R" in k)) for k in opts
-    )
+    recursive = name == "rm" and flags(opts, "rR", "--recursive") > 0
     return [DeleteFile(resolve_path(cwd, w), recursive) for w in positionals] or None
 
 
@@ -295,6 +295,9 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
         else:
             sources = positionals
         out: list[Action] = [WriteFile(resolve_path(cwd, w)) for w in targets]
+        if "-T" not in opts and "--no-target-directory" not in opts:
+            named = len(sources) > 1 or bool(opts.get("-t") or opts.get("--target-directory"))
+            out += [a for t in targets for a in into_directory(sources, t, cwd, named_dir=named)]
         out += link_targets(name, opts, sources, targets, cwd)
         if name in ("cp", "ln"):  # the sources are read (a symlink exposes its target)
             whole = name == "ln" or flags(opts, "rRa", "--recursive", "--archive") > 0
@@ -317,10 +320,13 @@ def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     if "--sandbox" not in opts and any(w is None or escapes(w.text) for w in scripts):
         return [Unknown("sed script runs a command or reads/writes a file: " + " ".join(
             w.text for w in args))]  # fmt: skip
-    if not any(
-        k.startswith(("-i", "--in-place")) or (k[:1] == "-" and k[1:2] != "-" and "i" in k)
-        for k in opts
-    ):
+    in_place = (
+        "--in-place" in opts
+        or any(  # --in: any prefix of --in-place
+            k.startswith("-i") or (k[:1] == "-" and k[1:2] != "-" and "i" in k) for k in opts
+        )
+    )
+    if not in_place:
         return None
     files = (
         positionals if ("-e" in opts or "--expression" in opts or "-f" in opts) else positionals[1:]
@@ -385,10 +391,25 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     return found
 
 
+#: Programs :func:`handle` reads only in part: the verbs that deploy or publish, a
+#: client's host, a one-liner's ``-i``; what else they write is not known (found as a
+#: worker: ``cmake -B ../..`` replaced the lead's Makefile, ``cargo build --target-dir
+#: ../..``, ``uv venv ../../x``, ``docker build -o ../..``, ``curl -o``).
+_IN_PART = frozenset(
+    {*DEPLOY_VERBS, "aws", "gcloud", "az", "vercel", "vc", "curl", "wget", "http", "https",
+     "xh", "aria2c", "ssh", "sftp", "nc", "ncat", "telnet", "mosh", "perl", "ruby"}
+)  # fmt: skip
+
+
 @cache
 def modelled() -> frozenset[str]:
-    """Every program :func:`handle` models (its reads and writes are known)."""
-    return frozenset(_HANDLERS) | tree_readers() | file_readers() | writers()
+    """The programs whose reads and writes of their arguments are all judged: the
+    readers', writers' and deleters' tables. Not those of which only some verbs or
+    options are read (:data:`_IN_PART`, :func:`~exomonad.policy.shell_programs.programs`
+    but for the readers and editors among them): a path they are given outside the
+    worktree is judged by :func:`~exomonad.policy.shell_where.runs`."""
+    whole = (frozenset(_HANDLERS) - _IN_PART) | (writers() - programs())
+    return whole | tree_readers() | file_readers()
 
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:

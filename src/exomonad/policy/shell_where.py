@@ -32,7 +32,7 @@ from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment, resolve_path
 
-__all__ = ["QUIET", "points_outside", "runs", "sets_user_config"]
+__all__ = ["QUIET", "names_outside", "points_outside", "runs", "scratch", "sets_user_config"]
 
 #: Programs and builtins that write nothing of their own wherever they run.
 QUIET = frozenset(
@@ -171,6 +171,29 @@ def _paths(word: Word, cwd: str | None) -> list[str]:
             elif path is None and cwd is not None:
                 found.append(UNKNOWN_PATH)  # a glob that may match ..
     return found
+
+
+#: Scratch directories, where a lock file (``flock /tmp/x.lock make``) is no concern.
+_SCRATCH = ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")
+
+
+def scratch(path: str | None, worktree: str | None) -> bool:
+    """Whether ``path`` is in a scratch directory that does not hold the project.
+
+    >>> scratch("/tmp/x.lock", "/p/w"), scratch("/tmp/p/x", "/tmp/p/w"), scratch("/p/x", "/p/w")
+    (True, False, False)
+    """
+    if path is None or worktree is None:
+        return False
+    return any(is_within(path, d) for d in _SCRATCH) and _fine(path, worktree)
+
+
+def names_outside(words: list[Word], cwd: str | None, worktree: str | None) -> str | None:
+    """The first path among ``words`` outside ``worktree`` (not a system directory)."""
+    if worktree is None:
+        return None
+    found = _outside(words, cwd, worktree)
+    return found[0] if found else None
 
 
 def _fine(path: str, worktree: str) -> bool:

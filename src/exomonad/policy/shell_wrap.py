@@ -109,19 +109,6 @@ WRAPPERS: dict[str, OptSpec] = {
         word_set("shared exclusive unlock nonblock nb close no-fork verbose"),
         word_set("timeout wait conflict-exit-code command"),
     ),
-    "run": OptSpec(
-        "qv",
-        "pw",
-        "",
-        word_set(
-            "frozen locked no-sync isolated no-project all-extras no-dev dev "
-            "quiet verbose offline no-cache active exact no-editable"
-        ),
-        word_set(
-            "with python project directory package extra group env-file index "
-            "from only-group no-group"
-        ),
-    ),
 }
 
 #: Programs that run a command we do not read (their arguments or their stdin):
@@ -162,7 +149,10 @@ class Unwrapped:
 
     ``chdir`` is a directory the command runs in (``env -C``); ``probe`` is true for
     ``command -v`` (nothing runs); ``clears_env`` for ``env -i``/``env -``/``exec -c``
-    (the command runs without the agent's environment).
+    (the command runs without the agent's environment); ``writes`` are files the wrapper
+    itself writes: ``time -o FILE`` (any text, by ``-f``: found as a worker appending an
+    ``fsmonitor`` to the lead's ``.git/config``), ``flock FILE`` (made when missing: an
+    empty hook in the lead's ``.git/hooks``).
     """
 
     rest: list[Word] = field(default_factory=list)
@@ -171,6 +161,7 @@ class Unwrapped:
     opts: dict[str, Word | None] = field(default_factory=dict)
     probe: bool = False
     clears_env: bool = False
+    writes: tuple[Word, ...] = ()
 
 
 def long_option(name: str, spec: OptSpec) -> str | None:
@@ -278,9 +269,14 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
             again = Word("env " + split.text, split.dynamic, split.quoted, split.subs, split.glob)
             return Unwrapped(rest, again, _get(opts, "-C", "--chdir"), opts, clears_env=clears)
         return Unwrapped(rest, None, _get(opts, "-C", "--chdir"), opts, clears_env=clears)
+    if name == "time":
+        out = _get(opts, "-o", "--output")
+        return Unwrapped(rest, None, None, opts, writes=(out,) if out is not None else ())
     if name in ("timeout", "flock"):
         if not rest or rest[0].dynamic or rest[0].glob:
             return None  # the duration / the lock file: a split word would shift the rest
+        lock = rest[0]
+        writes = () if name == "timeout" or (lock.text.isdigit() and len(rest) == 1) else (lock,)
         script = _get(opts, "-c", "--command")
         if name == "flock" and len(rest) >= 2 and rest[1].text in ("-c", "--command"):
             script = rest[2] if len(rest) > 2 else None
@@ -289,8 +285,8 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
         elif name == "flock" and len(rest) >= 2 and rest[1].text.startswith("-"):
             return None
         if script is not None:
-            return Unwrapped(script=script)
-        rest = rest[1:]
+            return Unwrapped(script=script, writes=writes)
+        return Unwrapped(rest[1:], None, None, opts, writes=writes)
     return Unwrapped(rest, None, None, opts, clears_env=name == "exec" and "-c" in opts)
 
 

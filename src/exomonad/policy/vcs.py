@@ -347,10 +347,11 @@ def _branch_delete(args: list[Word]) -> list[Action] | None:
     flags: set[str] = set()
     for key in opts:
         flags.update([key] if key.startswith("--") else [f"-{c}" for c in key[1:]])
-    if not flags & {"-d", "-D", "--delete"}:
+    # `--del`, `--for`: git takes any unique prefix of a long option (opts resolves them)
+    if not flags & {"-d", "-D"} and "--delete" not in opts:
         return None
-    force = bool(flags & {"-D", "-f", "--force"})
-    remote = "<remote-tracking>" if flags & {"-r", "--remotes"} else None
+    force = bool(flags & {"-D", "-f"}) or "--force" in opts
+    remote = "<remote-tracking>" if flags & {"-r"} or "--remotes" in opts else None
     names = [None if w.dynamic else w.text for w in positionals] or [None]
     return [DeleteBranch(name, remote, force) for name in names]
 

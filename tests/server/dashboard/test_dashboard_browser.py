@@ -178,7 +178,9 @@ def _approve_and_deny(page: Page, team: Live) -> None:
     assert decision["permissionDecision"] == "allow"
     assert "(dashboard): fine for the build box" in decision["permissionDecisionReason"]
     retry_until(lambda: page.locator(f'li[data-approval="{approved}"]').count() == 0, timeout=30)
-    hook = team.hook("pre-tool-use", {**sudo, "tool_input": {"command": "sudo reboot"}}, token)
+    hook = team.hook(
+        "pre-tool-use", {**sudo, "tool_input": {"command": "sudo apt-get remove -y jq"}}, token
+    )
     denied = _answer(page, "deny", "not today")
     decision = _decision(hook)
     assert decision["permissionDecision"] == "deny"
