@@ -30,7 +30,15 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
-__all__ = ["Proc", "agent_session", "ancestors", "claude_lead_ancestor", "other_agent", "reason_in"]
+__all__ = [
+    "Proc",
+    "agent_session",
+    "ancestors",
+    "claude_lead_ancestor",
+    "other_agent",
+    "reason_in",
+    "token_requester",
+]
 
 #: Environment variables only an agent's process tree carries.
 AGENT_ENV = ("EXOMONAD_TOKEN", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "GEMINI_CLI",
@@ -148,3 +156,17 @@ def other_agent(pid: int, lead_token: str | None = None) -> str | None:
     if not chain:
         return f"pid {pid} cannot be read (gone, or not ours to tell)"
     return reason_in(chain, allow_lead=True, lead_token=lead_token or None)
+
+
+def token_requester(pid: int, lead_token: str | None = None) -> str | None:
+    """Why ``pid`` may not ask for a new worker's token, or None: an ``exomonad
+    teammate`` that the lead's Claude Code started, or a person's process. The process
+    itself may be the teammate (its own name is not held against it, its environment
+    is); none of its parents may be an agent other than the lead. A worker's code, which
+    runs below its agent or carries its token, is refused (found probing: it minted a
+    ``dev`` token and a worker named ``team.lead``)."""
+    chain = list(ancestors(pid)) if pid > 1 else []
+    if not chain:
+        return f"pid {pid} cannot be read (gone, or not ours to tell)"
+    own = Proc(chain[0].pid, "", (), chain[0].env)
+    return reason_in([own, *chain[1:]], allow_lead=True, lead_token=lead_token or None)

@@ -458,3 +458,31 @@ def test_stopping_the_server_answers_a_waiting_escalation_instead_of_waiting_for
             if p is not None and p.poll() is None:
                 p.kill()
                 p.wait(20)
+
+
+def test_a_workers_code_gets_no_worker_token(project: Project) -> None:
+    """Found probing (a fourth round): a worker's code posted to `/teammate/token` and got
+    a `dev` token, and one for `team.lead` (the lead's inbox file). Now a process in an
+    agent's session (here: it carries a worker's token, as a worker's shell does) is
+    refused; outside one, only a plain worker reporting to the lead is issued, and the
+    lead may still ask for any worker."""
+    ask = (
+        "from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
+        "c = ServerClient(Path(sys.argv[1]), timeout=30)\n"
+        "print(c.request('POST', '/teammate/token', {'name': 'helper', 'team': 'proj'})[0])"
+    )
+    env = {**project.env, "EXOMONAD_TOKEN": "exo_not_the_lead"}
+    done = subprocess.run([sys.executable, "-c", ask, str(project.state)], env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.split() == ["403"], done.stdout + done.stderr
+    anon = ServerClient(project.state, timeout=60)
+    for body in ({"name": "d1", "team": "proj", "role": "dev"},
+                 {"name": "d2", "team": "proj", "parent": "w1"},
+                 {"name": "team.lead", "team": "proj"}):  # fmt: skip
+        status, answer = anon.request("POST", "/teammate/token", body)
+        assert status == 403, (body, answer)
+    assert "helper" not in project.tokens()
+    assert "d1" not in project.tokens()
+    lead = ServerClient.as_lead(project.state)
+    assert lead.call("POST", "/teammate/token", {"name": "d3", "team": "proj", "role": "dev"})
+    assert anon.call("POST", "/teammate/token", {"name": "c3", "team": "proj"})["token"]

@@ -27,10 +27,11 @@ from typing import Any
 import orjson
 
 from exomonad import runtimes
+from exomonad.ancestry import other_agent
 from exomonad.bridge.registry import Activity, SessionInfo
 from exomonad.errors import ExomonadError
 from exomonad.hookclient import MAX_BODY, MAX_DEPTH, stdout_line, too_deep
-from exomonad.policy import Deny, Escalate, ToolRequest
+from exomonad.policy import Allow, Deny, Escalate, ToolRequest
 from exomonad.policy.hook_output import hook_output
 from exomonad.server.github import saw_actions
 from exomonad.server.identity import Identity
@@ -40,7 +41,14 @@ from exomonad.teams import remove_all_synthetic
 from exomonad.teams.models import now_iso
 from exomonad.teams.protocol import IdleNotification, encode
 
-__all__ = ["CLAIM_HEADER", "MAX_COMMAND", "HookAnswer", "handle_hook", "hook_request"]
+__all__ = [
+    "CLAIM_HEADER",
+    "MAX_COMMAND",
+    "ForeignSessionError",
+    "HookAnswer",
+    "handle_hook",
+    "hook_request",
+]
 
 log = logging.getLogger("exomonad.server")
 
@@ -73,10 +81,27 @@ class HookAnswer:
         return f"exomonad-hook {self.exit_code}\n{err}\n{stdout_line(runtime, self.output)}\nend"
 
 
+class ForeignSessionError(ExomonadError):
+    """A hook names a session another agent's hooks registered."""
+
+
 def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> SessionInfo:
+    """The session ``p`` names, registered for ``who`` when new. A session belongs to
+    whoever registered it: a hook that names another agent's (found probing: a worker's
+    code posted a hook with the lead's ``session_id`` and a pane header, and the lead's
+    pane fallback then typed the worker's report into a person's shell) is refused
+    (:class:`ForeignSessionError`; a gating hook is denied). A session a tokenless hook
+    registered (the least role) may be claimed by a caller that proves who it is."""
     sid = str(p.get("session_id") or f"anon-{who.name}")
     known = svc.registry.session(sid)
     pane = p.get("_pane") if isinstance(p.get("_pane"), str) else None
+    if known is not None and (known.name, known.role) != (who.name, who.role):
+        if known.role != svc.config.roles.default or not who.authenticated:
+            svc.counters["foreign_session"] += 1
+            log.warning("%s (%s) named session %s of %s (%s): refused", who.name, who.role,
+                        sid, known.name, known.role)  # fmt: skip
+            raise ForeignSessionError(f"session {sid!r} is not {who.name}'s")
+        known = None  # a tokenless session, now claimed by who proves its identity
     if known is not None:
         if pane and known.pane != pane:
             known.pane = pane
@@ -123,10 +148,6 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     info = _session(svc, who, runtime, p)
     _transition(svc, who, info, "active")
     tool = p.get("tool_name")
-    if tool == "TeamDelete" and svc.registry.current:
-        # Claude Code refuses to delete a team with active members: clear ours first.
-        removed = remove_all_synthetic(svc.paths(svc.registry.current))
-        log.info("TeamDelete: removed synthetic members %s", removed)
     svc.counters["hook_pre_tool_use"] += 1
     req = ToolRequest.from_hook(
         runtime, p, role=who.role, agent=who.name, team=who.team, worktree=who.worktree,
@@ -134,6 +155,12 @@ def _pre_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any])
     )  # fmt: skip
     mailbox = svc.mailbox(who.team) if who.team else None
     verdict = svc.gatekeeper.check(req, who, mailbox)
+    if isinstance(verdict.decision, Allow) and tool == "TeamDelete" and _steers_team(svc, who, p) \
+            and svc.registry.current:  # fmt: skip
+        # Claude Code refuses to delete a team with active members: clear ours first
+        # (the lead's own call, once allowed: a worker's hook once emptied the team).
+        removed = remove_all_synthetic(svc.paths(svc.registry.current))
+        log.info("TeamDelete: removed synthetic members %s", removed)
     if not isinstance(verdict.decision, Deny):
         saw_actions(svc, who, verdict.actions, req.cwd)  # gh pr create: watch its branch
     return HookAnswer(verdict_output(runtime, verdict, str(p.get("_event") or "")))
@@ -143,6 +170,8 @@ def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
     info = _session(svc, who, runtime, p)
     tool, args = p.get("tool_name"), p.get("tool_input") or {}
     team = args.get("team_name") if isinstance(args, dict) else None
+    if not _steers_team(svc, who, p):
+        return HookAnswer()  # only the lead's team calls move the project's team
     if tool == "TeamCreate" and isinstance(team, str):
         svc.lead.adopt(info.session_id, team)
     elif tool == "TeamDelete":
@@ -150,6 +179,17 @@ def _post_tool_use(svc: Services, who: Identity, runtime: str, p: dict[str, Any]
         if gone:
             svc.registry.forget_team(gone)
     return HookAnswer()
+
+
+def _steers_team(svc: Services, who: Identity, p: dict[str, Any]) -> bool:
+    """Whether ``who``'s ``TeamCreate``/``TeamDelete`` may move the project's team: the
+    lead's; a tokenless hook's only from a process in no other agent's session (a
+    person's, or the lead's own whose claim was not read). A worker's (its token, or its
+    code posting with none) never: found probing, one emptied and one moved the team."""
+    if who.authenticated:
+        return who.role == svc.config.lead.role
+    peer = p.get("_peer")
+    return not isinstance(peer, int) or other_agent(peer) is None
 
 
 def _activity(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
@@ -270,12 +310,15 @@ def hook_request(
             return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
         if pane:
             payload["_pane"] = pane
+        payload["_peer"] = peer
         who = svc.identify_lead_claim(token, peer, runtime) if lead_claim else \
             svc.identify(token, peer)  # fmt: skip
         fault = _unlinked(svc, who, event, runtime)
         if fault is not None:
             return refuse(event, runtime, "deny", fault)
         return handle_hook(svc, who, event, runtime, payload)
+    except ForeignSessionError as exc:
+        return refuse(event, runtime, "deny", str(exc))
     except Exception as exc:
         log.exception("hook %s failed", event)
         return refuse(event, runtime, "deny", f"the server failed on this hook ({exc!r:.200})")

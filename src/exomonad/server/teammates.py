@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from exomonad import runtimes
+from exomonad.ancestry import token_requester
 from exomonad.errors import ExomonadError, GateError
 from exomonad.server.identity import TOKEN_HEADER, Identity
 from exomonad.server.peer import peer_pid
@@ -50,6 +51,25 @@ async def _waiting(request: Request) -> tuple[dict[str, Any], float]:
     return body, min(float(body.get("timeout", 60)), 600.0)
 
 
+def _may_not_provision(svc: Services, request: Request, body: dict[str, Any]) -> str | None:
+    """Why ``request`` may not have a worker token, or None. The lead (its token) may ask
+    for any worker; anyone else only for a plain ``worker`` reporting to the lead, and
+    only from a process in no other agent's session (:func:`~exomonad.ancestry.
+    token_requester`): an ``exomonad teammate`` Claude Code started, or a person."""
+    who = caller(svc, request)
+    if who.authenticated and who.role == svc.config.lead.role:
+        return None
+    if body.get("role", "worker") != "worker" or \
+            body.get("parent", svc.config.lead.name) != svc.config.lead.name:  # fmt: skip
+        return "only the lead may ask for a worker of another role or parent"
+    pid = peer_pid(request.scope)
+    if pid is None:
+        return None  # in process: the server's own
+    lead = svc.tokens.lead_path.read_text().strip() if svc.tokens.lead_path.exists() else None
+    why = token_requester(pid, lead)
+    return None if why is None else f"a worker token is not issued to an agent's process ({why})"
+
+
 def teammate_routes(svc: Services) -> list[Route]:
     """``/teammate/token``, ``/teammate/release``, ``/teammate/mcp-ready`` and the gate
     probe's ``/teammate/gate-probe`` and ``/teammate/gate-live``."""
@@ -64,6 +84,10 @@ def teammate_routes(svc: Services) -> list[Route]:
             body = orjson.loads(await request.body())
             if not isinstance(body, dict):
                 raise TypeError("not an object")
+            refused = await in_thread(_may_not_provision, svc, request, body)
+            if refused is not None:
+                svc.counters["teammate_token_refused"] += 1
+                return JSONResponse({"error": refused}, status_code=403)
             parent = body.get("parent", svc.config.lead.name)
             worker = await in_thread(
                 lambda: provision(

@@ -25,7 +25,7 @@ from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
 from exomonad.teams import load_config
-from exomonad.teams.paths import RESERVED_NAMES, validate_name
+from exomonad.teams.paths import RESERVED_NAMES, sanitize_path_name, validate_name
 from exomonad.util.waiting import WaitTimeout, retry_until
 from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
@@ -83,7 +83,9 @@ def _check(svc: Services, name: object, role: object, team: object) -> tuple[str
     validate_name(name, "worker name")
     validate_name(team, "team name")
     lead = svc.config.lead
-    if name in RESERVED_NAMES or name == lead.name:
+    inbox = sanitize_path_name(name)  # `team.lead` is the file `team-lead.json`
+    if {name, inbox} & {*RESERVED_NAMES, *map(sanitize_path_name, RESERVED_NAMES), lead.name,
+                        sanitize_path_name(lead.name)}:  # fmt: skip
         raise InvalidNameError(f"{name!r} is reserved (the lead's or Claude Code's name)")
     if role not in WORKER_ROLES:
         raise InvalidNameError(f"role {role!r} cannot be given to a worker "
