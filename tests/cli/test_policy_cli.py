@@ -157,3 +157,19 @@ def test_an_agent_cannot_answer_an_approval(
     assert "answered by a person" in done.stderr
     assert why in done.stderr
     assert store.get(pending.id).state == "pending"
+
+
+def test_approvals_list_shows_the_whole_command(state: Path) -> None:
+    """Found probing (a fourth round): the list cut a long word with "…", so the end of
+    `python3${IFS}-c${IFS}'...shutil.rmtree("../../src")'`, the part a person must see,
+    was not shown at 80 columns. Each cell now folds: every character is on screen."""
+    tail = 'shutil.rmtree("../../src")'
+    command = "python3${IFS}-c${IFS}'import${IFS}shutil;" + "x" * 120 + tail + "'"
+    ApprovalStore(state / "approvals.db").create(
+        agent="w1", role="worker", action=MergePR(9), reason=f"sudo apt-get install && {command}"
+    )
+    out = run("approvals", "list").stdout
+    assert "…" not in out
+    rows = [line.split("│") for line in out.splitlines() if line.count("│") == 8]
+    reason = "".join(cells[5].strip() for cells in rows)
+    assert reason.endswith(tail + "'"), out

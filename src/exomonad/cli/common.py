@@ -15,6 +15,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from exomonad.errors import ExomonadError, InvalidNameError
 from exomonad.teams.paths import TeamPaths
@@ -29,6 +30,7 @@ __all__ = [
     "handle_errors",
     "state_of",
     "team_paths",
+    "whole_table",
 ]
 
 console = Console(highlight=False, soft_wrap=True)
@@ -51,6 +53,16 @@ StateDirOpt = Annotated[
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def whole_table(*headers: str, **kwargs: Any) -> Table:
+    """A table whose cells fold instead of ending in "…": what a person approves is shown
+    to its last character (found probing: a long command's tail, the part that deleted
+    the lead's ``src``, was cut from ``approvals list`` at 80 columns)."""
+    table = Table(**kwargs)
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    return table
 
 
 def state_of(state_dir: Path | None) -> Path:

@@ -21,10 +21,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from exomonad import runtimes
-from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
+from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors, whole_table
 from exomonad.policy import default as default_policy
 from exomonad.policy import template
 from exomonad.policy.approvals import Approval, ApprovalStore
@@ -283,7 +282,7 @@ def list_approvals(
         if not rows:
             console.print("no pending approvals" if not show_all else "no approvals")
             return
-        table = Table("id", "state", "agent", "role", "reason", "age", "expires in")
+        table = whole_table("id", "state", "agent", "role", "reason", "age", "expires in")
         now = time.time()
         for a in rows:
             left = "" if a.deadline is None else f"{max(0.0, a.deadline - now):.0f}s"

@@ -34,6 +34,7 @@ from exomonad.cli.common import (
     err_console,
     handle_errors,
     state_of,
+    whole_table,
 )
 from exomonad.client import ServerClient, ServerNotRunningError
 from exomonad.errors import ExomonadError
@@ -95,9 +96,8 @@ def _members(team: dict[str, Any]) -> Table:
 
 
 def _approvals(approvals: list[dict[str, Any]]) -> Table:
-    table = Table(title="pending approvals", title_justify="left")
-    for col in ("id", "agent", "for", "reason", "waiting"):
-        table.add_column(col)
+    table = whole_table("id", "agent", "for", "reason", "waiting", title="pending approvals",
+                        title_justify="left")  # fmt: skip
     now = time.time()
     for a in approvals:
         table.add_row(a["id"], escape(visible(a["agent"])), a.get("addressee") or "human",
