@@ -22,12 +22,14 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from exomonad.runtimes.codex import CODEX, FEATURES
 from exomonad.scripted.openai import (
     ScriptedCodex,
     apply_patch_reply,
@@ -377,3 +379,33 @@ def test_stop_hook_can_send_the_model_back_to_work(
     check_fixture("session_start", start["stdin"], home)
     [prompt] = hook_calls(log, "UserPromptSubmit")
     check_fixture("user_prompt_submit", prompt["stdin"], home)
+
+
+@pytest.mark.parametrize("where", ["project config", "worker command"])
+def test_a_worker_gets_no_terminal_session_to_type_into(
+    model: ScriptedCodex, make_home: MakeHome, where: str
+) -> None:
+    """Found probing (a fourth round): `exec_command {"cmd": "bash", "tty": true}` passed
+    the hook as `bash`, and `write_stdin` (which Codex runs no hook for) then typed
+    commands into it that moved the lead's `main` and read its token. With what `exomonad
+    init` writes to the project's `.codex/config.toml`, or the `-c` of the worker command,
+    Codex refuses the terminal; without one a session's stdin is closed. Here the real
+    Codex is asked for the terminal, and a marker shows whether the shell started."""
+    home = make_home()
+    args: list[str] = []
+    if where == "project config":
+        home.write_project_config({"features": dict(FEATURES)})
+    else:
+        command = shlex.split(CODEX.worker_command or "")
+        i = command.index("features.unified_exec_tty=false")
+        args = command[i - 1 : i + 1]
+    shell = model.add_shell("touch started; bash", tty=True, yield_time_ms=500)
+    model.add_text("no terminal then")
+
+    result = run_exec(home, "open a shell", extra_args=args)
+
+    assert result.returncode == 0, result.output()
+    [call_id] = shell.call_ids()
+    seen = model.wait_for_output(call_id).output_text(call_id) or ""
+    assert "TTY execution is disabled by config" in seen, seen
+    assert not (home.workspace / "started").exists()

@@ -154,6 +154,7 @@ def test_init_writes_codex_config(tmp_path: Path) -> None:
         "Stop": ["exomonad hook stop --runtime codex"],
     }
     assert all("matcher" not in g for groups in data["hooks"].values() for g in groups)
+    assert data["features"] == {"unified_exec_tty": False}  # no stdin for write_stdin
     assert (
         (root / ".claude" / "agents" / "codex-worker.md")
         .read_text()

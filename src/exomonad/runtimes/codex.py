@@ -39,7 +39,15 @@ if TYPE_CHECKING:
 
     from exomonad.setup import ProjectFiles
 
-__all__ = ["CODEX", "CODEX_AGENT", "CONFIG_FILE", "HOOKS", "WORKER_INSTRUCTIONS", "CodexCli"]
+__all__ = [
+    "CODEX",
+    "CODEX_AGENT",
+    "CONFIG_FILE",
+    "FEATURES",
+    "HOOKS",
+    "WORKER_INSTRUCTIONS",
+    "CodexCli",
+]
 
 #: The project config ``init`` writes (MCP server and hooks), relative to the project.
 CONFIG_FILE = ".codex/config.toml"
@@ -73,6 +81,10 @@ HOOKS = (
     ("Stop", "stop"),
 )
 
+#: Codex features ``init`` turns off for the project: a terminal session (``tty``) would
+#: keep stdin open to ``write_stdin``, a tool Codex gives no ``PreToolUse`` hook.
+FEATURES = {"unified_exec_tty": False}
+
 #: Why an escalation that came back unanswered is a deny for Codex.
 _ASK = ("needs an approval ExoMonad could not get (Codex cannot ask on a hook's behalf, "
         "so the call is refused)")  # fmt: skip
@@ -89,8 +101,12 @@ class CodexCli(Runtime):
     # included); bypass: Codex's sandbox would stop git in a worktree (its git dir is the
     # main repository's), and its approvals would stop an unattended worker. ExoMonad's
     # policy, through the hooks, is the gate.
+    # features.unified_exec_tty off: a terminal session's stdin takes `write_stdin`, which
+    # Codex runs no hook for (found probing: `exec_command bash` with `tty`, then
+    # `write_stdin` typed commands no policy saw); without a terminal, stdin is closed.
     worker_command = (
         "codex --no-daemon --dangerously-bypass-approvals-and-sandbox "
+        "-c features.unified_exec_tty=false "
         f"-c 'developer_instructions=\"{WORKER_INSTRUCTIONS}\"'"
     )
     ready_marker = "Ask Codex to do anything"
@@ -159,6 +175,8 @@ class CodexCli(Runtime):
             set_hooks(hooks, event, None, hook_command(exo, ours, self, approval_timeout),
                       wait)  # fmt: skip
         data["hooks"] = hooks
+        features = data.setdefault("features", {})
+        features.update(FEATURES)  # also for a worker command of the user's
         files.text_once(".claude/agents/codex-worker.md", CODEX_AGENT)
 
     def check_gate(self, checkout: Path, *, consent: bool) -> dict[str, str]:
