@@ -158,7 +158,7 @@ FILES: list[Case] = [
     bash("rm -- -weird", DeleteFile(f"{W}/-weird", False)),
     bash("rm --recursive --force /tmp/x", DeleteFile("/tmp/x", True)),
     bash("rmdir empty", DeleteFile(f"{W}/empty", False)),
-    bash("find . -name '*.pyc' -delete", DeleteFile(W, True)),
+    bash("find . -name '*.pyc' -delete", DeleteFile(W, True, ("*.pyc",))),
     bash(
         "find /tmp/x -type f -exec rm {} \\;",
         ReadFile("/tmp/x", recursive=True),

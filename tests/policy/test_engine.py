@@ -89,7 +89,8 @@ def test_audit_records_who_what_version_result_latency(tmp_path: Path) -> None:
         "claude",
         "Bash",
     )
-    assert first["actions"] == [{"type": "DeleteFile", "path": "/", "recursive": True}]
+    deleted = {"type": "DeleteFile", "path": "/", "recursive": True, "include": []}
+    assert first["actions"] == [deleted]
     assert first["policy_id"] == engine.store.policy_id
     assert 0 <= first["latency_ms"] < 1000
     assert log.tail(1)[0]["decision"] == "allow"

@@ -30,6 +30,8 @@ from tests.policy.worker import ROOT, WT, bash
 
 #: Each replaced, emptied or removed a worker's settings, run for real in its worktree.
 REPLACED = [
+    "find . -name '*.json' -delete",
+    "find . -iname 'SETTINGS*' -delete",
     "cp x/settings.json .claude/",
     "cp -t .claude x/settings.local.json",
     "mv x/settings.local.json .claude/",
@@ -85,6 +87,8 @@ CASE = [
 
 #: Ordinary work beside the settings stays allowed.
 ORDINARY = [
+    "find . -name '*.pyc' -delete",
+    "find build -delete",
     "cp a.txt .",
     "cp a.txt ./",
     "cp -r src/. build",
@@ -134,11 +138,10 @@ def test_ordinary_work_beside_the_settings_stays_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), command
 
 
-#: A copy into the checkout root records only ``WriteFile(<root>)`` (``cp a.txt .`` is
-#: recorded the same way): the file it makes there, named by its source, is not in the
-#: action, so no rule on the write can tell them apart. The classifier must record it.
-#: (``tar -xf x.tar`` in the root is the same, and allowed on purpose: see
-#: ``test_archive_writes``.)
+#: A copy into the checkout root writes its sources' names there (``cp a.txt .`` too,
+#: harmlessly), or names the command line does not show (a directory's contents):
+#: recorded by :mod:`exomonad.policy.shell_into`. (``tar -xf x.tar`` in the root is
+#: allowed on purpose: see ``test_archive_writes``.)
 INTO_THE_ROOT = ["cp x/.mcp.json .", "cp -r x/. .", "cp -r x/.claude .", "rsync -a x/ ."]
 
 

@@ -89,14 +89,18 @@ class WriteFile(Action):
 
 @dataclass(frozen=True, slots=True)
 class DeleteFile(Action):
-    """Delete a path (``rm``, ``rmdir``, ``find -delete``, ...)."""
+    """Delete a path (``rm``, ``rmdir``, ``find -delete``, ...). ``include``: when not
+    empty, only entries whose name matches one of these globs (``find . -name '*.pyc'
+    -delete``)."""
 
     path: str | None
     recursive: bool = False
+    include: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """``delete [-r] PATH``."""
-        return f"delete {'-r ' if self.recursive else ''}{self.path or '<unknown path>'}"
+        """``delete [-r] PATH [(only GLOBS)]``."""
+        only = f" (only {' '.join(self.include)})" if self.include else ""
+        return f"delete {'-r ' if self.recursive else ''}{self.path or '<unknown path>'}{only}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ __all__ = [
     "git_glob_reaches",
     "is_glob",
     "names_control",
+    "patterns_may_name_control",
 ]
 
 #: Files that carry ExoMonad's gate into an agent: every runtime's settings (its hooks,
@@ -115,3 +116,14 @@ def git_glob_reaches(pattern: str, roots: tuple[str, ...]) -> bool:
         for root in roots
         for name in (*CONTROL_FILES, *CONTROL_DIRS)
     )
+
+
+def patterns_may_name_control(patterns: tuple[str, ...]) -> bool:
+    """Whether an entry whose name matches one of ``patterns`` (``find -name``'s) could
+    be a control file or directory, whatever the case.
+
+    >>> patterns_may_name_control(("*.pyc",)), patterns_may_name_control(("*.json",))
+    (False, True)
+    """
+    names = {posixpath.basename(f) for f in CONTROL_FILES} | set(CONTROL_DIRS)
+    return any(fnmatchcase(n, p.lower()) for p in patterns for n in names)

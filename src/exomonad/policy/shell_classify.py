@@ -40,7 +40,7 @@ from exomonad.policy.shell_parse import (
     parse_tracking,
     resolve_path,
 )
-from exomonad.policy.shell_reads import find_reads, tree_root
+from exomonad.policy.shell_reads import find_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
@@ -406,7 +406,8 @@ def _find(
     while i < len(args):
         text = args[i].text
         if text == "-delete":
-            out += [DeleteFile(root, recursive=True) for root in roots]
+            names = find_names(args[start:])  # find . -name '*.pyc' -delete: those only
+            out += [DeleteFile(root, recursive=True, include=names) for root in roots]
         elif text in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(args):
             out.append(WriteFile(resolve_path(cwd, args[i + 1])))  # find . -fprint ../../x
         elif text in ("-exec", "-execdir", "-ok", "-okdir"):

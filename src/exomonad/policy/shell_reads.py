@@ -415,13 +415,25 @@ def find_reads(roots: list[str | None], args: list[Word]) -> list[Action]:
     texts = [w.text for w in args]
     if not _FIND_READS.intersection(texts):
         return []
+    include = find_names(args)
+    return [ReadFile(root, True, include) for root in roots]
+
+
+def find_names(args: list[Word]) -> tuple[str, ...]:
+    """The ``-name``/``-iname`` globs (``-iname``'s lowered) every entry ``find``'s
+    expression acts on matches, when it is a plain conjunction (no ``-o``, ``!``,
+    ``-not``, ``-path``, ``-regex``); empty when any entry may be.
+
+    >>> find_names([Word(t) for t in "-name *.pyc -delete".split()])
+    ('*.pyc',)
+    """
+    texts = [w.text for w in args]
     names = [(args[i + 1], t == "-iname") for i, t in enumerate(texts[:-1])
              if t in ("-name", "-iname")]  # fmt: skip
     plain = not {"-o", "-or", "!", "-not", "-path", "-wholename", "-regex"}.intersection(texts)
-    include = tuple(w.text.lower() if fold else w.text for w, fold in names)
     if not plain or any(w.dynamic for w, _ in names):
-        include = ()
-    return [ReadFile(root, True, include) for root in roots]
+        return ()
+    return tuple(w.text.lower() if fold else w.text for w, fold in names)
 
 
 _HANDLERS: dict[str, Handler] = {

@@ -7,7 +7,7 @@ returns actions, or ``None`` to fall back to a plain :class:`~exomonad.policy.ac
 >>> handle("curl", [Word(t) for t in "-sSL -o out.txt https://example.com/x".split()], "/w")
 [Network(host='example.com')]
 >>> handle("rm", [Word("-rf"), Word("build")], "/w")
-[DeleteFile(path='/w/build', recursive=True)]
+[DeleteFile(path='/w/build', recursive=True, include=())]
 """
 
 from __future__ import annotations
