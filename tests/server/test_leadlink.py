@@ -76,3 +76,20 @@ def test_unread_message_is_typed_into_the_leads_pane(svc: Services, fake: FakePa
     mb.mark_read("team-lead", [mid2])
     svc.lead._fallback("proj", "team-lead", mid2, "second")
     assert fake.submitted("%5") == ["[from: gemini-1] success: done"]
+
+
+def test_a_lead_that_quit_gets_nothing_typed_into_its_old_pane(
+    svc: Services, fake: FakePaneBackend, lead: Identity
+) -> None:
+    """Claude Code's SessionEnd: the lead exited, and its pane is a shell now, where a
+    worker's report typed by the fallback would run as a command line."""
+    svc.dialect = get_dialect("2.1.330")
+    fake.add_pane("%5")
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": "eeeeeeee-x", "_pane": "%5"})
+    svc.lead.adopt("eeeeeeee-x", "proj")
+    handle_hook(svc, lead, "session-end", "claude", {"session_id": "eeeeeeee-x", "_pane": "%5"})
+    register_synthetic(svc.paths("proj"), "gemini-1")
+    mid = svc.mailbox("proj").send("team-lead", sender="gemini-1", text="x; rm -rf ~")
+    svc.lead._fallback("proj", "team-lead", mid, "x; rm -rf ~")
+    assert fake.submitted("%5") == []
+    assert len(svc.mailbox("proj").read_raw("team-lead")) == 1  # kept for the next lead

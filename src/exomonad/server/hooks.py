@@ -223,7 +223,14 @@ def _stop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> Hook
     return HookAnswer()
 
 
-def _noop(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
+def _session_end(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> HookAnswer:
+    """The session's agent exited: its pane is no longer the agent's (a lead that quit
+    leaves its shell there, where the lead's pane fallback would type a report as a
+    command line), so the session keeps no pane until a hook of it names one again."""
+    info = _session(svc, who, runtime, p)
+    if info.pane is not None:
+        info.pane = None
+        svc.registry.register(info)
     return HookAnswer()
 
 
@@ -233,7 +240,7 @@ _HANDLERS = {
     "pre-tool-use": _pre_tool_use,
     "post-tool-use": _post_tool_use,
     "stop": _stop,
-    "session-end": _noop,
+    "session-end": _session_end,
 }
 
 
