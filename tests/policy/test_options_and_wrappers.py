@@ -27,6 +27,8 @@ from exomonad.policy.shell_lex import Word
 from tests.policy.worker import bash
 
 HARMFUL = [
+    "less -o ../../x README.md",  # less logs what it shows
+    "cat README.md | less --log-file=../../x",
     # F1: time's output file, flock's lock file
     "env time -a -f '[core]\\n\\tfsmonitor = \"touch LEAD-PWNED; false\"' "
     "-o ../../.git/config true",
@@ -105,6 +107,8 @@ def test_a_write_or_read_past_the_worktree_is_not_allowed(command: str) -> None:
 
 
 ORDINARY = [
+    "less -R out.log",
+    "cat x | less -o log.txt",
     "sort -o out.txt in.txt",
     "sort --output=out.txt in.txt",
     "sort --out=out.txt in.txt",

@@ -12,6 +12,7 @@ leading script or pattern (``grep PATTERN FILE...``, ``jq FILTER FILE...``, ``aw
 FILE...``, ``sed SCRIPT FILE...``) when it was not given by an option (``-e``, ``-f``).
 
 >>> from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
 >>> handle_files("cat", [Word("-n"), Word("~/.ssh/id_rsa")], "/w")[0].path.endswith(".ssh/id_rsa")
 True
 >>> handle_files("grep", [Word(t) for t in "-n foo a.txt".split()], "/w")[0]
@@ -22,20 +23,28 @@ True
 
 from __future__ import annotations
 
-from exomonad.policy.actions import Action, ReadFile
+from exomonad.policy.actions import Action, ReadFile, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 
 __all__ = ["SORT_ARG", "file_readers", "handle_files"]
 
 #: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
 SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
+#: less's options that take a value; ``-o``/``-O FILE`` log what it shows to FILE.
+_LESS_ARG = (
+    "-o -O --log-file --LOG-FILE -b -h -j -k -p -P -t -T -x -y -z --buffers --max-back-scroll "
+    "--jump-target --lesskey-file --pattern --prompt --tag --tag-file --tabs --max-forw-scroll "
+    "--window"
+)
+_LESS_LOGS = ("-o", "-O", "--log-file", "--LOG-FILE")
 #: Programs whose positionals are all files they read; their options that take a value.
 _ALL_FILES: dict[str, str] = {
     **dict.fromkeys(
         (
-            *("cat", "tac", "nl", "more", "less", "view", "strings", "xxd", "od", "hexdump"),
+            *("cat", "tac", "nl", "more", "view", "strings", "xxd", "od", "hexdump"),
             *("base64", "base32", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum"),
             *("sha512sum", "b2sum", "cksum", "wc", "paste", "fold", "fmt", "rev", "expand"),
             *("unexpand", "iconv", "zcat", "bzcat", "xzcat", "zstdcat", "zless", "cmp", "diff"),
@@ -44,6 +53,7 @@ _ALL_FILES: dict[str, str] = {
         "",
     ),
     "sort": SORT_ARG,
+    **dict.fromkeys(("less", "zless"), _LESS_ARG),
     "cut": "-d -f -b -c --delimiter --fields --bytes --characters",
     "uniq": "-f -s -w --skip-fields --skip-chars --check-chars",
     "head": "-n -c --lines --bytes",
@@ -119,8 +129,12 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
             return None
         return with_shell(name, args, cwd, [ReadFile(ENVIRONS)])
     rest, files = _jq_named_files(args) if name == "jq" else (args, [])
+    logs: list[Action] = []
     if name in _ALL_FILES:
-        files, _ = scan_options(rest, frozenset(_ALL_FILES[name].split()))
+        files, opts = scan_options(rest, frozenset(_ALL_FILES[name].split()))
+        if name in ("less", "zless"):  # `cat x | less -o ../../y` writes y
+            logs = [WriteFile(resolve_path(cwd, w)) for k in _LESS_LOGS for w in opts.get(k, [])
+                    if w is not None]  # fmt: skip
     elif name in _LEADING_SETS:
         with_arg, supplied = _LEADING_SETS[name]
         positionals, opts = scan_options(rest, with_arg, abbrev=name != "rg")
@@ -129,9 +143,9 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
         return None
     paths = [tree_root(cwd, w) for w in files if w.text != "-"]
     reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
-    if not reads:
+    if not reads and not logs:
         return None
-    return with_shell(name, args, cwd, reads)
+    return with_shell(name, args, cwd, [*reads, *logs])
 
 
 #: ``jq`` options that take two values (a name, then a value or a file it reads).
