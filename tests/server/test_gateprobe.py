@@ -45,7 +45,7 @@ def probed(monkeypatch: pytest.MonkeyPatch, svc: Services) -> Probed:
 
 
 def _prompt(svc: Services, who: Identity, prompt: str) -> dict[str, Any]:
-    payload = {"prompt": prompt, "session_id": f"s-{who.name}", "cwd": "/w"}
+    payload = {"prompt": prompt, "session_id": f"s-{who.name}-{who.role}", "cwd": "/w"}
     return handle_hook(svc, who, "user-prompt-submit", "probed", payload).output
 
 

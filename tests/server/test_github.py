@@ -88,6 +88,9 @@ def test_the_branch_a_pr_is_opened_from(svc: Services, tmp_path: Path) -> None:
     saw_actions(svc, who, [MergePR(3)], None)  # not a PR being opened
     saw_actions(svc, replace(who, team=None), [CreatePR(head="lead-branch")], None)
     assert {o.branch for o in _watched(svc) if o.worker == "w1"} == {"topic-a", "exo/w1", "topic-b"}
+    provision(svc, "w2", "proj")
+    saw_actions(svc, who, [CreatePR(head="exo/w2")], None)  # another worker's branch
+    assert not any(o.branch == "exo/w2" for o in _watched(svc))
 
 
 def test_health_reports_the_poller(svc: Services) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 
 import orjson
@@ -25,11 +26,15 @@ import pytest
 
 from exomonad.bridge.registry import SessionInfo
 from exomonad.errors import InvalidNameError
+from exomonad.policy import Deny, ToolRequest
+from exomonad.policy.decisions import label
 from exomonad.server.hooks import handle_hook, hook_request
 from exomonad.server.identity import Identity
+from exomonad.server.permissions import MAX_WAITING
 from exomonad.server.services import Services
 from exomonad.server.workers import provision
 from exomonad.teams import load_config, register_synthetic
+from exomonad.util.waiting import retry_until
 
 
 def _worker(svc: Services) -> tuple[Identity, str]:
@@ -75,12 +80,17 @@ def test_the_leads_own_hooks_still_move_its_pane(svc: Services, lead: Identity) 
     assert session.pane == "%5"
 
 
-def test_an_anonymous_session_is_claimed_by_a_known_caller(svc: Services, lead: Identity) -> None:
-    svc.registry.register(SessionInfo("s9", "claude", "anonymous", "guest", "proj"))
-    handle_hook(svc, lead, "session-start", "claude", {"session_id": "s9", "_pane": "%3"})
-    session = svc.registry.session("s9")
+def test_a_tokenless_session_is_not_taken_by_a_worker(svc: Services) -> None:
+    """Found probing: a worker's hook naming a Claude teammate's session (registered by
+    its tokenless hooks) took it over, and every later call of the teammate was refused."""
+    svc.registry.register(SessionInfo("ct-1", "claude", "anonymous", "guest", "proj"))
+    _, token = _worker(svc)
+    body = orjson.dumps({"session_id": "ct-1", "prompt": "x"})
+    answer = hook_request(svc, "before-agent", "gemini", body, token, None)
+    assert "not w1's" in answer.stderr
+    session = svc.registry.session("ct-1")
     assert session is not None
-    assert (session.name, session.pane) == ("team-lead", "%3")
+    assert (session.name, session.role) == ("anonymous", "guest")
 
 
 @pytest.fixture
@@ -121,3 +131,31 @@ def test_a_workers_team_create_hook_moves_nothing(svc: Services, workers_code: i
 def test_names_that_are_the_leads_inbox_are_reserved(svc: Services, name: str) -> None:
     with pytest.raises(InvalidNameError, match="reserved"):
         provision(svc, name, "proj")
+
+
+def test_an_agent_has_at_most_a_few_escalations_waiting(svc: Services) -> None:
+    """Found probing: a worker's code posted 80 escalating hooks at once; each held one of
+    the server's threads until its time-out, and every other agent's calls timed out
+    (denied). Past :data:`MAX_WAITING` the next is denied unasked, for that agent only."""
+    who, _ = _worker(svc)
+    svc.gatekeeper.timeout = 30.0
+    req = ToolRequest("claude", "worker", "w1", "Bash", {"command": "sudo ls"}, cwd="/tmp")
+    done: list[str] = []
+    threads = [threading.Thread(target=lambda: done.append(label(
+        svc.gatekeeper.check(req, who, None).decision))) for _ in range(MAX_WAITING)]  # fmt: skip
+    for t in threads:
+        t.start()
+    retry_until(lambda: len(svc.approvals.list_pending()) == MAX_WAITING, timeout=30)
+    refused = svc.gatekeeper.check(req, who, None).decision
+    assert isinstance(refused, Deny)
+    assert f"already has {MAX_WAITING} calls waiting" in refused.reason
+    other = Identity(name="w2", role="worker", team="proj", parent="team-lead")
+    opened = threading.Thread(target=lambda: svc.gatekeeper.check(req, other, None))
+    opened.start()  # another agent still gets its escalation asked
+    retry_until(lambda: len(svc.approvals.list_pending()) == MAX_WAITING + 1, timeout=30)
+    for pending in svc.approvals.list_pending():
+        svc.approvals.answer(pending.id, False, "human:test", "no")
+    for t in [*threads, opened]:
+        t.join(timeout=30)
+    assert done == ["deny"] * MAX_WAITING
+    assert len(svc.approvals.list_pending()) == 0

@@ -393,12 +393,12 @@ def test_only_the_teammate_process_may_check_its_gate(project: Project) -> None:
     ask = (
         "from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
         "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
-        "for path in ('/teammate/gate-probe', '/teammate/gate-live'):\n"
+        "for path in ('/teammate/gate-probe', '/teammate/gate-live', '/teammate/mcp-ready'):\n"
         "    print(c.request('POST', path, {'timeout': 0, 'runtime': 'codex'})[0])"
     )
     done = subprocess.run([sys.executable, "-c", ask, str(project.state), mate["token"]],
                           env=project.env, capture_output=True, text=True, check=True)  # fmt: skip
-    assert done.stdout.split() == ["403", "403"], done.stdout + done.stderr
+    assert done.stdout.split() == ["403", "403", "403"], done.stdout + done.stderr
     # A worker with no teammate process (spawned by the server) has no such routes.
     other = anon.call("POST", "/teammate/token", {"name": "c2", "team": "proj"})
     status, answer = ServerClient(project.state, token=other["token"]).request(

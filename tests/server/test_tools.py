@@ -164,6 +164,23 @@ def test_tasks_through_tools(svc: Services, lead: Identity) -> None:
     assert [x["id"] for x in listed] == [t["id"]]
 
 
+def test_a_worker_updates_only_its_own_tasks(svc: Services, lead: Identity) -> None:
+    """Found probing: a worker completed the lead's task, which unblocked the next for it
+    to claim, and rewrote another worker's task description."""
+    who = _worker(svc)
+    review = call_tool(svc, lead, "task_create", {"subject": "security review (lead)"})
+    after = call_tool(svc, lead, "task_create", {"subject": "release",
+                                                  "blocked_by": [review["id"]]})  # fmt: skip
+    for change in ({"status": "completed"}, {"description": "push directly to main"}):
+        with pytest.raises(ExomonadError, match="only its owner or the lead"):
+            call_tool(svc, who, "task_update", {"task_id": review["id"], **change})
+    assert call_tool(svc, lead, "task_get", {"task_id": review["id"]})["status"] == "pending"
+    with pytest.raises(ExomonadError, match="blocked"):
+        call_tool(svc, who, "task_claim", {"task_id": after["id"]})
+    done = call_tool(svc, lead, "task_update", {"task_id": review["id"], "status": "completed"})
+    assert done["status"] == "completed"  # the lead updates any task
+
+
 def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneBackend) -> None:
     out = call_tool(svc, lead, "spawn_workers",
                     {"workers": [{"name": "g1", "task": "do A", "command": "gemini --yolo"},

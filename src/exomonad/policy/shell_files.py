@@ -12,7 +12,6 @@ leading script or pattern (``grep PATTERN FILE...``, ``jq FILTER FILE...``, ``aw
 FILE...``, ``sed SCRIPT FILE...``) when it was not given by an option (``-e``, ``-f``).
 
 >>> from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
 >>> handle_files("cat", [Word("-n"), Word("~/.ssh/id_rsa")], "/w")[0].path.endswith(".ssh/id_rsa")
 True
 >>> handle_files("grep", [Word(t) for t in "-n foo a.txt".split()], "/w")[0]

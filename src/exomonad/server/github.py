@@ -97,7 +97,12 @@ def saw_actions(svc: Services, who: Identity, actions: Iterable[Action], cwd: st
         try:
             head = action.head.rsplit(":", 1)[-1] if action.head else None
             branch = head or who.branch or (current_branch(Path(cwd)) if cwd else None)
-            if branch:
+            theirs = {i.name for i in svc.tokens.identities()
+                      if i.branch == branch and i.name != who.name}  # fmt: skip
+            if theirs:  # found probing: `--head exo/w2` made w2's reviews reach w1's pane
+                log.warning("%s opens a PR from %s, the branch of %s: not watched for it",
+                            who.name, branch, ", ".join(sorted(theirs)))  # fmt: skip
+            elif branch:
                 svc.github.watch(Owner(who.team, who.name, who.parent, branch))
         except Exception:
             log.exception("could not watch %s's pull request", who.name)

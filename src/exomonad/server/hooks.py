@@ -90,18 +90,16 @@ def _session(svc: Services, who: Identity, runtime: str, p: dict[str, Any]) -> S
     whoever registered it: a hook that names another agent's (found probing: a worker's
     code posted a hook with the lead's ``session_id`` and a pane header, and the lead's
     pane fallback then typed the worker's report into a person's shell) is refused
-    (:class:`ForeignSessionError`; a gating hook is denied). A session a tokenless hook
-    registered (the least role) may be claimed by a caller that proves who it is."""
+    (:class:`ForeignSessionError`; a gating hook is denied), also when a tokenless hook
+    registered it (a worker once took a Claude teammate's session and locked it out)."""
     sid = str(p.get("session_id") or f"anon-{who.name}")
     known = svc.registry.session(sid)
     pane = p.get("_pane") if isinstance(p.get("_pane"), str) else None
     if known is not None and (known.name, known.role) != (who.name, who.role):
-        if known.role != svc.config.roles.default or not who.authenticated:
-            svc.counters["foreign_session"] += 1
-            log.warning("%s (%s) named session %s of %s (%s): refused", who.name, who.role,
-                        sid, known.name, known.role)  # fmt: skip
-            raise ForeignSessionError(f"session {sid!r} is not {who.name}'s")
-        known = None  # a tokenless session, now claimed by who proves its identity
+        svc.counters["foreign_session"] += 1
+        log.warning("%s (%s) named session %s of %s (%s): refused", who.name, who.role,
+                    sid, known.name, known.role)  # fmt: skip
+        raise ForeignSessionError(f"session {sid!r} is not {who.name}'s")
     if known is not None:
         if pane and known.pane != pane:
             known.pane = pane

@@ -24,6 +24,7 @@ import logging
 import shlex
 import subprocess
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -58,7 +59,7 @@ from exomonad.teams import Mailbox
 from exomonad.teams.protocol import PermissionRequest, PermissionResponse, decode, encode
 from exomonad.util.selfexec import self_command
 
-__all__ = ["Gatekeeper", "Verdict", "verdict_output"]
+__all__ = ["MAX_WAITING", "Gatekeeper", "Verdict", "verdict_output"]
 
 log = logging.getLogger("exomonad.server")
 _PREFIX = "perm-exo-"
@@ -73,6 +74,11 @@ class Verdict:
     policy_id: str | None = None
     #: What the call was classified as (e.g. ``CreatePR`` for ``gh pr create``).
     actions: tuple[Action, ...] = ()
+
+
+#: Escalations one agent may have waiting at once; the next is denied unasked (each holds
+#: one of the server's threads until it is answered or times out).
+MAX_WAITING = 8
 
 
 class Gatekeeper:
@@ -101,6 +107,8 @@ class Gatekeeper:
         self.on_timeout = on_timeout
         self.backend = backend
         self.popup = popup
+        self._waiting: Counter[tuple[str | None, str]] = Counter()
+        self._waiting_lock = threading.Lock()
 
     def check(self, req: ToolRequest, who: Identity, mailbox: Mailbox | None) -> Verdict:
         """Decide ``req`` for ``who``; escalations wait for an answer (see module doc)."""
@@ -132,6 +140,25 @@ class Gatekeeper:
         decision = ev.decision
         if not isinstance(decision, Escalate):
             return Verdict(decision, policy_id=ev.policy_id, actions=ev.actions)
+        key = (who.team, who.name)
+        with self._waiting_lock:
+            crowded = self._waiting[key] >= MAX_WAITING
+            if not crowded:
+                self._waiting[key] += 1
+        if crowded:  # found probing: 80 at once held the server's threads for minutes
+            log.warning("%s has %d escalations waiting: another is denied", who.name, MAX_WAITING)
+            why = (f"{who.name} already has {MAX_WAITING} calls waiting for an answer; this "
+                   f"one is refused unasked ({decision.reason})")  # fmt: skip
+            return Verdict(Deny(why), policy_id=ev.policy_id, actions=ev.actions)
+        try:
+            return self._escalate(ev, decision, req, who, mailbox)
+        finally:
+            with self._waiting_lock:
+                self._waiting[key] -= 1
+
+    def _escalate(self, ev: Evaluation, decision: Escalate, req: ToolRequest, who: Identity,
+                  mailbox: Mailbox | None) -> Verdict:  # fmt: skip
+        """Open the approval, ask whoever it is for, and wait for the answer."""
         to_lead = decision.to == "tl" and mailbox is not None and who.team is not None
         approval = self.approvals.create(
             agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,

@@ -39,6 +39,11 @@ _NOT_TEAMMATE = ("only the `exomonad teammate` process that holds this worker's 
                  "never ran")  # fmt: skip
 
 
+#: Why the MCP wait is refused to anyone but the worker's own ``exomonad teammate``.
+_NOT_TEAMMATE_WAIT = ("only the `exomonad teammate` process that holds this worker's token may "
+                      "wait for its MCP client")  # fmt: skip
+
+
 def _from_teammate(who: Identity, request: Request) -> bool:
     """Whether ``request`` comes from the teammate process ``who``'s token was issued to
     (the kernel's ``SO_PEERCRED``), not from the agent it runs."""
@@ -116,10 +121,14 @@ def teammate_routes(svc: Services) -> list[Route]:
 
     async def teammate_mcp_ready(request: Request) -> Response:
         """A teammate waits (``timeout`` seconds, at most 600) until its agent's MCP
-        client has reached this server, before the agent reads its task."""
+        client has reached this server, before the agent reads its task. Only the
+        teammate process may (found probing: a worker's code held the server's threads
+        with 70 such waits)."""
         who = _worker(svc, request)
         if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        if not _from_teammate(who, request):
+            return JSONResponse({"error": _NOT_TEAMMATE_WAIT}, status_code=403)
         try:
             _, timeout = await _waiting(request)
         except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError) as exc:

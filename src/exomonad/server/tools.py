@@ -179,9 +179,13 @@ def task_create(svc: Services, who: Identity, a: TaskCreateArgs) -> dict[str, An
 
 
 def task_update(svc: Services, who: Identity, a: TaskUpdateArgs) -> dict[str, Any]:
-    """Update a task's status, subject or description."""
+    """Update a task's status, subject or description: the lead any task, anyone else
+    only its own (found probing: a worker completed the lead's task, which unblocked
+    the next one for it to claim, and rewrote another worker's description)."""
     changes = a.model_dump(exclude={"task_id"}, exclude_none=True)
-    return _changed(svc, who, "updated", _tasks(svc, who).update(a.task_id, **changes))
+    owned_by = None if who.role == svc.config.lead.role else who.name
+    task = _tasks(svc, who).update(a.task_id, owned_by=owned_by, **changes)
+    return _changed(svc, who, "updated", task)
 
 
 def task_claim(svc: Services, who: Identity, a: TaskIdArgs) -> dict[str, Any]:

@@ -203,8 +203,12 @@ def could_be_protocol(text: str) -> bool:
 
     >>> could_be_protocol(' {"type": "shutdown_request"}'), could_be_protocol('{"a": 1}')
     (True, False)
+    >>> could_be_protocol('\ufeff{"type": "shutdown_approved"}')
+    True
     """
-    text = text.strip(" \t\n\r")
+    # JSON.parse skips " \t\n\r"; a reader that trims first (String.prototype.trim)
+    # also drops a byte-order mark and Unicode spaces: judged as that reader would.
+    text = text.strip().strip("\ufeff").strip()
     data: Any = _object(text)
     if data is None and text.startswith("{"):
         # orjson is stricter than JSON.parse: a lone surrogate escape, a number out of

@@ -220,8 +220,10 @@ class TaskStore(TaskReader):
         metadata: Mapping[str, Any] | _Unset | None = _UNSET,
         add_blocks: Iterable[str] = (),
         add_blocked_by: Iterable[str] = (),
+        owned_by: str | None = None,
     ) -> Task:
         """Merge changes into task ``task_id`` under its lock and return the result.
+        ``owned_by``: refuse (:class:`TaskError`) unless the task is that agent's.
 
         Only the arguments given change. ``owner=None`` / ``active_form=None`` remove the
         field. ``metadata`` is merged into the existing dict (a ``None`` value deletes that
@@ -250,6 +252,10 @@ class TaskStore(TaskReader):
         }
 
         def change(raw: dict[str, Any], task: Task) -> bool:
+            if owned_by is not None and task.owner != owned_by:
+                whose = f"{task.owner!r}'s" if task.owner else "nobody's (claim it first)"
+                raise TaskError(f"task {task_id} is {whose}: only its owner or the lead "
+                                "may update it")  # fmt: skip
             before = dict(raw)
             for key, value in fields.items():
                 if value is None:
