@@ -30,6 +30,13 @@ from tests.policy.worker import ROOT, WT, bash
 
 #: Each replaced, emptied or removed a worker's settings, run for real in its worktree.
 REPLACED = [
+    "mkdir -p .claude/commands",
+    "printf x > .claude/commands/review.md",
+    "echo hi > .claude/skills/x/SKILL.md",  # a skill's inline shell runs unhooked
+    "cp s.md .claude/commands/",
+    "mkdir -p .gemini/extensions/x",
+    "echo GEMINI_RESTRICTED_MODE=true > .gemini/.env",
+    "cp r.rules .codex/rules/",
     "find . -name '*.json' -delete",
     "find . -iname 'SETTINGS*' -delete",
     "cp x/settings.json .claude/",
@@ -87,6 +94,9 @@ CASE = [
 
 #: Ordinary work beside the settings stays allowed.
 ORDINARY = [
+    "cat .claude/skills/x/SKILL.md",
+    "echo PORT=8080 > .env",
+    "git add .claude",
     "find . -name '*.pyc' -delete",
     "find build -delete",
     "cp a.txt .",
@@ -114,9 +124,6 @@ ORDINARY = [
     "ls -la",
     "cat .claude/settings.json",
     "cat .mcp.json",
-    "mkdir -p .claude/commands",
-    "printf x > .claude/commands/review.md",
-    "cp x.md .claude/commands/",
     "tar -xf x.tar -C build",
     "rsync -a src/ build/",
     "mv a.txt b.txt",
@@ -163,8 +170,8 @@ CTX = Context(role="worker", agent="w1", cwd=WT, worktree=WT, project_root=ROOT,
         (WriteFile(f"{WT}/.claude/settings.local.json"), True),
         (WriteFile(f"{WT}/.claude/settings.js*"), True),
         (WriteFile(f"{WT}/.CLAUDE/Settings.Json"), False),  # a literal name: case counts
-        (WriteFile(f"{WT}/.claude/commands"), False),
-        (WriteFile(f"{WT}/.claude/commands/x.md"), False),
+        (WriteFile(f"{WT}/.claude/commands"), True),  # commands run inline shell too
+        (WriteFile(f"{WT}/.claude/commands/x.md"), True),
         (WriteFile(WT), False),  # `cp a.txt .`: the root as a target names no file
         (WriteFile(f"{WT}/*.md"), False),
         (WriteFile(f"{WT}/src/settings.js*"), False),
@@ -176,7 +183,7 @@ CTX = Context(role="worker", agent="w1", cwd=WT, worktree=WT, project_root=ROOT,
         (DeleteFile(WT), False),  # `rm -f .`: not recursive, it removes nothing below
         (DeleteFile(f"{WT}/build", recursive=True), False),
         (DeleteFile(f"{WT}/src/*.py", recursive=True), False),
-        (DeleteFile(f"{WT}/.claude/commands", recursive=True), False),
+        (DeleteFile(f"{WT}/.claude/commands", recursive=True), True),
     ],
 )
 def test_which_paths_touch_an_agents_settings(action: WriteFile | DeleteFile,

@@ -159,3 +159,14 @@ def test_an_agent_has_at_most_a_few_escalations_waiting(svc: Services) -> None:
         t.join(timeout=30)
     assert done == ["deny"] * MAX_WAITING
     assert len(svc.approvals.list_pending()) == 0
+
+
+def test_a_gemini_worker_starts_with_the_environment_its_env_file_cannot_change(
+    svc: Services,
+) -> None:
+    """What ``tests/e2e/test_gemini_env_file.py`` shows with the real Gemini CLI: the
+    variables a worktree ``.env`` could use to turn Gemini's project hooks off are set
+    in a Gemini worker's environment (Gemini never overrides a set one)."""
+    env = provision(svc, "g1", "proj", runtime="gemini").env(svc.state_dir)
+    assert env["GEMINI_RESTRICTED_MODE"] == "false"
+    assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"

@@ -32,6 +32,7 @@ __all__ = [
     "is_glob",
     "names_control",
     "patterns_may_name_control",
+    "under_control_dir",
 ]
 
 #: Files that carry ExoMonad's gate into an agent: every runtime's settings (its hooks,
@@ -124,6 +125,28 @@ def patterns_may_name_control(patterns: tuple[str, ...]) -> bool:
 
     >>> patterns_may_name_control(("*.pyc",)), patterns_may_name_control(("*.json",))
     (False, True)
+    >>> patterns_may_name_control(("\\\\.mcp.json",))
+    True
     """
     names = {posixpath.basename(f) for f in CONTROL_FILES} | set(CONTROL_DIRS)
-    return any(fnmatchcase(n, p.lower()) for p in patterns for n in names)
+    # find reads `\x` as `x` (`-name '\.mcp.json'`); dropping the backslash only widens
+    plain = [p.replace("\\", "").lower() for p in patterns]
+    return any(fnmatchcase(n, p) for p in plain for n in names)
+
+
+def under_control_dir(path: str) -> bool:
+    """``path`` lies in an agent's configuration directory (``.claude``, ``.gemini``,
+    ``.codex``) at any depth, or is one, whatever the case of a glob: what a worker may
+    not write in its worktree. Found probing: a skill a worker wrote
+    (``.claude/skills/x/SKILL.md``) ran shell commands no hook saw when it was invoked,
+    and rewrote the settings; a Gemini extension, policy or ``.gemini/.env``, Codex's
+    rules, an agent's frontmatter hooks configure the gate in the same way.
+
+    >>> under_control_dir("/w/.claude/skills/x/SKILL.md"), under_control_dir("/w/src/a.py")
+    (True, False)
+    """
+    parts = fold_glob(path).split("/")
+    return any(
+        part in CONTROL_DIRS or (is_glob(part) and any(fnmatchcase(d, part) for d in CONTROL_DIRS))
+        for part in parts
+    )

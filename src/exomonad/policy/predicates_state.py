@@ -24,6 +24,7 @@ from exomonad.policy.control_files import (
     is_glob,
     names_control,
     patterns_may_name_control,
+    under_control_dir,
 )
 from exomonad.policy.request import Context
 from exomonad.policy.shell_archive import ARCHIVERS, unpack_dirs
@@ -83,11 +84,23 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
     real = os.path.realpath(path)  # a symlink to an agent's settings
     if any(names_control(p) for p in {path, real}):
         return True
+    if any(_in_own_config(p, ctx) for p in {path, real}):
+        return True  # .claude/skills/x/SKILL.md: a worker's skill runs unhooked commands
     recursive = bool(getattr(action, "recursive", False))
     only: tuple[str, ...] = getattr(action, "include", ())
     if only and not patterns_may_name_control(only):
         return False  # find . -name '*.pyc' -delete
     return recursive and any(_holds_checkout(p, ctx) for p in {path, real})
+
+
+def _in_own_config(path: str, ctx: Context) -> bool:
+    """``path`` is in an agent's configuration directory inside a worker's worktree
+    (:func:`~exomonad.policy.control_files.under_control_dir`); the lead, whose checkout
+    is the project, may still write its skills and commands."""
+    worktree = ctx.worktree
+    if not worktree or worktree == ctx.project_root or not is_within(path, worktree):
+        return False
+    return under_control_dir(path[len(posixpath.normpath(worktree)) :])
 
 
 def _checkouts(ctx: Context) -> tuple[str, ...]:
@@ -243,6 +256,9 @@ def shell_touches_control_files(action: Shell, ctx: Context) -> bool:
         return True
     lists = reads or program in _LISTERS
     if not lists and any(_names_control_word(w, action.cwd) for w in words[1:]):
+        return True
+    named = [posixpath.normpath(posixpath.join(action.cwd or "/", w)) for w in words[1:]]
+    if not lists and any(_in_own_config(p, ctx) for p in named):
         return True
     if program == "git" and _git_rewrites_checkout(words[1:], action.cwd, ctx):
         return True

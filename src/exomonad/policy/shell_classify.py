@@ -40,8 +40,9 @@ from exomonad.policy.shell_parse import (
     parse_tracking,
     resolve_path,
 )
-from exomonad.policy.shell_reads import find_names, find_reads, tree_root
+from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
+from exomonad.policy.shell_setvars import sets_at_run_time
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
@@ -101,6 +102,9 @@ def classify_shell(
         pointed = points_outside([w for w in own if not written_by(w)], cmd.cwd, env.worktree)
         if pointed is not None:
             out.append(pointed)
+        set_later = sets_at_run_time(list(cmd.words))  # printf -v GIT_DIR ..., read, ${X:=}
+        if set_later is not None:
+            out.append(set_later)
         if (
             words
             and words[0].text == "exec"
@@ -406,7 +410,7 @@ def _find(
     while i < len(args):
         text = args[i].text
         if text == "-delete":
-            names = find_names(args[start:])  # find . -name '*.pyc' -delete: those only
+            names = delete_names(args[start:])  # find . -name '*.pyc' -delete: those only
             out += [DeleteFile(root, recursive=True, include=names) for root in roots]
         elif text in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(args):
             out.append(WriteFile(resolve_path(cwd, args[i + 1])))  # find . -fprint ../../x

@@ -419,6 +419,39 @@ def find_reads(roots: list[str | None], args: list[Word]) -> list[Action]:
     return [ReadFile(root, True, include) for root in roots]
 
 
+#: find's tests a ``-delete`` may follow and stay narrowed by its ``-name``s: with a
+#: value, and without.
+_DELETE_TESTS = frozenset(
+    {"-name", "-iname", "-type", "-maxdepth", "-mindepth", "-mtime", "-mmin", "-atime",
+     "-amin", "-ctime", "-cmin", "-size", "-newer", "-user", "-group", "-perm", "-links"}
+)  # fmt: skip
+_DELETE_FLAGS = frozenset({"-empty", "-xdev", "-mount", "-depth", "-daystart", "-true"})
+
+
+def delete_names(args: list[Word]) -> tuple[str, ...]:
+    """The ``-name`` globs that narrow ``find``'s ``-delete``, when the expression is
+    only tests and ``-delete`` comes last, once; else empty (any entry may be deleted:
+    ``find . -delete -name '*.pyc'``, ``-name x , -delete``, ``-printf -name``).
+
+    >>> delete_names([Word(t) for t in "-type f -name *.pyc -delete".split()])
+    ('*.pyc',)
+    >>> delete_names([Word(t) for t in "-delete -name *.pyc".split()])
+    ()
+    """
+    texts = [w.text for w in args]
+    if not texts or texts[-1] != "-delete" or texts.count("-delete") != 1:
+        return ()
+    i = 0
+    while i < len(texts) - 1:
+        if texts[i] in _DELETE_TESTS and i + 1 < len(texts) - 1:
+            i += 2
+        elif texts[i] in _DELETE_FLAGS:
+            i += 1
+        else:
+            return ()
+    return find_names(args[:-1])
+
+
 def find_names(args: list[Word]) -> tuple[str, ...]:
     """The ``-name``/``-iname`` globs (``-iname``'s lowered) every entry ``find``'s
     expression acts on matches, when it is a plain conjunction (no ``-o``, ``!``,

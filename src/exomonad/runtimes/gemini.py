@@ -21,6 +21,7 @@ from exomonad.runtimes.base import Runtime, hook_command, set_hooks
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from pathlib import Path
     from typing import Any, ClassVar
 
     from exomonad.setup import ProjectFiles
@@ -55,6 +56,16 @@ class GeminiCli(Runtime):
     program = "gemini"
     npm_package = "@google/gemini-cli"
     worker_command = "gemini --yolo"
+    #: Set for every Gemini worker with a worktree. Gemini loads the workspace's ``.env``
+    #: into its environment, except a variable already set, and a folder it takes for
+    #: untrusted runs no project hook: found probing, a worker's ``.env`` with
+    #: ``GEMINI_RESTRICTED_MODE=true`` made its next session run every tool call with no
+    #: ExoMonad hook. Set here, neither can be overridden; the worktree is ExoMonad's,
+    #: and trusting it is what lets the project's hooks (the gate) run at all.
+    TRUSTED_ENV: ClassVar[Mapping[str, str]] = {
+        "GEMINI_RESTRICTED_MODE": "false",
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
     ready_marker = "Type your message or @path/to/file"
     settings_file = ".gemini/settings.json"
     events: ClassVar[Mapping[str, str]] = {
@@ -81,6 +92,12 @@ class GeminiCli(Runtime):
         **dict.fromkeys(("write_todos", "activate_skill", "delegate_to_agent",
                          "codebase_investigator"), ("internal",)),
     }  # fmt: skip
+
+    def check_gate(self, checkout: Path, *, consent: bool) -> dict[str, str]:
+        """The environment that keeps the worktree's ``.env`` from turning the gate off
+        (:attr:`TRUSTED_ENV`)."""
+        del checkout, consent
+        return dict(self.TRUSTED_ENV)
 
     def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
         """``decision`` and ``reason`` at the top level."""

@@ -1,0 +1,86 @@
+"""Environment variables a command sets without an assignment word.
+
+``printf -v GIT_DIR ../../.git; export GIT_DIR; git commit`` moved the lead's ``main``
+(found probing, a fourth round): the rules on ``GIT_DIR=``, ``TMPDIR=``, code variables
+and the like read assignment words, and ``printf -v``, ``read``, ``mapfile`` and
+``${NAME:=value}`` set a variable too. Such a setter of an environment-style name
+(upper case, or npm's ``npm_config_*``) is :class:`Unknown`; a shell's own lower-case
+variables (``while read -r line``) stay ordinary.
+
+>>> from exomonad.policy.shell_lex import Word
+>>> def judge(line):
+...     found = sets_at_run_time([Word(t) for t in line.split()])
+...     return found.raw if found else None
+>>> judge("printf -v GIT_DIR ../../.git"), judge(": ${TMPDIR:=../..}")
+('sets GIT_DIR at run time (printf -v)', 'sets TMPDIR at run time (${TMPDIR:=...})')
+>>> judge("read -r line"), judge("printf -v out %s x") is None
+(None, True)
+"""
+
+from __future__ import annotations
+
+import re
+
+from exomonad.policy.actions import Unknown
+from exomonad.policy.shell_lex import Word
+
+__all__ = ["sets_at_run_time"]
+
+#: ``${NAME:=value}``, ``${NAME=value}``: the expansion assigns NAME when it is unset.
+_DEFAULTING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
+#: Options of ``read`` that take a value (the names come after them).
+_READ_ARGS = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+#: Options of ``mapfile``/``readarray`` that take a value.
+_MAPFILE_ARGS = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+
+
+def _environmental(name: str) -> bool:
+    """A name programs read from the environment: upper case, or npm's settings."""
+    return (name.isupper() and name.replace("_", "").isalnum()) or name.startswith("npm_config_")
+
+
+def _names(words: list[Word], with_arg: frozenset[str]) -> list[str]:
+    """The operands after options (and their values) of a setter builtin."""
+    out, i = [], 0
+    while i < len(words):
+        text = words[i].text
+        if text == "--":
+            return [w.text for w in words[i + 1 :]]
+        if text.startswith("-") and len(text) > 1:
+            i += 2 if text in with_arg else 1
+            continue
+        out.append(text)
+        i += 1
+    return out
+
+
+def sets_at_run_time(words: list[Word]) -> Unknown | None:
+    """An :class:`Unknown` when the command of ``words`` sets an environment-style
+    variable other than by an assignment word, else None."""
+    for word in words:
+        for name in _DEFAULTING.findall(word.text):
+            if _environmental(name):
+                return Unknown(f"sets {name} at run time (${{{name}:=...}})")
+    if not words:
+        return None
+    head, rest = words[0].text, words[1:]
+    names: list[str] = []
+    how = head
+    if head == "printf":
+        texts = [w.text for w in rest]
+        for i, text in enumerate(texts):
+            if text == "-v" and i + 1 < len(texts):
+                names.append(texts[i + 1])
+            elif text.startswith("-v") and len(text) > 2:
+                names.append(text[2:])
+        how = "printf -v"
+    elif head == "read":
+        names = _names(rest, _READ_ARGS)
+    elif head in ("mapfile", "readarray"):
+        names = _names(rest, _MAPFILE_ARGS)[:1]
+    elif head == "getopts":
+        names = [w.text for w in rest[1:2]]
+    for name in names:
+        if _environmental(name):
+            return Unknown(f"sets {name} at run time ({how})")
+    return None
