@@ -27,6 +27,25 @@ from exomonad.policy.shell_lex import Word
 from tests.policy.worker import bash
 
 HARMFUL = [
+    # a fifth look, at this round's own code
+    "find . -delete -name '*.pyc'",  # -delete first: everything goes
+    "find . -name '*.pyc' , -delete",
+    "find . -printf -name -printf '*.pyc' -delete",
+    "find . -name '\\.mcp.json' -delete",  # find reads \. as .
+    "printf -v GIT_DIR ../../.git; export GIT_DIR; git commit --allow-empty -m x",
+    "read GIT_DIR <<< ../../.git",
+    ": ${GIT_DIR:=../../.git}",
+    "sort -uo ../../.git/config cfg.txt",  # a value option late in a cluster
+    "cp -ft ../../.git/hooks pre-commit",
+    "install -Dt ../../.git/hooks pre-commit",
+    "TMPDIR=$(echo ../..) mktemp",
+    "git checkout-index --pref=../../ -f -a",
+    "gpg --options evil.conf --enarmor a.txt",
+    "gpg --homedir g --enarmor a.txt",
+    "GNUPGHOME=g gpg --enarmor a.txt",
+    "git restore --pathspec-from-file=f -s evil",
+    "git checkout HEAD~1 -- $(cat f)",
+    "git rm --pathspec-from-file=f",
     "less -o ../../x README.md",  # less logs what it shows
     "cat README.md | less --log-file=../../x",
     # F1: time's output file, flock's lock file
@@ -107,6 +126,12 @@ def test_a_write_or_read_past_the_worktree_is_not_allowed(command: str) -> None:
 
 
 ORDINARY = [
+    "sort -uo out.txt in.txt",
+    "while read -r line; do echo $line; done < f",
+    "VERSION=$(git describe) make",
+    "gpg --enarmor a.txt",
+    "find . -type f -name '*.pyc' -delete",
+    "git checkout HEAD~1 -- src/a.py",
     "less -R out.log",
     "cat x | less -o log.txt",
     "sort -o out.txt in.txt",
@@ -271,3 +296,25 @@ def test_the_real_effect_rg_pre_runs_a_program_on_each_file(tmp_path: Path) -> N
                    capture_output=True)  # fmt: skip
     assert not (root / "victim.txt").exists()
     assert not isinstance(bash(command, root=str(root)), Allow)
+
+
+def test_the_real_effect_a_cluster_hides_sorts_output(tmp_path: Path) -> None:
+    root, wt = _layout(tmp_path)
+    command = "sort -uo ../../README.md own.txt"
+    _run(command, wt)
+    assert (root / "README.md").read_text() == "pwned\n"
+    assert not isinstance(bash(command, root=str(root)), Allow)
+
+
+def test_the_real_effect_a_copy_through_a_link_to_the_root(tmp_path: Path) -> None:
+    """``here -> .`` made by an earlier call: a copy into ``here`` writes the root's
+    ``.mcp.json`` (found probing); the link is resolved when the copy is judged."""
+    root, wt = _layout(tmp_path)
+    (wt / ".mcp.json").write_text('{"mcpServers": {"exo": {}}}')
+    (wt / "x").mkdir()
+    (wt / "x" / ".mcp.json").write_text("{}")
+    (wt / "here").symlink_to(".")
+    command = "cp x/.mcp.json here"
+    assert not isinstance(bash(command, root=str(root)), Allow)
+    _run(command, wt)
+    assert (wt / ".mcp.json").read_text() == "{}"  # what it would have done

@@ -203,7 +203,7 @@ ALLOWED = [
     "openssl s_client -connect h:443 -msgfile m.txt",
     "openssl x509 -in c.pem -noout -text",
     "gpg --list-keys",
-    "gpg --homedir gnupg --list-keys",
+    "gpg --list-keys",
     "gpg -o out.gpg -c f",
     "gpg -c f",
     "gpg --verify f.sig f",

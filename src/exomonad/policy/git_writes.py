@@ -73,8 +73,9 @@ def writes_of(
         positionals, _ = scan_options(rest, frozenset({"-L"}))
         out += [WriteFile(resolve_path(base, w)) for w in positionals[:1]]
     for w in rest:  # checkout-index --prefix=../../: files written below any prefix
-        if sub == "checkout-index" and w.text.startswith("--prefix="):
-            prefix = Word(w.text[9:], w.dynamic, w.quoted)
+        name, eq, value = w.text.partition("=")
+        if sub == "checkout-index" and eq and len(name) > 3 and "--prefix".startswith(name):
+            prefix = Word(value, w.dynamic, w.quoted)  # `--pref=`: git takes a prefix
             out.append(WriteFile(resolve_path(base, prefix)))
     if sub in _GIT_CREATES:
         positionals, _ = scan_options(rest, frozenset({"-b", "-B", "--branch", "--reason",

@@ -310,19 +310,24 @@ def _git_rewrites_checkout(args: list[str], cwd: str | None, ctx: Context) -> bo
     before, after = rest[:dashes], rest[dashes + 1 :]
     opts = [w for w in before if w.startswith("-")]
     plain = [w for w in before if not w.startswith("-")]
-    if sub == "rm":
-        rewrites = any(o == "--recursive" or (o[1:2] != "-" and "r" in o) for o in opts)
+    listed = any(o.startswith(("--pathspec-fr", "--pathspec-from")) for o in opts)
+    if sub == "rm":  # its paths from a file: any of them, a settings file included
+        rewrites = listed or any(o == "--recursive" or (o[1:2] != "-" and "r" in o) for o in opts)
     elif sub == "checkout":  # `checkout REV -- PATHS`, `checkout REV PATHS`
-        rewrites = bool(plain) if "--" in rest else len(plain) > 1
+        rewrites = bool(plain) if "--" in rest or listed else len(plain) > 1
         plain = plain[1:]
     else:  # restore: the revision (-s REV) is judged as a path too; it names none
         rewrites = any(o == "--source" or o.startswith(("--source=", "-s")) for o in opts)
     paths = [*plain, *after]
     if not rewrites:
         return False
+    if listed:
+        return True  # --pathspec-from-file: the paths are not on the command line
     roots = _checkouts(ctx)
     for path in paths:
         full = posixpath.normpath(posixpath.join(cwd or "/", path))
+        if "$" in path or "`" in path:
+            return True  # known when it runs: `$(cat f)`, `$P`
         if path.startswith(":") or _holds_checkout(full, ctx):
             return True
         if is_glob(path) and git_glob_reaches(full, roots):

@@ -191,6 +191,9 @@ def scan_options(
     >>> pos, opts = scan_options([Word("--out"), Word("../x"), Word("f")], frozenset({"--output"}))
     >>> [w.text for w in pos], opts["--output"][0].text
     (['f'], '../x')
+    >>> pos, opts = scan_options([Word("-uo"), Word("../x"), Word("f")], frozenset({"-o"}))
+    >>> [w.text for w in pos], opts["-o"][0].text, "-u" in opts
+    (['f'], '../x', True)
     """
     positionals: list[Word] = []
     opts = Options(with_arg, abbrev)
@@ -215,6 +218,17 @@ def scan_options(
             elif text[:2] in with_arg and len(text) > 2 and not text.startswith("--"):
                 value = Word(text[2:], word.dynamic, word.quoted)
                 text = text[:2]
+            elif not text.startswith("--") and len(text) > 2:
+                # a cluster whose later letter takes a value: `sort -uo F`, `cp -ft DIR`
+                at = next((j for j in range(2, len(text)) if "-" + text[j] in with_arg), None)
+                if at is not None:
+                    opts.setdefault(text[:at], []).append(None)
+                    if at + 1 < len(text):
+                        value = Word(text[at + 1 :], word.dynamic, word.quoted)
+                    elif i + 1 < len(args):
+                        value = args[i + 1]
+                        i += 1
+                    text = "-" + text[at]
             opts.setdefault(text, []).append(value)
         else:
             positionals.append(word)
@@ -282,7 +296,7 @@ _PROGRAM_VARS = frozenset(
 #: configuration files, which name output files).
 OPTION_VARS = frozenset(
     {"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT",
-     "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME"}
+     "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME", "GNUPGHOME"}
 )  # fmt: skip
 _PLAIN_PROGRAMS = frozenset(
     {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}

@@ -5,11 +5,12 @@ F`` ``F.sig``, ``--decrypt-files F.gpg`` ``F``).
 Found as a worker (a fourth round): ``gpg --homedir ../..`` made a keyring in the lead's
 checkout, allowed. gpg takes any unique prefix of a long option (``--hom``, ``--out``),
 and ``--opt=VALUE``. Options that make gpg run a program (``--photo-viewer``,
-``--agent-program``...) are Unknown.
+``--agent-program``...) are Unknown, and so are ``--options FILE`` and ``--homedir DIR``
+(its ``gpg.conf``), whose configuration may name an output file or a program.
 
 >>> from exomonad.policy.shell_lex import Word
->>> gpg_writes([Word("--hom"), Word("../g"), Word("-k")], "/w/t")
-[WriteFile(path='/w/g')]
+>>> gpg_writes([Word("--hom"), Word("../g"), Word("-k")], "/w/t")[0].describe()
+'unrecognised: gpg reads a configuration the command line does not show: gpg --hom ../g -k'
 >>> gpg_writes([Word("-c"), Word("../f")], "/w/t")
 [WriteFile(path='/w/f')]
 >>> gpg_writes([Word("--verify"), Word("../f.sig")], "/w/t")
@@ -25,6 +26,10 @@ from exomonad.policy.shell_parse import resolve_path
 __all__ = ["gpg_writes"]
 
 #: Long options naming a file or directory gpg writes.
+#: Options that make gpg read a configuration file (``--options FILE``; a home dir's
+#: ``gpg.conf``), which may name an output file or a program it runs (found probing:
+#: ``output ../../README.md`` in a worker's file overwrote the lead's README).
+_CONFIGURED = ("--options", "--homedir")
 _WRITES = ("--output", "--homedir", "--keyring", "--secret-keyring", "--primary-keyring",
            "--trustdb-name", "--status-file", "--logger-file", "--log-file",
            "--attribute-file")  # fmt: skip
@@ -77,6 +82,9 @@ def gpg_writes(args: list[Word], cwd: str | None) -> list[Action]:
             name, eq, value = text.partition("=")
             if _long(name, _RUNS):
                 return [Unknown(f"gpg runs a program: {raw}")]
+            if _long(name, _CONFIGURED) is not None:  # gpg.conf may say `output`, a viewer
+                return [Unknown(f"gpg reads a configuration the command line does not show: "
+                                f"{raw}")]  # fmt: skip
             found = _long(name, _WRITES)
             looks = looks or name in _LOOKS or name.startswith("--list-")
             if found is not None:

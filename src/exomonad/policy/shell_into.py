@@ -20,6 +20,7 @@ the settings live), that is Unknown.
 
 from __future__ import annotations
 
+import os
 import posixpath
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
@@ -46,7 +47,10 @@ def into_directory(
     where = resolve_path(cwd, target)
     if where is None:
         return []
-    above = cwd is not None and is_within(cwd, where)
+    # `here -> .`: a link to where the command runs (or above) is the same directory
+    above = cwd is not None and (
+        is_within(cwd, where) or is_within(os.path.realpath(cwd), os.path.realpath(where))
+    )
     named_dir = named_dir or target.text.endswith("/") or posixpath.basename(
         target.text
     ) in (".", "..")  # fmt: skip

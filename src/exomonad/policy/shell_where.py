@@ -160,7 +160,8 @@ def _paths(word: Word, cwd: str | None) -> list[str]:
     if word.dynamic:  # an assignment from $HOME (GOPATH=$HOME/go) is the user's own
         climbs = ".." in text.split("/")
         from_var = _DIR_VAR.match(text) and not is_assignment(word)
-        return [UNKNOWN_PATH] if climbs or from_var else []
+        computed = is_assignment(word) and _names_dir(word.text) and ("$(" in text or "`" in text)
+        return [UNKNOWN_PATH] if climbs or from_var or computed else []
     found = []
     name = word.text.partition("=")[0] if is_assignment(word) else ""
     for part in text.split(":") if name.endswith(("PATH", "DIRS")) else [text]:
@@ -194,6 +195,17 @@ def names_outside(words: list[Word], cwd: str | None, worktree: str | None) -> s
         return None
     found = _outside(words, cwd, worktree)
     return found[0] if found else None
+
+
+#: Variables that name a directory programs write into: one computed when the command
+#: runs (``TMPDIR=$(echo ../..) mktemp``, found probing) is a path not known.
+_DIR_NAMES = ("TMPDIR", "TMP", "TEMP", "TEMPDIR", "HOME", "DESTDIR", "PREFIX", "GNUPGHOME")
+_DIR_SUFFIXES = ("_DIR", "_HOME", "PATH", "_PREFIX", "_ROOT", "_CACHE", "_FOLDER")
+
+
+def _names_dir(assignment: str) -> bool:
+    name = assignment.partition("=")[0].rstrip("+")
+    return name in _DIR_NAMES or name.startswith("XDG_") or name.endswith(_DIR_SUFFIXES)
 
 
 def _fine(path: str, worktree: str) -> bool:
