@@ -78,6 +78,7 @@ OUTSIDE = [
     "PYTHONPATH=../../src python3 -m pytest",
     "declare -x npm_config_cache=../../.npm; npm ci",
     "export GOPATH=$PWD/../.. && go build ./...",
+    "PYTHONPATH=$(pwd)/../.. python3 -m pytest",
 ]
 
 
@@ -118,6 +119,8 @@ ORDINARY = [
     "DATABASE_URL=postgres://localhost/x npm test",
     "black $PWD/src",
     "export GOPATH=$HOME/go && go build ./...",
+    "PYTHONPATH=$(pwd)/src python3 -m pytest",
+    "CARGO_TARGET_DIR=$(mktemp -d) cargo build",
 ]
 
 

@@ -160,7 +160,10 @@ def _paths(word: Word, cwd: str | None) -> list[str]:
     if word.dynamic:  # an assignment from $HOME (GOPATH=$HOME/go) is the user's own
         climbs = ".." in text.split("/")
         from_var = _DIR_VAR.match(text) and not is_assignment(word)
-        computed = is_assignment(word) and _names_dir(word.text) and ("$(" in text or "`" in text)
+        known = text
+        for here in _HERE:
+            known = known.replace(here, "")
+        computed = is_assignment(word) and _names_dir(word.text) and ("$(" in known or "`" in known)
         return [UNKNOWN_PATH] if climbs or from_var or computed else []
     found = []
     name = word.text.partition("=")[0] if is_assignment(word) else ""
@@ -201,6 +204,10 @@ def names_outside(words: list[Word], cwd: str | None, worktree: str | None) -> s
 #: runs (``TMPDIR=$(echo ../..) mktemp``, found probing) is a path not known.
 _DIR_NAMES = ("TMPDIR", "TMP", "TEMP", "TEMPDIR", "HOME", "DESTDIR", "PREFIX", "GNUPGHOME")
 _DIR_SUFFIXES = ("_DIR", "_HOME", "PATH", "_PREFIX", "_ROOT", "_CACHE", "_FOLDER")
+
+
+#: Substitutions that name the worktree or scratch space: `PYTHONPATH=$(pwd)/src`.
+_HERE = ("$(pwd)", "`pwd`", "$(git rev-parse --show-toplevel)", "$(mktemp -d)", "$(mktemp)")
 
 
 def _names_dir(assignment: str) -> bool:
