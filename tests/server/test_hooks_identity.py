@@ -170,3 +170,17 @@ def test_a_gemini_worker_starts_with_the_environment_its_env_file_cannot_change(
     env = provision(svc, "g1", "proj", runtime="gemini").env(svc.state_dir)
     assert env["GEMINI_RESTRICTED_MODE"] == "false"
     assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+def test_the_transport_says_who_and_where_not_the_hook_input(svc: Services) -> None:
+    """``_pane`` and ``_peer`` are the server's own notes on a hook (the pane header, the
+    kernel's peer): the same keys in the hook's input, which is the agent's text, are
+    overwritten; a peer the kernel did not give is no one's, and steers no team."""
+    body = orjson.dumps({"session_id": "s-x", "tool_name": "TeamCreate",
+                         "tool_input": {"team_name": "evil"}, "_peer": os.getpid(),
+                         "_pane": "%9"})  # fmt: skip
+    hook_request(svc, "post-tool-use", "claude", body, None, None, peer=None)
+    assert svc.registry.current == "proj"
+    session = svc.registry.session("s-x")
+    assert session is not None
+    assert session.pane is None

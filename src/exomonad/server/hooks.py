@@ -313,9 +313,10 @@ def hook_request(
         command = args.get("command") if isinstance(args, dict) else None
         if isinstance(command, str) and len(command) > MAX_COMMAND:
             return refuse(event, runtime, "ask", f"shell command longer than {MAX_COMMAND} bytes")
-        if pane:
-            payload["_pane"] = pane
-        payload["_peer"] = peer
+        # What the transport says, never what the input says (it is the agent's text):
+        # the pane header, and the peer (-1 when the kernel did not say: no one's).
+        payload["_pane"] = pane or None
+        payload["_peer"] = peer if peer is not None else -1
         who = svc.identify_lead_claim(token, peer, runtime) if lead_claim else \
             svc.identify(token, peer)  # fmt: skip
         fault = _unlinked(svc, who, event, runtime)
