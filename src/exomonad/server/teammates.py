@@ -69,7 +69,7 @@ def _may_not_provision(svc: Services, request: Request, body: dict[str, Any]) ->
         return "only the lead may ask for a worker of another role or parent"
     pid = peer_pid(request.scope)
     if pid is None:
-        return None  # in process: the server's own
+        return "the connecting process is not known (no peer credentials)"
     lead = svc.tokens.lead_path.read_text().strip() if svc.tokens.lead_path.exists() else None
     why = token_requester(pid, lead)
     return None if why is None else f"a worker token is not issued to an agent's process ({why})"
