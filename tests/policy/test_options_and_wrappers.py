@@ -246,10 +246,6 @@ def test_the_real_effect_cp_target_copies_into_the_leads_checkout(tmp_path: Path
     assert not isinstance(bash(command, root=str(root)), Allow)
 
 
-@pytest.mark.skipif(
-    subprocess.run(["sed", "--version"], capture_output=True, check=False).returncode != 0,
-    reason="needs GNU sed",
-)
 def test_the_real_effect_sed_in_edits_the_leads_file(tmp_path: Path) -> None:
     root, wt = _layout(tmp_path)
     command = "sed --in s/readme/PWN/ ../../README.md"
@@ -278,8 +274,8 @@ def test_the_real_effect_flock_makes_its_lock_file(tmp_path: Path) -> None:
     assert not isinstance(bash(command, root=str(root)), Allow)
 
 
-@pytest.mark.skipif(not Path("/usr/bin/time").exists(), reason="needs GNU time")
 def test_the_real_effect_time_o_appends_to_the_leads_file(tmp_path: Path) -> None:
+    assert Path("/usr/bin/time").exists(), "GNU time is missing: `make setup` installs it"
     root, wt = _layout(tmp_path)
     command = "/usr/bin/time -a -f PLANTED -o ../../README.md true"
     _run(command, wt)
@@ -287,8 +283,8 @@ def test_the_real_effect_time_o_appends_to_the_leads_file(tmp_path: Path) -> Non
     assert not isinstance(bash(command, root=str(root)), Allow)
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="needs ripgrep")
 def test_the_real_effect_rg_pre_runs_a_program_on_each_file(tmp_path: Path) -> None:
+    assert shutil.which("rg"), "ripgrep is missing: `make setup` installs it"
     root, wt = _layout(tmp_path)
     (root / "victim.txt").write_text("x\n")
     command = "rg --pre rm x ../../victim.txt"
