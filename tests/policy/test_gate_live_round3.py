@@ -9,22 +9,14 @@ worker whose ``.git`` was rewritten gets every later call refused.
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from exomonad.client import ServerClient
-from exomonad.teams import TeamPaths, create_team
-from exomonad.util.waiting import retry_until
-from tests.policy.test_state_tree_live import Live
-from tests.support.git import make_repo
-from tests.support.tmux import READER, TmuxServer
+from tests.policy.test_state_tree_live import Live, served
+from tests.support.tmux import TmuxServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -42,42 +34,14 @@ ATTEMPTS = [
 
 @pytest.fixture
 def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
-    root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
-    make_repo(tmp_path / "proj")
-    state.mkdir()
-    (state / "config.toml").write_text(
-        f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
-        'tmux_session = "main"\nready_marker = "ready"\nallow_ungated = true\n'
-        "[policy]\napproval_timeout = 1\npopup = false\n"
-    )
-    create_team(TeamPaths("proj", root))
-    env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
-    env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
-               EXOMONAD_LOCK_DIR=str(state / "locks"),
-               EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", tmux_server.socket],
-        env=env, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
-    created = subprocess.run(
-        [sys.executable, "-m", "exomonad", "hook", "post-tool-use", "--runtime", "claude"],
-        input=json.dumps({"session_id": "lead-1", "tool_name": "TeamCreate",
-                          "tool_input": {"team_name": "proj"}}),
-        env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert created.returncode == 0, created.stderr
-    yield Live(state, env)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
+    """The live server, escalations answered at once (no one approves them here)."""
+    config = "[policy]\napproval_timeout = 1\npopup = false\n"
+    with served(tmp_path, tmux_server, config) as running:
+        yield running
 
 
 def test_a_worker_cannot_get_around_the_gate_this_rounds_ways(live: Live) -> None:
-    lead = ServerClient.as_lead(live.state, timeout=60)
-    lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": "w1", "task": "wait"}]})
-    held = json.loads((live.state / "tokens.json").read_text())
-    token, who = next((t, v) for t, v in held.items() if v["name"] == "w1")
-    worktree = Path(who["worktree"])
+    token, worktree = live.spawn_worker()
     leaked = subprocess.run(["bash", "-c", ATTEMPTS[0]], cwd=worktree,
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert token in leaked.stdout  # what the first one does when it runs

@@ -10,13 +10,10 @@ real too: bash with ``nocaseglob`` reads the project's tokens through an upper-c
 
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from exomonad.client import ServerClient
 from tests.policy.test_gate_live_round3 import live
 from tests.policy.test_state_tree_live import Live
 
@@ -44,11 +41,7 @@ ATTEMPTS = [
 
 
 def test_a_worker_cannot_get_around_the_gate_the_fourth_rounds_ways(live: Live) -> None:
-    lead = ServerClient.as_lead(live.state, timeout=60)
-    lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": "w1", "task": "wait"}]})
-    held = json.loads((live.state / "tokens.json").read_text())
-    token, who = next((t, v) for t, v in held.items() if v["name"] == "w1")
-    worktree = Path(who["worktree"])
+    token, worktree = live.spawn_worker()
     leaked = subprocess.run(["bash", "-c", ATTEMPTS[0]], cwd=worktree,
                             capture_output=True, text=True, check=False)  # fmt: skip
     assert token in leaked.stdout  # what the first one does when it runs

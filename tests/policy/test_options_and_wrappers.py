@@ -24,7 +24,7 @@ import pytest
 from exomonad.policy.decisions import Allow
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
-from tests.policy.worker import bash
+from tests.policy.worker import bash, scratch_worktree
 
 HARMFUL = [
     # a fifth look, at this round's own code
@@ -218,9 +218,7 @@ def test_without_abbreviations_options_are_exact() -> None:
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
+    root, wt = scratch_worktree(tmp_path)
     (root / "README.md").write_text("lead readme\n")
     (wt / "own.txt").write_text("pwned\n")
     return root, wt

@@ -27,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny
-from tests.policy.worker import bash
+from tests.policy.worker import bash, scratch_worktree
+from tests.support.git import git
 
 NOT_ALLOWED = [
     # git plumbing's output options
@@ -269,22 +270,12 @@ def test_every_socat_file_address_is_the_path_it_names() -> None:
 def _layout(tmp_path: Path) -> tuple[Path, Path]:
     """The project ``tmp_path/p`` with the lead's ``README.md`` and a worktree
     ``.worktrees/w1`` holding a repository with one commit."""
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
+    root, wt = scratch_worktree(tmp_path)
     (root / "README.md").write_text("lead\n")
     (wt / "f").write_text("a\n")
     for args in (["init", "-q"], ["add", "f"], ["commit", "-qm", "a"]):
-        _git(wt, *args)
+        git(wt, *args)
     return root, wt
-
-
-def _git(cwd: Path, *args: str) -> None:
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
-    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, timeout=60,
-                   capture_output=True)  # fmt: skip
 
 
 def _run(command: str, cwd: Path) -> None:

@@ -26,7 +26,7 @@ from exomonad.policy.actions import DeleteFile, WriteFile
 from exomonad.policy.decisions import Allow
 from exomonad.policy.predicates import touches_control_files
 from exomonad.policy.request import Context
-from tests.policy.worker import ROOT, WT, bash
+from tests.policy.worker import ROOT, WT, bash, scratch_worktree
 
 #: Each replaced, emptied or removed a worker's settings, run for real in its worktree.
 REPLACED = [
@@ -191,15 +191,8 @@ def test_which_paths_touch_an_agents_settings(action: WriteFile | DeleteFile,
     assert touches_control_files(action, CTX) is touches
 
 
-def _layout(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
-    return root, wt
-
-
 def test_the_real_effect_a_copy_into_claude_replaces_the_settings(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     hooks = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command",
                                                   "command": "exomonad-hook pre"}]}]}}  # fmt: skip
     (wt / ".claude").mkdir()
@@ -214,7 +207,7 @@ def test_the_real_effect_a_copy_into_claude_replaces_the_settings(tmp_path: Path
 
 
 def test_the_real_effect_a_case_blind_glob_prints_the_token(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     (root / ".exomonad").mkdir()
     (root / ".exomonad" / "lead.token").write_text("LEAD-SECRET\n")
     command = "shopt -s nocaseglob; cat ../../.EXOMONA[D]/LEAD.TOKE[N]"

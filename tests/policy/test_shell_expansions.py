@@ -24,7 +24,7 @@ from exomonad.policy.decisions import Allow, Deny
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word, lex
-from tests.policy.worker import WT, bash
+from tests.policy.worker import WT, bash, scratch_worktree
 
 OUTSIDE = [
     "cd ~+/..; cd ~+/..; grep -r SECRET",
@@ -120,9 +120,7 @@ def test_a_huge_expansion_is_not_known() -> None:
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
+    root, wt = scratch_worktree(tmp_path)
     (root / ".exomonad").mkdir()
     (root / ".exomonad" / "lead.token").write_text("SECRET-LEAD-TOKEN\n")
     return root, wt

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,14 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 class Live:
     state: Path
     env: dict[str, str]
+
+    def spawn_worker(self, name: str = "w1") -> tuple[str, Path]:
+        """The lead spawns worker ``name``: its token and its worktree."""
+        lead = ServerClient.as_lead(self.state, timeout=60)
+        lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": name, "task": "wait"}]})
+        held = json.loads((self.state / "tokens.json").read_text())
+        token, who = next((t, v) for t, v in held.items() if v["name"] == name)
+        return token, Path(who["worktree"])
 
     def hook(self, command: str, *, token: str, cwd: Path) -> dict[str, Any]:
         """The hook client's answer for a Bash call (as Claude Code sends it)."""
@@ -56,14 +65,16 @@ class Live:
         return answer
 
 
-@pytest.fixture
-def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
+@contextmanager
+def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "") -> Iterator[Live]:
+    """A real ``exomonad serve`` on a scratch project whose lead made team ``proj``;
+    ``config``: more of ``.exomonad/config.toml`` (after ``[workers]``)."""
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
     make_repo(tmp_path / "proj")
     state.mkdir()
     (state / "config.toml").write_text(
         f'[workers]\ncommand = "{sys.executable} {READER} {tmp_path}/worker.jsonl"\n'
-        'tmux_session = "main"\nready_marker = "ready"\nallow_ungated = true\n'
+        'tmux_session = "main"\nready_marker = "ready"\nallow_ungated = true\n' + config
     )
     create_team(TeamPaths("proj", root))
     env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
@@ -82,19 +93,23 @@ def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
         env=env, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
-    yield Live(state, env)
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
+    try:
+        yield Live(state, env)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
+@pytest.fixture
+def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
+    with served(tmp_path, tmux_server) as running:
+        yield running
 
 
 def test_a_workers_recursive_grep_of_the_project_is_refused(live: Live) -> None:
-    lead = ServerClient.as_lead(live.state, timeout=60)
-    lead.call("POST", "/tool/spawn_workers", {"workers": [{"name": "w1", "task": "wait"}]})
-    held = json.loads((live.state / "tokens.json").read_text())
-    token, who = next((t, v) for t, v in held.items() if v["name"] == "w1")
-    worktree = Path(who["worktree"])
+    token, worktree = live.spawn_worker()
     assert worktree == live.state.parent / ".worktrees" / "w1"
-    assert who["role"] == "worker"
+    assert json.loads((live.state / "tokens.json").read_text())[token]["role"] == "worker"
 
     # What such a command does when run: every token in the project, the lead's included.
     leaked = subprocess.run(["grep", "-r", "exo_", "../.."], cwd=worktree,

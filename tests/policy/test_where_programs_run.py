@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny
-from tests.policy.worker import bash
+from tests.policy.worker import bash, scratch_worktree
 
 OUTSIDE = [
     "cd ../.. && make",
@@ -134,15 +134,8 @@ def test_rules_on_commands_still_deny_outside_the_worktree() -> None:
     assert isinstance(bash("cd ../.. && python3 -m exomonad approve 1"), Deny)
 
 
-def _layout(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
-    return root, wt
-
-
 def test_the_real_effect_make_in_the_leads_checkout(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     (root / "Makefile").write_text("all:\n\ttouch LEAD-BUILD-RAN\n")
     command = "cd ../.. && make -s"
     subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60,
@@ -152,7 +145,7 @@ def test_the_real_effect_make_in_the_leads_checkout(tmp_path: Path) -> None:
 
 
 def test_the_real_effect_sqlite3_runs_a_command(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     command = "sqlite3 db '.shell touch ../../SQLITE-RAN'"
     subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60)
     assert (root / "SQLITE-RAN").exists()
@@ -160,7 +153,7 @@ def test_the_real_effect_sqlite3_runs_a_command(tmp_path: Path) -> None:
 
 
 def test_the_real_effect_xxd_writes_its_second_operand(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     (root / "README.md").write_text("lead\n")
     (wt / "dump").write_text("70776e0a\n")  # "pwn\n"
     command = "xxd -p -r dump ../../README.md"
@@ -170,7 +163,7 @@ def test_the_real_effect_xxd_writes_its_second_operand(tmp_path: Path) -> None:
 
 
 def test_the_real_effect_make_installs_where_its_variables_say(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     (wt / "Makefile").write_text("install:\n\tmkdir -p $(DESTDIR)/bin && touch $(DESTDIR)/bin/x\n")
     command = "make -s DESTDIR=../../planted install"
     subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60,
@@ -180,7 +173,7 @@ def test_the_real_effect_make_installs_where_its_variables_say(tmp_path: Path) -
 
 
 def test_the_real_effect_a_temporary_directory_in_the_leads_checkout(tmp_path: Path) -> None:
-    root, wt = _layout(tmp_path)
+    root, wt = scratch_worktree(tmp_path)
     command = "TMPDIR=../.. mktemp"
     out = subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=60,
                          capture_output=True, text=True).stdout  # fmt: skip

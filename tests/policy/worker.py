@@ -8,13 +8,14 @@ place the policy tests build that request.
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from exomonad.policy.decisions import Decision
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import ToolRequest
 
-__all__ = ["ROOT", "WT", "bash", "decide", "engine_for"]
+__all__ = ["ROOT", "WT", "bash", "decide", "engine_for", "scratch_worktree"]
 
 #: The project (its state dir is ``ROOT/.exomonad``) and the worker's worktree in it.
 ROOT = "/p"
@@ -40,3 +41,13 @@ def decide(tool: str, data: dict[str, Any], *, role: str = "worker", root: str =
 def bash(command: str, *, role: str = "worker", root: str = ROOT) -> Decision:
     """:func:`decide` on a Claude Code ``Bash`` call running ``command``."""
     return decide("Bash", {"command": command}, role=role, root=root)
+
+
+def scratch_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A project ``tmp_path/p`` and its worker's worktree ``.worktrees/w1`` (made), laid
+    out as :data:`ROOT` and :data:`WT` are: where a real-effect test runs a command, then
+    asks :func:`bash` about it with ``root=str(project)``."""
+    root = tmp_path / "p"
+    wt = root / ".worktrees" / "w1"
+    wt.mkdir(parents=True)
+    return root, wt
