@@ -87,6 +87,11 @@ def test_other_agent_judges_a_process_by_its_parents_and_the_lead_token() -> Non
         retry_until(lambda: Path(f"/proc/{sleeper.pid}/cmdline").read_bytes().startswith(
             b"gemini"), timeout=30, message="bash exec'd `gemini`")  # fmt: skip
         assert other_agent(sleeper.pid) == f"pid {sleeper.pid} is an agent (gemini)"
+        # A process just exec'd can show an empty environ for a moment (seen once in a
+        # fresh-clone run): wait until both children's are there.
+        retry_until(lambda: all(b"EXOMONAD_TOKEN=" in Path(f"/proc/{p.pid}/environ").read_bytes()
+                                for p in (plain, marked)),
+                    timeout=30, message="the children's environments")  # fmt: skip
         assert other_agent(plain.pid, "exo_lead") is None  # the lead's token: the lead's
         assert "EXOMONAD_TOKEN" in (other_agent(plain.pid) or "")
         assert "EXOMONAD_TOKEN" in (other_agent(marked.pid, "exo_lead") or "")
