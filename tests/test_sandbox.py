@@ -154,9 +154,17 @@ def _index(argv: list[str], *seq: str) -> int:
 
 def _layout(tmp_path: Path) -> SandboxSpec:
     project = tmp_path / "p"
-    for d in ("p/.worktrees/w", "p/.git/hooks", "p/.exomonad", "ro", "rw", "rw/inner"):
+    dirs = ("p/.worktrees/w", "p/.git/hooks", "p/.git/objects", "p/.git/worktrees/w",
+            "p/.exomonad", "ro", "rw", "rw/inner")  # fmt: skip
+    for d in dirs:
         (tmp_path / d).mkdir(parents=True)
-    (project / ".git" / "config").write_text("[core]\n")
+    git, private = project / ".git", project / ".git/worktrees/w"
+    (git / "config").write_text("[core]\n")
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (project / ".worktrees/w/.git").write_text(f"gitdir: {private}\n")
+    (private / "commondir").write_text("../..\n")
+    (private / "gitdir").write_text(f"{project}/.worktrees/w/.git\n")
+    (private / "HEAD").write_text("ref: refs/heads/exo/w\n")
     return SandboxSpec(project / ".worktrees/w", project, project / ".exomonad",
                        project / ".git", extra_ro=[tmp_path / "rw/inner"],
                        extra_rw=[tmp_path / "rw", tmp_path / "ro"])  # fmt: skip
@@ -170,16 +178,18 @@ def test_argv_binds_in_covering_order(tmp_path: Path) -> None:
     tmp = _index(argv, "--tmpfs", "/tmp")
     project = _index(argv, "--ro-bind", p, p)
     worktree = _index(argv, "--bind", f"{p}/.worktrees/w", f"{p}/.worktrees/w")
-    common = _index(argv, "--bind", git, git)
     rw = _index(argv, "--bind", str(tmp_path / "rw"), str(tmp_path / "rw"))
-    config = _index(argv, "--ro-bind", f"{git}/config", f"{git}/config")
-    hooks = _index(argv, "--ro-bind", f"{git}/hooks", f"{git}/hooks")
-    info = _index(argv, "--tmpfs", f"{git}/info")  # missing: an empty read-only tmpfs
-    assert argv[info - 2 : info] == ["--perms", "0555"]
-    assert argv[info + 2 : info + 4] == ["--remount-ro", f"{git}/info"]
+    common = _index(argv, "--ro-bind", git, git)
+    # The common dir read-only, then only what the worker's git writes (sandbox_git).
+    subs = ("objects", "refs/heads/exo", "logs/refs/heads/exo/w", "worktrees/w")
+    writable = [_index(argv, "--bind", f"{git}/{sub}", f"{git}/{sub}") for sub in subs]
+    assert [a for i, a in _pairs(argv, "--bind") if a.startswith(git)] == [
+        f"{git}/{sub}" for sub in subs
+    ]
     ro = _index(argv, "--ro-bind", str(tmp_path / "rw/inner"), str(tmp_path / "rw/inner"))
     state = _index(argv, "--tmpfs", f"{p}/.exomonad")
-    assert root < tmp < project < worktree < common < rw < config < hooks < info < ro < state
+    assert root < tmp < project < worktree < rw < common < min(writable)
+    assert max(writable) < ro < state
     assert argv[state - 2 : state] == ["--perms", "0700"]
     end = argv.index("--")
     assert argv[end - 2 : end] == ["--chdir", f"{p}/.worktrees/w"]

@@ -26,7 +26,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-__all__ = ["WORKTREE_CONFIG_KEYS", "config_fault", "link_fault"]
+__all__ = ["WORKTREE_CONFIG_KEYS", "config_fault", "link_fault", "private_dir"]
 
 #: Keys a worktree's ``config.worktree`` may hold for the server to run git there:
 #: ExoMonad's push gate and sparse checkout's own. Anything else (``core.fsmonitor``, a
@@ -72,19 +72,34 @@ def _up(real: str, name: str) -> str:
     return posixpath.normpath(path) if climbs else os.path.realpath(path)
 
 
+def _named_dir(worktree: Path) -> tuple[str | None, str]:
+    """The private git dir ``worktree``'s ``.git`` names (joined, not resolved), or None
+    and what is wrong with that file."""
+    text = _read(worktree / ".git")
+    if text is None:
+        return None, "its .git is missing or unreadable"
+    if not text.startswith("gitdir: ") or text.count("\n") > 1:
+        return None, "its .git is not a worktree link"
+    return posixpath.join(worktree, text[len("gitdir: ") :].strip()), ""
+
+
+def private_dir(worktree: Path) -> Path | None:
+    """The private git dir ``worktree``'s ``.git`` names, resolved; None if ``.git`` is
+    not a worktree link. Whether that dir links back is :func:`link_fault`'s question."""
+    named, _ = _named_dir(worktree)
+    return None if named is None else Path(os.path.realpath(named))
+
+
 def link_fault(worktree: Path, common: Path, *, config: bool = True) -> str | None:
     """What is wrong with ``worktree``'s link to the repository whose common git dir is
     ``common`` (both real paths, as :class:`~exomonad.worktrees.WorktreeManager` gives
     them); None when ``.git``, ``commondir`` and ``gitdir`` agree (and, with ``config``,
     :func:`config_fault` finds nothing: a ``git`` process, so the hook path, which runs
     for every call, leaves it out). An intact link costs a few ``open``s, no ``realpath``."""
-    text = _read(worktree / ".git")
-    if text is None:
-        return "its .git is missing or unreadable"
-    if not text.startswith("gitdir: ") or text.count("\n") > 1:
-        return "its .git is not a worktree link"
+    named_dir, fault = _named_dir(worktree)
+    if named_dir is None:
+        return fault
     worktrees = posixpath.join(common, "worktrees")
-    named_dir = posixpath.join(worktree, text[len("gitdir: ") :].strip())
     private = _plain(named_dir)  # <common>/worktrees/<id>, neither of its last two a link
     if (
         private is None

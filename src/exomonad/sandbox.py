@@ -1,8 +1,9 @@
 """Run a worker's command under bubblewrap (``bwrap``): ``[workers] sandbox = "bwrap"``.
 
 The worker sees the whole file system read-only, may write only its own git worktree,
-the repository's shared ``.git`` (objects and refs: its commits land there) and the
-paths the caller adds, and does not see the project's ``.exomonad/`` state (tokens,
+what its own git needs of the repository's shared ``.git`` (objects, its branch's ref
+directory, its private git dir: :mod:`exomonad.sandbox_git`) and the paths the caller
+adds, and does not see the project's ``.exomonad/`` state (tokens,
 databases, policy, config) except the server's socket and a server-info file that lets
 the hook client and ``exomonad mcp-stdio`` reach the server. See ``docs/sandbox.md`` for
 exactly what this stops and what it does not.
@@ -13,10 +14,9 @@ emits, in this order:
 1. ``--ro-bind / /``, a fresh ``/dev`` and ``/proc`` (in a new pid namespace), a private
    ``/tmp``;
 2. the project root read-only (explicitly, so it stays read-only whatever comes before);
-3. the writable places: the worktree (inside the read-only project root), the git common
-   dir, ``extra_rw``;
-4. the read-only places: the git common dir's ``config``, ``hooks/``, ``info/``, and the
-   lead's ``HEAD`` and ``index``; ``extra_ro``;
+3. the writable places: the worktree (inside the read-only project root), ``extra_rw``;
+4. the git common dir read-only, then the parts of it the worker's git writes
+   (:func:`~exomonad.sandbox_git.git_binds`); ``extra_ro``;
 5. a tmpfs over the state dir, then the server socket and the server-info file back in.
 
 Bind sources are resolved in the host's file system, so 5 can bind files from the very
@@ -39,6 +39,7 @@ from pathlib import Path
 import orjson
 
 from exomonad.errors import SandboxError
+from exomonad.sandbox_git import git_binds
 from exomonad.server.pidfile import read_server_info
 
 __all__ = [
@@ -57,12 +58,6 @@ INSTALL_HINT = "apt-get install bubblewrap"
 SANDBOX_INFO_DIR = "sandbox"
 #: The pid of bwrap's reaper inside the sandbox's pid namespace (always alive there).
 _SANDBOX_PID = 1
-#: In the git common dir, read-only inside the sandbox: what a worker could use to run
-#: code in the lead's git (hooks, aliases, core.hooksPath, filters, remotes) or to move
-#: the lead's own checkout. A missing directory is replaced by an empty read-only one.
-_GIT_RO_FILES = ("config", "HEAD", "index")
-_GIT_RO_DIRS = ("hooks", "info", "exomonad-hooks")  # the last: ExoMonad's pre-push gate
-
 #: Run inside the sandbox before the worker's command (``python -I -c ... cmd...``): a
 #: seccomp filter that makes ``ioctl(TIOCSTI)`` / ``ioctl(TIOCLINUX)`` fail with EPERM,
 #: then ``exec``. Without ``--new-session`` the worker keeps the pane's tty as its
@@ -106,9 +101,10 @@ class SandboxSpec:
         and a server-info file (see :func:`sandbox_server_info`).
     git_common_dir:
         The repository's common ``.git`` (``git rev-parse --git-common-dir``, see
-        :func:`git_common_dir`): read-write for objects and refs, but ``config``,
-        ``hooks/``, ``info/``, ``HEAD`` and ``index`` read-only. ``None`` binds nothing
-        (the worker then cannot commit unless the common dir is inside the worktree).
+        :func:`git_common_dir`): read-only but for ``objects/``, the directory of the
+        worker's branch ref and reflog, and its private git dir
+        (:func:`~exomonad.sandbox_git.git_binds`). ``None`` binds nothing (the worker
+        then cannot commit unless the common dir is inside the worktree).
     extra_ro, extra_rw:
         More paths to bind read-only / read-write at their own place, e.g. the spool
         dir for long messages (read-only) and the agent's config home such as
@@ -151,28 +147,6 @@ def _real(path: Path, what: str) -> str:
     return real
 
 
-def _git_ro_args(common: str) -> list[str]:
-    args: list[str] = []
-    for name in _GIT_RO_FILES:
-        path = os.path.join(common, name)
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
-    for name in _GIT_RO_DIRS:
-        path = os.path.join(common, name)
-        if os.path.isdir(path):
-            args += ["--ro-bind", path, path]
-        else:  # bwrap creates the mount point (an empty dir) in the host's .git
-            args += ["--perms", "0555", "--tmpfs", path, "--remount-ro", path]
-    # With extensions.worktreeConfig, <common>/config.worktree is the lead's own config:
-    # a worker that could create it could set core.hooksPath for the lead.
-    worktree_config = os.path.join(common, "config.worktree")
-    if os.path.exists(worktree_config):
-        args += ["--ro-bind", worktree_config, worktree_config]
-    elif _worktree_config_enabled(os.path.join(common, "config")):
-        args += ["--ro-bind", "/dev/null", worktree_config]
-    return args
-
-
 def _programs_under_tmp(command: Sequence[str]) -> list[str]:
     """Directories under ``/tmp`` the sandboxed command needs to run (this Python's
     prefixes, for the seccomp wrapper; ExoMonad's own package, which the worker's hooks
@@ -189,31 +163,6 @@ def _programs_under_tmp(command: Sequence[str]) -> list[str]:
         if real.startswith("/tmp/") and os.path.isdir(real) and real not in out:
             out.append(real)
     return out
-
-
-def _own_worktree_config(worktree: str) -> str | None:
-    """``<gitdir>/config.worktree`` of ``worktree`` (where ExoMonad sets its
-    ``core.hooksPath``), if it exists."""
-    try:
-        with open(os.path.join(worktree, ".git"), encoding="utf-8") as fh:
-            first = fh.readline().strip()
-    except OSError:
-        return None
-    if not first.startswith("gitdir:"):
-        return None
-    gitdir = os.path.join(worktree, first.removeprefix("gitdir:").strip())
-    config = os.path.join(gitdir, "config.worktree")
-    return os.path.realpath(config) if os.path.exists(config) else None
-
-
-def _worktree_config_enabled(config: str) -> bool:
-    """Whether the git config may enable ``extensions.worktreeConfig`` (a textual check:
-    a false positive only adds a protection)."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as fh:
-            return "worktreeconfig" in fh.read().lower()
-    except OSError:
-        return False
 
 
 def sandbox_server_info(state_dir: Path) -> tuple[Path, str] | None:
@@ -263,13 +212,16 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
     Raises
     ------
     SandboxError
-        ``command`` is empty or a path of ``spec`` does not exist.
+        ``command`` is empty, a path of ``spec`` does not exist, or the worktree's
+        link to the git common dir or its branch cannot be confined
+        (:func:`~exomonad.sandbox_git.git_binds`).
 
     Notes
     -----
-    Side effect: refreshes ``<state_dir>/sandbox/server.pid`` when a server is running
-    (:func:`sandbox_server_info`). The network namespace is shared: the model's API must
-    stay reachable.
+    Side effects: refreshes ``<state_dir>/sandbox/server.pid`` when a server is running
+    (:func:`sandbox_server_info`); makes the worker's branch ref directory and reflog
+    in the git common dir if missing (:func:`~exomonad.sandbox_git.git_binds`). The
+    network namespace is shared: the model's API must stay reachable.
     """
     if not command:
         raise SandboxError("sandbox: empty command")
@@ -289,13 +241,10 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
         for path in _programs_under_tmp(command):  # e.g. a virtualenv made under /tmp
             argv += ["--ro-bind", path, path]
     argv += ["--ro-bind", project, project]
-    for path in (worktree, *([common] if common else []), *extra_rw):
+    for path in (worktree, *extra_rw):
         argv += ["--bind", path, path]
     if common is not None:
-        argv += _git_ro_args(common)
-        own = _own_worktree_config(worktree)
-        if own is not None:  # core.hooksPath of the worker's worktree: the pre-push gate
-            argv += ["--ro-bind", own, own]
+        argv += git_binds(worktree, common)
     for path in extra_ro:
         argv += ["--ro-bind", path, path]
     argv += ["--perms", "0700", "--tmpfs", state]
