@@ -28,7 +28,8 @@ Credentials are copies too, and a refresh inside stays inside. For Gemini that i
 harmless: Google's OAuth refresh token does not rotate, so the user's file keeps working
 and the worker's next copy starts from it. Codex's ChatGPT refresh token is single-use
 (rotated at each refresh), and Codex 0.169 saves ``auth.json`` by writing ``.auth-XXXX``
-and renaming it over ``auth.json`` (measured with strace; the inode changes), which no
+and renaming it over ``auth.json`` (measured with strace on ``codex login
+--with-api-key``, the same auth storage; the inode changes), which no
 bind of the one file survives (``EBUSY``) and only write access to the real directory
 (``config.toml`` included) would allow. So a worker that refreshes (Codex does when the
 token is eight days old or refused) leaves the user's ``auth.json`` holding a used
