@@ -5,8 +5,8 @@ worker, with a temporary ``$HOME`` holding both homes. Code a worker runs inside
 sandbox must not be able to write what the user's own Gemini CLI or Codex (or an
 unsandboxed worker) runs at its next start: settings with hooks and MCP server
 commands, ``.env``, ``config.toml``; while the CLI still finds its settings and
-credentials where it looks. bwrap missing is a failure, never a skip. The real Gemini
-CLI in such a sandbox: ``tests/e2e/test_gemini_sandbox_home.py``.
+credentials where it looks. bwrap missing is a failure, never a skip. The real CLIs in
+such a sandbox: ``tests/e2e/test_gemini_sandbox_home.py``, ``test_codex_sandbox_home.py``.
 """
 
 from __future__ import annotations
