@@ -15,6 +15,8 @@ emits, in this order:
    ``/tmp``;
 2. the project root read-only (explicitly, so it stays read-only whatever comes before);
 3. the writable places: the worktree (inside the read-only project root), ``extra_rw``;
+   then ``mounts`` (a worker's private agent config homes, see
+   :mod:`exomonad.sandbox_homes`);
 4. the git common dir read-only, then the parts of it the worker's git writes
    (:func:`~exomonad.sandbox_git.git_binds`); ``extra_ro``;
 5. a tmpfs over the state dir, then the server socket and the server-info file back in.
@@ -40,6 +42,7 @@ import orjson
 
 from exomonad.errors import SandboxError
 from exomonad.sandbox_git import git_binds
+from exomonad.sandbox_homes import Mount, private_homes
 from exomonad.server.pidfile import read_server_info
 
 __all__ = [
@@ -107,9 +110,13 @@ class SandboxSpec:
         then cannot commit unless the common dir is inside the worktree).
     extra_ro, extra_rw:
         More paths to bind read-only / read-write at their own place, e.g. the spool
-        dir for long messages (read-only) and the agent's config home such as
-        ``~/.gemini`` (read-write). They must exist. ``extra_ro`` wins over
-        ``extra_rw``; the hidden state dir wins over both.
+        dir for long messages (read-only). They must exist. ``extra_ro`` wins over
+        ``extra_rw`` and ``mounts``; the hidden state dir wins over all.
+    mounts:
+        Binds from one place to another, in order (a later one covers an earlier one),
+        after ``extra_rw``: a worker's private agent config homes over the real ones
+        (:func:`exomonad.sandbox_homes.private_homes`). Sources must exist; destinations
+        must be absolute.
     new_session:
         Pass ``--new-session`` (``setsid``): only for a worker without a terminal. It
         cuts a TUI from its controlling tty: no job control, no ``/dev/tty``, and no
@@ -130,6 +137,7 @@ class SandboxSpec:
     git_common_dir: Path | None = None
     extra_ro: Sequence[Path] = field(default_factory=tuple)
     extra_rw: Sequence[Path] = field(default_factory=tuple)
+    mounts: Sequence[Mount] = field(default_factory=tuple)
     new_session: bool = False
     private_tmp: bool = True
 
@@ -137,6 +145,7 @@ class SandboxSpec:
         # Frozen means frozen: keep our own copies of the sequences.
         object.__setattr__(self, "extra_ro", tuple(Path(p) for p in self.extra_ro))
         object.__setattr__(self, "extra_rw", tuple(Path(p) for p in self.extra_rw))
+        object.__setattr__(self, "mounts", tuple(self.mounts))
 
 
 def _real(path: Path, what: str) -> str:
@@ -145,6 +154,13 @@ def _real(path: Path, what: str) -> str:
     if not os.path.exists(real):
         raise SandboxError(f"sandbox: {what} {path} does not exist")
     return real
+
+
+def _absolute(path: Path) -> str:
+    """``path`` as a mount destination: absolute, else refused."""
+    if not path.is_absolute():
+        raise SandboxError(f"sandbox: mount destination {path} is not absolute")
+    return str(path)
 
 
 def _programs_under_tmp(command: Sequence[str]) -> list[str]:
@@ -231,6 +247,8 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
     common = None if spec.git_common_dir is None else _real(spec.git_common_dir, "git dir")
     extra_rw = [_real(p, "extra_rw path") for p in spec.extra_rw]
     extra_ro = [_real(p, "extra_ro path") for p in spec.extra_ro]
+    mounts = [(_real(m.source, "mount source"), _absolute(m.dest), m.writable)
+              for m in spec.mounts]  # fmt: skip
 
     argv = [shutil.which("bwrap") or "bwrap", "--die-with-parent", "--unshare-pid"]
     if spec.new_session:
@@ -243,6 +261,8 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
     argv += ["--ro-bind", project, project]
     for path in (worktree, *extra_rw):
         argv += ["--bind", path, path]
+    for source, dest, writable in mounts:
+        argv += ["--bind" if writable else "--ro-bind", source, dest]
     if common is not None:
         argv += git_binds(worktree, common)
     for path in extra_ro:
@@ -318,15 +338,19 @@ def require_bwrap() -> str:
 
 
 def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
-                state_dir: Path) -> list[str]:  # fmt: skip
+                state_dir: Path, name: str) -> list[str]:  # fmt: skip
     """A worker's command as ExoMonad runs it: unchanged, or under bwrap (``[workers]
-    sandbox = "bwrap"``) with its worktree writable, the spool dir readable and the
-    agents' own config homes (``~/.gemini``, ``~/.codex``) writable.
+    sandbox = "bwrap"``) with its worktree writable, the spool dir readable and private
+    copies of the agents' config homes (``~/.gemini``, ``~/.codex``) in place of the
+    user's, made afresh for worker ``name`` (:mod:`exomonad.sandbox_homes`).
 
     Raises
     ------
     SandboxError
-        bwrap is missing or unusable, or the worker has no worktree to confine it to.
+        bwrap is missing or unusable, the worker has no worktree to confine it to, or
+        its private homes could not be made.
+    InvalidNameError
+        ``name`` could escape its directory.
     """
     if sandbox == "none":
         return list(command)
@@ -337,9 +361,10 @@ def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
 
     spool = default_spool_dir()
     spool.mkdir(parents=True, exist_ok=True)
-    homes = [p for p in (Path.home() / ".gemini", Path.home() / ".codex") if p.is_dir()]
+    state = state_dir.resolve()
+    homes = private_homes(state / SANDBOX_INFO_DIR, name)
     wt = Path(worktree)
-    spec = SandboxSpec(worktree=wt, project_root=state_dir.resolve().parent,
-                       state_dir=state_dir.resolve(), git_common_dir=git_common_dir(wt),
-                       extra_ro=(spool,), extra_rw=tuple(homes))  # fmt: skip
+    spec = SandboxSpec(worktree=wt, project_root=state.parent, state_dir=state,
+                       git_common_dir=git_common_dir(wt), extra_ro=(spool,),
+                       mounts=tuple(homes))  # fmt: skip
     return bwrap_argv(command, spec)

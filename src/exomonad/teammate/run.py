@@ -243,6 +243,7 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         sandbox=config.workers.sandbox,
         worktree=cwd,
         state_dir=state,
+        name=args.name,
     )
     backend = PtyBackend(mirror=True)  # the pane shows the agent; its user can type too
     pane = backend.spawn(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())

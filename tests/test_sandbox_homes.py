@@ -1,0 +1,197 @@
+"""Sandboxed workers get private agent config homes (``exomonad.sandbox_homes``).
+
+Real ``bwrap``, through :func:`exomonad.sandbox.worker_argv` as ExoMonad spawns a
+worker, with a temporary ``$HOME`` holding both homes. Code a worker runs inside the
+sandbox must not be able to write what the user's own Gemini CLI or Codex (or an
+unsandboxed worker) runs at its next start: settings with hooks and MCP server
+commands, ``.env``, ``config.toml``; while the CLI still finds its settings and
+credentials where it looks. bwrap missing is a failure, never a skip. The real CLIs in
+such a sandbox: ``tests/e2e/test_gemini_sandbox_home.py``, ``test_codex_sandbox_home.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from exomonad.errors import InvalidNameError, SandboxError
+from exomonad.sandbox import SandboxSpec, bwrap_argv, require_bwrap, worker_argv
+from exomonad.sandbox_homes import HOMES_DIR, Mount, private_homes
+from tests.support.git import GIT_ENV, git, make_repo
+
+pytestmark = pytest.mark.integration
+
+SETTINGS = '{"hooks": {}}\n'
+CONFIG = 'model = "gpt-5"\n'
+OAUTH = '{"refresh_token": "r-1"}\n'
+AUTH = '{"OPENAI_API_KEY": "sk-1"}\n'
+
+
+@dataclass
+class Homes:
+    """A project with a worker's worktree, and a ``$HOME`` with both agent homes."""
+
+    home: Path
+    worktree: Path
+    state: Path
+
+    def run(self, script: str, name: str = "w1") -> subprocess.CompletedProcess[str]:
+        """``bash -c script`` as sandboxed worker ``name`` runs, output captured."""
+        argv = worker_argv(["bash", "-c", script], sandbox="bwrap",
+                           worktree=str(self.worktree), state_dir=self.state,
+                           name=name)  # fmt: skip
+        return subprocess.run(argv, env={**os.environ, **GIT_ENV}, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+
+
+@pytest.fixture
+def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
+    try:
+        require_bwrap()
+    except SandboxError as exc:
+        pytest.fail(f"{exc} (`make setup` installs it)")
+    home = tmp_path / "home"
+    (home / ".gemini" / "tmp").mkdir(parents=True)
+    (home / ".gemini" / "tmp" / "chats.json").write_text("[]")
+    (home / ".gemini" / "settings.json").write_text(SETTINGS)
+    (home / ".gemini" / "oauth_creds.json").write_text(OAUTH)
+    (home / ".gemini" / "extensions" / "ext").mkdir(parents=True)
+    (home / ".codex" / "sessions").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(CONFIG)
+    (home / ".codex" / "auth.json").write_text(AUTH)
+    (home / ".codex" / "skills" / "mine").mkdir(parents=True)
+    (home / ".codex" / "skills" / "mine" / "SKILL.md").write_text("a skill\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.setenv("EXOMONAD_SPOOL_DIR", str(tmp_path / "spool"))
+    repo = make_repo(tmp_path / "repo")
+    worktree = repo / ".worktrees" / "w1"
+    git(repo, "worktree", "add", "-q", "-b", "exo/w1", str(worktree))
+    state = repo / ".exomonad"
+    state.mkdir()
+    return Homes(home, worktree, state)
+
+
+def test_a_worker_cannot_write_the_users_agent_config(homes: Homes) -> None:
+    """The escape: a settings.json (hooks, MCP commands) or a config.toml (``notify``,
+    MCP commands) written inside runs outside at the user's next start."""
+    out = homes.run('echo \'{"hooks": "evil"}\' > "$HOME/.gemini/settings.json" && '
+                    'echo \'notify = ["evil"]\' > "$HOME/.codex/config.toml" && '
+                    'cat "$HOME/.gemini/settings.json" "$HOME/.codex/config.toml"')  # fmt: skip
+    assert (homes.home / ".gemini" / "settings.json").read_text() == SETTINGS
+    assert (homes.home / ".codex" / "config.toml").read_text() == CONFIG
+    assert out.returncode == 0, out.stderr  # the worker's own copies took the writes
+    assert out.stdout == '{"hooks": "evil"}\nnotify = ["evil"]\n'
+
+
+def test_the_cli_finds_its_settings_and_credentials_but_not_the_users_runtime_dirs(
+    homes: Homes,
+) -> None:
+    out = homes.run('cd "$HOME"; ls -A .gemini; ls -A .codex; stat -c "%a %n" '
+                    '.gemini/oauth_creds.json .codex/auth.json; cat .gemini/oauth_creds.json '
+                    '.codex/auth.json .codex/skills/mine/SKILL.md')  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == ("extensions\noauth_creds.json\nsettings.json\n"  # no tmp/
+                          "auth.json\nconfig.toml\nskills\n"  # no sessions/
+                          "600 .gemini/oauth_creds.json\n600 .codex/auth.json\n"
+                          f"{OAUTH}{AUTH}a skill\n")  # fmt: skip
+    private = homes.state / "sandbox" / HOMES_DIR / "w1"
+    for path in (private / "gemini" / "oauth_creds.json", private / "codex" / "auth.json"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((private / "gemini").stat().st_mode) == 0o700
+
+
+def test_the_users_extensions_are_read_only_inside(homes: Homes) -> None:
+    out = homes.run('touch "$HOME/.gemini/extensions/ext/gemini-extension.json"')
+    assert out.returncode != 0
+    assert "Read-only file system" in out.stderr
+    assert list((homes.home / ".gemini" / "extensions" / "ext").iterdir()) == []
+
+
+def test_a_workers_edits_do_not_survive_its_next_spawn(homes: Homes) -> None:
+    """Reseeded at each spawn: a settings change made inside (hooks for the next start)
+    is gone, even from a directory the worker made unremovable."""
+    first = homes.run('echo \'{"hooks": "evil"}\' > "$HOME/.gemini/settings.json" && '
+                      'mkdir -p "$HOME/.codex/x/y" && touch "$HOME/.codex/x/y/z" && '
+                      'chmod 0 "$HOME/.codex/x/y" "$HOME/.codex/x"')  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    second = homes.run('cat "$HOME/.gemini/settings.json"; ls -A "$HOME/.codex"')
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == SETTINGS + "auth.json\nconfig.toml\nskills\n"
+    homes_dir = homes.state / "sandbox" / HOMES_DIR
+    assert sorted(p.name for p in homes_dir.iterdir()) == [".trash", "w1"]
+    assert list((homes_dir / ".trash").iterdir()) == []  # the old home was removed
+
+
+def test_each_worker_has_its_own_home_under_its_sanitised_name(homes: Homes) -> None:
+    assert homes.run('echo one > "$HOME/.gemini/GEMINI.md"', name="a.b").returncode == 0
+    out = homes.run('cat "$HOME/.gemini/GEMINI.md"', name="w2")
+    assert out.returncode != 0  # w2 does not see a.b's memory
+    homes_dir = homes.state / "sandbox" / HOMES_DIR
+    assert (homes_dir / "a-b" / "gemini" / "GEMINI.md").read_text() == "one\n"
+    assert not (homes.home / ".gemini" / "GEMINI.md").exists()
+    with pytest.raises(InvalidNameError):
+        homes.run("true", name="../escape")
+
+
+def test_codex_home_follows_codex_home(homes: Homes, monkeypatch: pytest.MonkeyPatch,
+                                       tmp_path: Path) -> None:  # fmt: skip
+    """The worker inherits ``$CODEX_HOME`` (ExoMonad pins it to the home whose hook trust
+    it checked): that is the home made private."""
+    other = tmp_path / "codex-elsewhere"
+    other.mkdir()
+    (other / "config.toml").write_text(CONFIG)
+    monkeypatch.setenv("CODEX_HOME", str(other))
+    out = homes.run('echo evil > "$CODEX_HOME/config.toml" && cat "$CODEX_HOME/config.toml"')
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "evil\n"
+    assert (other / "config.toml").read_text() == CONFIG
+
+
+def test_a_home_that_cannot_be_made_stops_the_spawn(homes: Homes) -> None:
+    """Never an unsandboxed (or unprivatised) command on a fault."""
+    (homes.state / "sandbox").write_text("not a directory")
+    with pytest.raises(SandboxError, match="private homes"):
+        homes.run("true")
+
+
+def test_a_special_file_in_a_copied_tree_is_left_out(homes: Homes) -> None:
+    os.mkfifo(homes.home / ".codex" / "skills" / "pipe")
+    os.mkfifo(homes.home / ".gemini" / "settings.json.fifo")
+    (homes.home / ".gemini" / "settings.json").unlink()
+    os.mkfifo(homes.home / ".gemini" / "settings.json")  # not a file: not copied
+    out = homes.run('ls -A "$HOME/.codex/skills" "$HOME/.gemini"')
+    assert out.returncode == 0, out.stderr
+    assert "pipe" not in out.stdout
+    assert "settings.json\n" not in out.stdout
+
+
+def test_private_homes_without_real_homes_binds_nothing(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "nobody")}
+    assert private_homes(tmp_path / "sandbox", "w1", env) == []
+    assert (tmp_path / "sandbox" / HOMES_DIR / "w1").is_dir()
+
+
+def test_argv_binds_mounts_after_extra_rw_and_before_extra_ro(tmp_path: Path) -> None:
+    for d in ("p/.worktrees/w", "p/.exomonad", "rw", "src", "ro"):
+        (tmp_path / d).mkdir(parents=True)
+    spec = SandboxSpec(tmp_path / "p/.worktrees/w", tmp_path / "p", tmp_path / "p/.exomonad",
+                       extra_rw=[tmp_path / "rw"], extra_ro=[tmp_path / "ro"],
+                       mounts=[Mount(tmp_path / "src", Path("/home/u/.gemini"), True),
+                               Mount(tmp_path / "ro", Path("/home/u/.gemini/x"))])  # fmt: skip
+    argv = bwrap_argv(["true"], spec)
+    rw = argv.index(str(tmp_path / "rw"))
+    home = argv.index("/home/u/.gemini")
+    assert argv[home - 2 : home + 1] == ["--bind", str(tmp_path / "src"), "/home/u/.gemini"]
+    assert argv[home + 1 : home + 4] == ["--ro-bind", str(tmp_path / "ro"), "/home/u/.gemini/x"]
+    assert rw < home < argv.index("--tmpfs", home)
+    relative = Mount(tmp_path / "src", Path("rel"))
+    with pytest.raises(SandboxError, match="not absolute"):
+        bwrap_argv(["true"], SandboxSpec(spec.worktree, spec.project_root, spec.state_dir,
+                                         mounts=[relative]))  # fmt: skip
