@@ -143,6 +143,15 @@ def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return done
 
 
+def _nested_repositories(path: Path) -> tuple[str, ...]:
+    """The gitlinks (submodules, nested repositories) of ``path``'s index that are
+    populated, each named as work not inspected; from the index alone (no git there)."""
+    staged = _git(path, "ls-files", "--stage", "-z")
+    links = [e.split("\t", 1)[1] for e in staged.stdout.split("\0") if e.startswith("160000 ")]
+    return tuple(f"{link} (a nested repository, not inspected)" for link in links
+                 if os.path.lexists(path / link / ".git"))  # fmt: skip
+
+
 class WorktreeManager:
     """Makes, inspects and removes the workers' worktrees of one repository.
 
@@ -263,8 +272,12 @@ class WorktreeManager:
             return WorktreeState(path, None, tampered=tampered)
         head = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         branch = head.stdout.strip() or None
-        status = _git(path, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+        # Not into nested repositories: their config is the worker's (a clean filter
+        # there ran as the server). Populated ones count as work not looked at.
+        status = _git(path, "status", "--porcelain=v1", "-z", "--untracked-files=all",
+                      "--ignore-submodules=all")  # fmt: skip
         uncommitted = tuple(e[3:] for e in status.stdout.split("\0") if len(e) > 3)
+        uncommitted += _nested_repositories(path)
         tip = _git(path, "rev-parse", "HEAD", check=False).stdout.strip()
         lead = _git(self.project_root, "rev-parse", "HEAD", check=False).stdout.strip()
         merged = (
