@@ -10,7 +10,16 @@ import orjson
 import pytest
 
 from exomonad.errors import CorruptFileError, ExomonadError
-from exomonad.teams.atomic import dump_json, read_json, read_json_array, write_json_atomic
+from exomonad.teams.atomic import (
+    commit_staged,
+    discard_staged,
+    dump_json,
+    read_json,
+    read_json_array,
+    stage_json,
+    write_json_atomic,
+)
+from exomonad.teams.dirs import SafeDir
 
 # Expected bytes were produced once with Node 20: JSON.stringify(value, null, 2).
 STRINGIFY_SAMPLES: list[tuple[str, Any, str]] = [
@@ -276,3 +285,22 @@ def test_round_trip_through_file(tmp_path: Path) -> None:
     entries = [{"from": "a", "text": "x" * 1000, "timestamp": "t", "extra": {"k": [1, 2]}}]
     write_json_atomic(path, entries)
     assert read_json_array(path) == entries
+
+
+def test_a_staged_file_is_in_place_only_once_committed_and_discard_removes_it(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "inbox.json"
+    target.write_bytes(b"[]")
+    with SafeDir.trusting(tmp_path) as d:
+        kept = stage_json(target, [{"a": 1}], durable=True, at=d)
+        dropped = stage_json(target, [{"b": 2}], durable=False, at=d)
+        assert target.read_bytes() == b"[]"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["inbox.json", kept.name, dropped.name]
+        )
+        discard_staged(dropped, at=d)
+        discard_staged(dropped, at=d)  # gone already: nothing to do
+        assert commit_staged(kept, at=d) == target.stat().st_ino == kept.inode
+    assert target.read_bytes() == dump_json([{"a": 1}])
+    assert [p.name for p in tmp_path.iterdir()] == ["inbox.json"]

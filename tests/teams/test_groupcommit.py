@@ -19,7 +19,7 @@ import pytest
 
 from exomonad.errors import CorruptFileError, ExomonadError
 from exomonad.teams import inbox_io
-from exomonad.teams.atomic import dump_json, write_json_atomic
+from exomonad.teams.atomic import Staged, dump_json, stage_json
 from exomonad.teams.groupcommit import PAUSE_FACTOR, InboxQueue, Pending, commit_stats, queue_for
 from exomonad.teams.lock import LockSettings, lock_dir_for
 from exomonad.teams.mailbox import Mailbox
@@ -95,14 +95,15 @@ def joined(callers: list[Caller]) -> list[Caller]:
 
 
 def counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count inbox rewrites (each records how many entries it wrote)."""
+    """Count inbox rewrites, prepared ahead of the lock or under it (each records how many
+    entries it wrote)."""
     writes: list[int] = []
 
-    def counted(path: Path, value: Any, **kw: Any) -> int:
+    def counted(path: Path, value: Any, **kw: Any) -> Staged:
         writes.append(len(value))
-        return write_json_atomic(path, value, **kw)
+        return stage_json(path, value, **kw)
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", counted)
+    monkeypatch.setattr(inbox_io, "stage_json", counted)
     return writes
 
 
@@ -137,12 +138,12 @@ def test_every_caller_of_a_group_that_meets_a_corrupt_file_hears_the_error(
     garbage = b'[{"from": "team-lead", "text": "half'
     writes: list[int] = []
 
-    def corrupted_then_fails(path: Path, value: Any, **kw: Any) -> int:
+    def corrupted_then_fails(path: Path, value: Any, **kw: Any) -> Staged:
         writes.append(len(value))
         inbox.write_bytes(garbage)  # someone ignoring the lock, or a torn disk
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", corrupted_then_fails)
+    monkeypatch.setattr(inbox_io, "stage_json", corrupted_then_fails)
     with lock_held(mb):
         callers = queued_callers(mb, [sender(mb, f"m{n}") for n in range(5)])
     joined(callers)
@@ -200,17 +201,16 @@ def test_followers_that_arrive_while_a_group_is_written_form_the_next_group(
 ) -> None:
     mb = Mailbox(team, durable=False)
     writing, release = threading.Event(), threading.Event()
-    real = write_json_atomic
     groups: list[list[str]] = []
 
-    def slow(path: Path, value: Any, **kw: Any) -> int:
+    def slow(path: Path, value: Any, **kw: Any) -> Staged:
         groups.append([e["text"] for e in value])
         if len(groups) == 1:
             writing.set()
             assert release.wait(30)
-        return real(path, value, **kw)
+        return stage_json(path, value, **kw)
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", slow)
+    monkeypatch.setattr(inbox_io, "stage_json", slow)
     first = Caller(sender(mb, "a"))
     first.start()
     assert writing.wait(30)  # the first group (a alone) is being written, lock held

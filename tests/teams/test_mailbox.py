@@ -26,7 +26,7 @@ from exomonad.errors import (
     UnknownRecipientError,
 )
 from exomonad.teams import inbox_io
-from exomonad.teams.atomic import dump_json, write_json_atomic
+from exomonad.teams.atomic import Staged, commit_staged, dump_json, stage_json
 from exomonad.teams.config import create_team, register_synthetic
 from exomonad.teams.dialects import DIALECTS, Dialect
 from exomonad.teams.lock import FileLock, lock_dir_for
@@ -626,16 +626,15 @@ def test_concurrent_appends_from_8_threads(make_mailbox: MailboxFactory) -> None
 def test_transient_write_failure_is_retried(
     make_mailbox: MailboxFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = write_json_atomic
     calls: list[int] = []
 
-    def flaky(path: Path, value: Any, **kw: Any) -> int:
+    def flaky(path: Path, value: Any, **kw: Any) -> Staged:
         calls.append(len(value))
         if len(calls) <= 2:
             raise OSError(errno.EIO, "Input/output error")
-        return real(path, value, **kw)
+        return stage_json(path, value, **kw)
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", flaky)
+    monkeypatch.setattr(inbox_io, "stage_json", flaky)
     mb = make_mailbox(attempts=5)
     mid = mb.send("team-lead", sender="g", text="hi")
     assert len(calls) == 3
@@ -648,11 +647,11 @@ def test_permanent_write_failure_raises_delivery_error(
 ) -> None:
     calls: list[int] = []
 
-    def broken(path: Path, value: Any, **kw: Any) -> int:
+    def broken(path: Path, value: Any, **kw: Any) -> Staged:
         calls.append(1)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", broken)
+    monkeypatch.setattr(inbox_io, "stage_json", broken)
     mb = make_mailbox(attempts=3)
     with pytest.raises(DeliveryError, match="after 3 attempts") as info:
         mb.send("team-lead", sender="g", text="hi")
@@ -681,16 +680,15 @@ def test_unverified_write_is_a_delivery_error(
     make_mailbox: MailboxFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A writer that ignores the lock replaces the file right after our rename.
-    real = write_json_atomic
-
-    def clobbered(path: Path, value: Any, **kw: Any) -> int:
-        inode = real(path, value, **kw)
+    def clobbered(staged: Staged, **kw: Any) -> int:
+        inode = commit_staged(staged, **kw)
+        path = mb.paths.inbox("team-lead")
         tmp = path.with_name("foreign.tmp")
         tmp.write_text("[]")
         os.replace(tmp, path)
         return inode
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", clobbered)
+    monkeypatch.setattr(inbox_io, "commit_staged", clobbered)
     mb = make_mailbox(attempts=2)
     with pytest.raises(DeliveryError, match="not found after writing"):
         mb.send("team-lead", sender="g", text="hi")
@@ -701,17 +699,16 @@ def test_failure_after_the_write_landed_does_not_duplicate(
 ) -> None:
     # e.g. the directory fsync after the rename fails: the entry is on disk, the write
     # reports an error, append retries -- and must not append the same message again.
-    real = write_json_atomic
     calls: list[int] = []
 
-    def lands_then_fails(path: Path, value: Any, **kw: Any) -> int:
-        inode = real(path, value, **kw)
+    def lands_then_fails(staged: Staged, **kw: Any) -> int:
+        inode = commit_staged(staged, **kw)
         calls.append(1)
         if len(calls) == 1:
             raise OSError(errno.EIO, "fsync of directory failed")
         return inode
 
-    monkeypatch.setattr(inbox_io, "write_json_atomic", lands_then_fails)
+    monkeypatch.setattr(inbox_io, "commit_staged", lands_then_fails)
     mb = make_mailbox(attempts=3)
     mid = mb.send("team-lead", sender="g", text="hi")
     assert ids(mb, "team-lead") == [mid]

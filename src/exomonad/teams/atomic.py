@@ -25,6 +25,7 @@ import errno
 import os
 import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,15 @@ from exomonad.errors import CorruptFileError, SymlinkRefusedError
 from exomonad.teams.dirs import SafeDir
 
 __all__ = [
+    "Staged",
+    "commit_staged",
+    "discard_staged",
     "dump_json",
     "parse_json_array",
     "read_bytes",
     "read_json",
     "read_json_array",
+    "stage_json",
     "write_json_atomic",
 ]
 
@@ -143,15 +148,38 @@ def write_json_atomic(
     """
     if at is None:
         with SafeDir.trusting(path.parent) as d:
-            return _write_at(d, path.name, value, durable, sync_dir)
-    return _write_at(at, at.name_of(path), value, durable, sync_dir)
+            return _write_at(d, path, value, durable, sync_dir)
+    return _write_at(at, path, value, durable, sync_dir)
 
 
-def _write_at(d: SafeDir, name: str, value: Any, durable: bool, sync_dir: bool) -> int:
+def _write_at(d: SafeDir, path: Path, value: Any, durable: bool, sync_dir: bool) -> int:
+    inode = commit_staged(stage_json(path, value, durable=durable, at=d), at=d)
+    if durable and sync_dir:
+        d.fsync()
+    return inode
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A temp file written beside its target (fsynced if durable), not yet renamed."""
+
+    #: The temp file's name in the target's directory (``<target>.tmp.<8 hex>``).
+    name: str
+    #: The target's name in that directory.
+    target: str
+    #: The temp file's inode: what the target is once :func:`commit_staged` renamed it.
+    inode: int
+
+
+def stage_json(path: Path, value: Any, *, durable: bool, at: SafeDir) -> Staged:
+    """The first half of :func:`write_json_atomic`: ``value`` serialised into a new
+    temp file beside ``path`` (fsynced with ``durable``); :func:`commit_staged` puts it
+    in place, :func:`discard_staged` removes it. No directory fsync."""
+    name = at.name_of(path)
     tmp = f"{name}.tmp.{secrets.token_hex(4)}"
     payload = dump_json(value)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, 0o644, dir_fd=d.fd)
+    fd = os.open(tmp, flags, 0o644, dir_fd=at.fd)
     try:
         try:
             view = memoryview(payload)
@@ -162,11 +190,25 @@ def _write_at(d: SafeDir, name: str, value: Any, durable: bool, sync_dir: bool) 
             inode = os.fstat(fd).st_ino
         finally:
             os.close(fd)
-        os.replace(tmp, name, src_dir_fd=d.fd, dst_dir_fd=d.fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=d.fd)
+            os.unlink(tmp, dir_fd=at.fd)
         raise
-    if durable and sync_dir:
-        d.fsync()
-    return inode
+    return Staged(tmp, name, inode)
+
+
+def commit_staged(staged: Staged, *, at: SafeDir) -> int:
+    """Rename ``staged`` over its target (removing the temp file if that fails); returns
+    its inode."""
+    try:
+        os.replace(staged.name, staged.target, src_dir_fd=at.fd, dst_dir_fd=at.fd)
+    except BaseException:
+        discard_staged(staged, at=at)
+        raise
+    return staged.inode
+
+
+def discard_staged(staged: Staged, *, at: SafeDir) -> None:
+    """Remove ``staged``'s temp file (gone already: nothing to do)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(staged.name, dir_fd=at.fd)

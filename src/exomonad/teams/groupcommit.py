@@ -3,20 +3,21 @@
 Callers of one process that append to the same inbox line up in its
 :class:`InboxQueue`: threads wait in :meth:`~InboxQueue.submit`, an event loop awaits
 the future :meth:`~InboxQueue.submit_later` gives. One *leader* writes its own entry
-and every entry queued behind it in one locked rewrite, taking newcomers until the lock
-is held (one lock, one read, one rewrite, one fsync and one verification for the whole
-group), then answers each of them. Arrivals during the write wait for the next group,
-led by a waiting thread, or by a thread of this module's pool when only futures wait.
+and every entry queued behind it in one locked rewrite, taking newcomers until the write
+is prepared (ahead of the lock, :func:`~exomonad.teams.inbox_io.mutate`), or until the
+lock is held when it had to be written under it (one lock, one read, one rewrite, one
+fsync and one verification for the whole group), then answers each of them. Arrivals
+during the write wait for the next group, led by a waiting thread, or by a thread of
+this module's pool when only futures wait.
 Each caller is answered only after its entry is verified on disk, or with the group's
 error: nobody hears "sent" for an entry that is not there.
 
 Claude Code's writers share the lock and give up after ~655 ms of back-off, so the
-lock is held no longer than one append holds it (plus the extra entries' serialisation,
-microseconds), and back-to-back groups leave it free between them: after a group of
-several, or with callers already waiting as a group finishes, the next group waits
-three times as long as the last one held the lock (:data:`PAUSE_FACTOR`,
-:attr:`InboxQueue.free_at`), so under a full team the lock is ours at most a quarter of
-the time. A lone caller never waits.
+lock is held no longer than one append holds it, and back-to-back groups leave it free
+between them: after a group of several, or with callers already waiting as a group
+finishes, the next group waits three times as long as the last one held the lock
+(:data:`PAUSE_FACTOR`, :attr:`InboxQueue.free_at`), so under a full team the lock is
+ours at most a quarter of the time. A lone caller never waits.
 """
 
 from __future__ import annotations

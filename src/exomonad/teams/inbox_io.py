@@ -7,7 +7,9 @@ critical section is one read, one parse, one serialise and one rename (and the t
 file's fsync when ``durable``); what was to be written is verified before the lock is
 released (once released, Claude Code 2.1.330 may deliver and prune it at once). The
 directory fsync of a durable write happens after the lock is released, keeping the hold
-short for Claude Code's writers, which give up after ~655 ms.
+short for Claude Code's writers, which give up after ~655 ms. Appends go further
+(``ahead``): parse, serialise, write and fsync happen before the lock, and under it only
+a read, a comparison of bytes and the rename, unless the file changed meanwhile.
 """
 
 from __future__ import annotations
@@ -22,9 +24,17 @@ from typing import Any
 
 import orjson
 
-from exomonad.teams.atomic import read_bytes, read_json_array, write_json_atomic
+from exomonad.errors import CorruptFileError
+from exomonad.teams.atomic import (
+    Staged,
+    commit_staged,
+    discard_staged,
+    parse_json_array,
+    read_bytes,
+    stage_json,
+)
 from exomonad.teams.dirs import SafeDir
-from exomonad.teams.lock import FileLock, LockSettings
+from exomonad.teams.lock import FileLock, LockSettings, lock_dir_for
 from exomonad.teams.models import message_identity
 from exomonad.teams.paths import TeamPaths
 
@@ -88,6 +98,14 @@ class Mutation:
 _NOTHING = Mutation(wrote=False, verified=False, version=None, held=0.0)
 
 
+@dataclass(frozen=True)
+class _Ahead:
+    """A write prepared before the lock: the bytes it was computed from, and its temp file."""
+
+    basis: bytes
+    staged: Staged
+
+
 def mutate(
     paths: TeamPaths,
     member: str,
@@ -97,6 +115,7 @@ def mutate(
     durable: bool,
     verify: Callable[[], Collection[str]] | None = None,
     create: bool = True,
+    ahead: bool = False,
 ) -> Mutation:
     """Run ``change`` on ``member``'s entries under lock; write if it returns True.
 
@@ -105,6 +124,14 @@ def mutate(
     rename put our file in place and nobody else writes while we hold the lock); when
     ``change`` wrote nothing, by reading the entries back. Without ``create`` a missing
     inbox (or inbox directory) is left missing and nothing happens.
+
+    With ``ahead``, while nobody holds the lock, the write is prepared before taking it
+    (:func:`_prepare`: read, ``change``, serialise, temp file written and fsynced), and
+    under the lock the file is read again: only if its bytes are exactly the ones the
+    write was computed from is the temp file renamed into place, otherwise it is thrown
+    away and ``change`` runs again on what was read under the lock. The lock is then held
+    for a read, a comparison and a rename. ``change`` must only edit ``entries`` (it may
+    run twice, once outside the lock).
     """
     path = paths.inbox(member)
     try:
@@ -119,20 +146,58 @@ def mutate(
         elif not d.exists(path.name):
             return _NOTHING
         version = None
-        with local_lock(path):
-            with FileLock(path, lock, at=d):
-                acquired = time.perf_counter()
-                entries = read_json_array(path, at=d)
-                wrote = change(entries, d)
-                if wrote:
-                    inode = write_json_atomic(path, entries, durable=durable, sync_dir=False, at=d)
-                    st = d.lstat(path.name)
-                    version = (st.st_ino, st.st_mtime_ns, st.st_size)
-                    ok = st.st_ino == inode
-                else:  # nothing written: are the ids there already (an earlier write's)?
-                    ids = verify() if verify is not None else ()
-                    ok = not ids or not missing_ids(read_bytes(path, at=d), ids)
-            held = time.perf_counter() - acquired
+        prepared = _prepare(path, d, change, durable) if ahead else None
+        try:
+            with local_lock(path):
+                with FileLock(path, lock, at=d):
+                    acquired = time.perf_counter()
+                    data = _read_or_empty(path, d)
+                    if prepared is not None and data == prepared.basis:
+                        wrote, inode = True, commit_staged(prepared.staged, at=d)
+                        prepared = None
+                    else:
+                        entries = parse_json_array(path, data)
+                        wrote = change(entries, d)
+                        if wrote:
+                            staged = stage_json(path, entries, durable=durable, at=d)
+                            inode = commit_staged(staged, at=d)
+                    if wrote:
+                        st = d.lstat(path.name)
+                        version = (st.st_ino, st.st_mtime_ns, st.st_size)
+                        ok = st.st_ino == inode
+                    else:  # nothing written: are the ids there already (an earlier write's)?
+                        ids = verify() if verify is not None else ()
+                        ok = not ids or not missing_ids(data, ids)
+                held = time.perf_counter() - acquired
+        finally:
+            if prepared is not None:  # the file changed before we held the lock
+                discard_staged(prepared.staged, at=d)
         if wrote and durable:
             d.fsync()
     return Mutation(wrote=wrote, verified=ok, version=version, held=held)
+
+
+def _read_or_empty(path: Path, d: SafeDir) -> bytes:
+    """The inbox's bytes; a missing file reads as empty (nothing in it to lose)."""
+    try:
+        return read_bytes(path, at=d)
+    except FileNotFoundError:
+        return b""
+
+
+def _prepare(path: Path, d: SafeDir, change: Change, durable: bool) -> _Ahead | None:
+    """``change`` applied to the inbox as it is now, unlocked, and written to a temp file
+    (fsynced with ``durable``); None when there is nothing to prepare: the lock is held
+    (its holder is about to change the file, and whoever queues meanwhile then joins the
+    write made under the lock), the bytes do not parse (a torn read of an in-place write,
+    or a corrupt file: the read under the lock decides), or ``change`` wants no write."""
+    if d.exists(lock_dir_for(path).name):
+        return None
+    basis = _read_or_empty(path, d)
+    try:
+        entries = parse_json_array(path, basis)
+    except CorruptFileError:
+        return None
+    if not change(entries, d):
+        return None
+    return _Ahead(basis, stage_json(path, entries, durable=durable, at=d))

@@ -254,6 +254,7 @@ class Mailbox:
                     lock=self.lock,
                     durable=self.durable,
                     verify=lambda: [p.message_id for p in group],
+                    ahead=True,
                 )
                 if done.verified:
                     return done.held

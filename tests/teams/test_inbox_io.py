@@ -1,0 +1,197 @@
+"""The locked read-modify-write (``inbox_io.mutate``) with its write prepared ahead of the
+lock: the prepared file is renamed into place only if the bytes read under the lock are
+the ones it was computed from; any other change, whatever its size or timestamps, is read,
+kept and written again under the lock, and a file that turned corrupt is left alone."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exomonad.errors import CorruptFileError
+from exomonad.teams import inbox_io
+from exomonad.teams.atomic import Staged, dump_json, stage_json, write_json_atomic
+from exomonad.teams.dirs import SafeDir
+from exomonad.teams.inbox_io import Mutation, mutate
+from exomonad.teams.lock import DEFAULT_LOCK, lock_dir_for
+from exomonad.teams.paths import TeamPaths
+from tests.teams.conftest import leftovers
+
+
+def entry(text: str) -> dict[str, Any]:
+    return {"from": "w", "text": text, "timestamp": "2026-11-25T00:00:00.000Z", "msg_id": text}
+
+
+SEEDED = [entry("aaaa"), entry("bbbb")]
+NEW = entry("new")
+
+
+class Appender:
+    """A change that appends :data:`NEW` unless present; counts its runs."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self, entries: list[dict[str, Any]], _: SafeDir) -> bool:
+        self.runs += 1
+        if any(e.get("msg_id") == NEW["msg_id"] for e in entries):
+            return False
+        entries.append(NEW)
+        return True
+
+
+@pytest.fixture
+def inbox(team: TeamPaths) -> Path:
+    path = team.inbox("team-lead")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, SEEDED)
+    return path
+
+
+def append_ahead(team: TeamPaths, change: Appender) -> Mutation:
+    return mutate(
+        team,
+        "team-lead",
+        change,
+        lock=DEFAULT_LOCK,
+        durable=True,
+        verify=lambda: [NEW["msg_id"]],
+        ahead=True,
+    )
+
+
+def counting_stages(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count temp files written (each records how many entries it holds)."""
+    stages: list[int] = []
+
+    def counted(path: Path, value: Any, **kw: Any) -> Staged:
+        stages.append(len(value))
+        return stage_json(path, value, **kw)
+
+    monkeypatch.setattr(inbox_io, "stage_json", counted)
+    return stages
+
+
+def after_preparing(monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], object]) -> None:
+    """Run ``edit`` on the inbox once, right after the write was prepared ahead of the
+    lock (a writer slipping in before we take it)."""
+    real = inbox_io._prepare
+    done: list[bool] = []
+
+    def prepare(path: Path, *args: Any) -> Any:
+        prepared = real(path, *args)
+        if not done:
+            done.append(True)
+            edit(path)
+        return prepared
+
+    monkeypatch.setattr(inbox_io, "_prepare", prepare)
+
+
+def rewritten_in_place(path: Path, data: bytes) -> None:
+    """Overwrite ``path``'s bytes in place (2.1.112's way: same inode), then give it back
+    its old mtime."""
+    st = os.stat(path)
+    with path.open("r+b") as fh:
+        fh.write(data)
+        fh.truncate()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_the_prepared_write_is_renamed_when_the_file_is_unchanged(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stages = counting_stages(monkeypatch)
+    change = Appender()
+    done = append_ahead(team, change)
+    assert done.wrote
+    assert done.verified
+    assert (stages, change.runs) == ([3], 1)  # prepared once; nothing redone under the lock
+    assert inbox.read_bytes() == dump_json([*SEEDED, NEW])
+    assert done.version is not None
+    assert done.version[0] == os.stat(inbox).st_ino
+    assert leftovers(team.inboxes_dir) == []
+
+
+@pytest.mark.parametrize("how", ["renamed", "in place, same size and mtime"])
+def test_a_change_after_preparing_is_read_under_the_lock_and_kept(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    # The same number of bytes, one entry's text changed: only the bytes tell.
+    edited = [entry("aaaa"), {**entry("bbbb"), "text": "BBBB"}]
+    assert len(dump_json(edited)) == len(dump_json(SEEDED))
+
+    def edit(path: Path) -> None:
+        if how == "renamed":
+            write_json_atomic(path, edited)
+        else:
+            rewritten_in_place(path, dump_json(edited))
+
+    after_preparing(monkeypatch, edit)
+    stages = counting_stages(monkeypatch)
+    change = Appender()
+    done = append_ahead(team, change)
+    assert done.wrote
+    assert done.verified
+    assert change.runs == 2  # ahead of the lock, then again on what the lock's read saw
+    assert stages == [3, 3]
+    assert inbox.read_bytes() == dump_json([*edited, NEW])  # the foreign edit kept
+    assert leftovers(team.inboxes_dir) == []  # the stale prepared file removed
+
+
+def test_an_entry_appended_after_preparing_is_kept(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    after_preparing(monkeypatch, lambda path: write_json_atomic(path, [*SEEDED, entry("cc")]))
+    done = append_ahead(team, Appender())
+    assert done.verified
+    assert inbox.read_bytes() == dump_json([*SEEDED, entry("cc"), NEW])
+
+
+def test_a_file_turned_corrupt_after_preparing_is_refused_and_left_alone(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = inbox.read_bytes()
+    garbage = good[:-1] + b"}"  # the same size, no longer JSON
+    after_preparing(monkeypatch, lambda path: rewritten_in_place(path, garbage))
+    change = Appender()
+    with pytest.raises(CorruptFileError):
+        append_ahead(team, change)
+    assert inbox.read_bytes() == garbage
+    assert leftovers(team.inboxes_dir) == []
+
+
+def test_an_already_present_entry_prepares_nothing_and_is_verified_from_the_read(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_json_atomic(inbox, [*SEEDED, NEW])
+    before = inbox.read_bytes()
+    stages = counting_stages(monkeypatch)
+    done = append_ahead(team, Appender())
+    assert (done.wrote, done.verified, stages) == (False, True, [])
+    assert inbox.read_bytes() == before
+
+
+def test_nothing_is_prepared_while_someone_holds_the_lock(team: TeamPaths, inbox: Path) -> None:
+    lock = lock_dir_for(inbox)
+    lock.mkdir()
+    try:
+        with team.open_dir(inbox.parent) as d:
+            assert inbox_io._prepare(inbox, d, Appender(), True) is None
+    finally:
+        lock.rmdir()
+    assert leftovers(team.inboxes_dir) == []
+
+
+def test_a_torn_read_prepares_nothing(team: TeamPaths, inbox: Path) -> None:
+    # 2.1.112 rewrites in place: unlocked, a read may see half a file.
+    inbox.write_bytes(dump_json(SEEDED)[:20])
+    change = Appender()
+    with team.open_dir(inbox.parent) as d:
+        assert inbox_io._prepare(inbox, d, change, True) is None
+    assert change.runs == 0
+    assert leftovers(team.inboxes_dir) == []
