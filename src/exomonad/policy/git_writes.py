@@ -134,12 +134,15 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     ``git reflog expire --expire=now --all`` emptied the lead's stash list), and ``git
     gc --prune=<date>``/``git prune``, which delete the dropped entries' commits."""
     texts = [w.text for w in rest]
-    if sub == "update-ref" or "--ignore-other-worktrees" in texts:
+    checks_out = sub in ("checkout", "switch", "worktree")  # `--ignore-other`: a prefix
+    others = ("--ignore-other-worktrees",)
+    if sub == "update-ref" or any(t in others or (checks_out and long_option(t, others))
+                                  for t in texts):  # fmt: skip
         return True
     verbs = [t for t in texts if not t.startswith("-")]
     if sub == "remote" and verbs[:1] and verbs[0] in _REMOTE_EDITS:
         return True  # the config the lead shares: its pushes sent elsewhere
-    if sub == "apply" and "--unsafe-paths" in texts:
+    if sub == "apply" and any(long_option(t, ("--unsafe-paths",)) for t in texts):
         return True  # a patch's paths outside the work tree
     if sub == "replace" and not {"-l", "--list"} & set(texts):
         return True  # refs/replace/<main>: main's commit read as another, for everyone
@@ -149,12 +152,12 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # register, start...: ~/.gitconfig edited, jobs scheduled
     if (sub, verbs[0] if verbs else "") in _SHARED_WORK_LOSS or sub == "prune":
         return True
-    if sub == "notes" and verbs[:1] and _rewrites_notes(verbs[0], texts):
+    if sub == "notes" and _rewrites_notes(texts):
         return True  # refs/notes/commits: every checkout's notes
-    if sub == "gc" and any(t.startswith("--prune=") for t in texts):
-        return True  # unreachable objects deleted now: the lead's dropped stashes
+    if sub == "gc" and any("=" in t and long_option(t, ("--prune",)) for t in texts):
+        return True  # unreachable objects deleted now (`--prun=now` too): dropped stashes
     if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
-        return any(t == "--force" or _short(t, "f") for t in texts)
+        return any(long_option(t, ("--force",)) or _short(t, "f") for t in texts)  # --forc
     if sub in ("fetch", "pull"):
         for w in rest:
             _src, colon, dst = w.text.lstrip("+").partition(":")
@@ -163,11 +166,16 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
     return False
 
 
-def _rewrites_notes(verb: str, texts: list[str]) -> bool:
-    """Whether ``git notes VERB`` removes or replaces notes (a new note is ordinary)."""
+def _rewrites_notes(texts: list[str]) -> bool:
+    """Whether ``git notes [--ref R] VERB`` removes or replaces notes (a new note is
+    ordinary); ``--ref``'s value may be its own word (``--ref commits remove main``)."""
+    refs = [k for k, t in enumerate(texts) if "=" not in t and long_option(t, ("--ref",))]
+    verbs = [t for k, t in enumerate(texts) if not t.startswith("-") and k - 1 not in refs]
+    verb = verbs[0] if verbs else ""
     if verb in ("remove", "prune", "merge"):
         return True
-    return verb in ("add", "copy") and any(t == "--force" or _short(t, "f") for t in texts)
+    forced = any(long_option(t, ("--force",)) or _short(t, "f") for t in texts)
+    return verb in ("add", "copy") and forced
 
 
 def _short(text: str, letters: str) -> bool:
