@@ -382,7 +382,7 @@ ORDINARY: list[str] = [
     "git status",
     "git log --oneline -1",
     "git -c user.name=x commit -q --allow-empty -m y",
-    "git config user.email a@b",
+    "git config --worktree user.email a@b",
     "git config --get user.name",
     "GIT_EDITOR=true git status",
     "timeout 30 git push origin exo/w1",

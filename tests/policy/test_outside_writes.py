@@ -99,7 +99,7 @@ ORDINARY = [
     "git apply fix.diff",
     "git merge-file a.txt base.txt b.txt",
     "git config --global --get user.name",
-    "git config user.name w1",
+    "git config --worktree user.name w1",
 ]
 
 

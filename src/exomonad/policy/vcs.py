@@ -24,6 +24,7 @@ from exomonad.policy.actions import (
     Unknown,
 )
 from exomonad.policy.git_push import push
+from exomonad.policy.git_shared import shares_a_write
 from exomonad.policy.git_writes import (
     moves_a_branch,
     onto_protected,
@@ -249,8 +250,9 @@ def _runs_program(sub: str, rest: list[Word]) -> bool:
     return False
 
 
-def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
-    """``git config``: reads and safe keys are a shell command; any other write is Unknown."""
+def _config(rest: list[Word], raw: str, repo: str | None, shared: bool) -> list[Action]:
+    """``git config``: reads and safe keys are a shell command; any other write, or one to a
+    config ``shared`` with the lead (but ``--worktree``), is Unknown."""
     positionals = [w for w in rest if not w.text.startswith("-")]
     opts = [w.text.split("=", 1)[0] for w in rest if w.text.startswith("-")]
     shell: list[Action] = [Shell(("git", "config", *_texts(rest)), repo)]
@@ -264,7 +266,7 @@ def _config(rest: list[Word], raw: str, repo: str | None) -> list[Action]:
     if positionals and _safe_key(positionals[0].text):
         if {"--global", "--system"} & set(opts):
             return [Unknown(raw)]  # ~/.gitconfig, /etc/gitconfig: outside any worktree
-        return shell
+        return shell if "--worktree" in opts or not shared else [Unknown(raw)]
     return [Unknown(raw)]
 
 
@@ -303,9 +305,10 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     if sub.text == "push":
         return push(rest, repo, env, cwd)
     if sub.text == "config":
-        return _config(rest, raw, repo)
+        return _config(rest, raw, repo, shared=env.worktree is not None)
     if (moves_a_branch(sub.text, rest) or onto_protected(sub.text, rest, env.protects)
-            or renames_others_branch(sub.text, rest, env.branch)):  # fmt: skip
+            or renames_others_branch(sub.text, rest, env.branch)
+            or shares_a_write(sub.text, rest, named, repo, env)):  # fmt: skip
         return [Unknown(raw)]
     home = env.worktree or env.start_cwd
     own = named is not None and home is not None and is_within(named, home)
