@@ -258,8 +258,8 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
 
 def _run(command: str, cwd: Path, home: Path | None = None) -> None:
     env = {**os.environ, **GIT_ENV}
-    if home is not None:
-        env["HOME"] = str(home)
+    if home is not None:  # a global config of its own: never /dev/null, which git-lfs replaced
+        env["HOME"], env["GIT_CONFIG_GLOBAL"] = str(home), str(home / ".gitconfig")
     done = subprocess.run(["bash", "-c", command], cwd=cwd, timeout=60, env=env,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 0, (command, done.stderr)
@@ -332,8 +332,7 @@ def test_the_real_effect_init_in_a_subdirectory_depends_on_what_it_is(tmp_path: 
 
 
 def test_the_real_effect_lfs_update_force_replaces_a_shared_hook(tmp_path: Path) -> None:
-    if shutil.which("git-lfs") is None:
-        pytest.skip("git-lfs is not installed (the verdicts above are still checked)")
+    assert shutil.which("git-lfs"), "git-lfs is missing: `make setup` installs it"
     root, wt = _project(tmp_path)
     gate = root / ".git" / "hooks" / "pre-push"
     gate.write_text("#!/bin/sh\nexit 1  # the lead's push gate\n")
