@@ -31,17 +31,24 @@
     return node;
   }
 
-  // Characters a browser acts on instead of showing (controls, bidi overrides,
-  // zero-width and other format characters), written as escapes: a person approves
-  // what they read (the same rule as util.display.visible for the terminal).
-  const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+  // -- visible: begin
+  // Characters a browser acts on or draws as nothing (controls, bidi overrides,
+  // zero-width and other format characters, unassigned and private use, every space but
+  // the ASCII one, Hangul fillers, the Braille blank, variation selectors...), written as
+  // escapes: a person approves what they read. The rule of util.display.visible for the
+  // terminal, escape for escape (tests/util/test_display.py runs one table through both).
+  const HIDDEN = new RegExp("(?! )[\\p{Cc}\\p{Cf}\\p{Zl}\\p{Zp}\\p{Zs}\\p{Cs}\\p{Cn}\\p{Co}\\u034f\\u115f"
+    + "\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u2800\\u3164\\ufe00-\\ufe0f\\uffa0\\u{e0100}-\\u{e01ef}]", "gu");
   function visible(text) {
     return String(text).replace(HIDDEN, (c) => {
       const code = c.codePointAt(0);
-      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}`
-        : `\\u${code.toString(16).padStart(4, "0")}`;
+      const hex = code.toString(16);
+      if (c === "\n") return "\\n";
+      if (code < 0x100) return `\\x${hex.padStart(2, "0")}`;
+      return code < 0x10000 ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
     });
   }
+  // -- visible: end
 
   function clock(seconds) {
     const d = seconds ? new Date(seconds * 1000) : new Date();
