@@ -515,3 +515,23 @@ def test_tiocsti_cannot_type_into_the_panes_shell(
     tmux_server.tmux("send-keys", "-t", pane, "Enter")
     retry_until(done.exists, timeout=10, message="the pane's shell did not run our command")
     assert not pwned.exists()
+
+
+def test_a_program_installed_by_npm_under_tmp_brings_its_node_modules(tmp_path: Path) -> None:
+    """A checkout under ``/tmp`` (CI's fresh clone) runs the pinned CLIs from its
+    ``node_modules``: ``.bin/codex`` links into ``@openai/codex``, which runs a binary from
+    another package; the private ``/tmp`` hid all of it from the sandboxed command."""
+    modules = tmp_path / "checkout" / "node_modules"
+    (modules / ".bin").mkdir(parents=True)
+    (modules / "@openai/codex/bin").mkdir(parents=True)
+    (modules / "@openai/codex-linux-x64/vendor").mkdir(parents=True)
+    tool = modules / "@openai/codex/bin/codex.js"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    (modules / ".bin/codex").symlink_to("../@openai/codex/bin/codex.js")
+    assert str(tmp_path).startswith("/tmp/")
+    argv = bwrap_argv([str(modules / ".bin/codex"), "exec"], _layout(tmp_path))
+    assert (str(modules), str(modules)) in [
+        (argv[i + 1], argv[i + 2]) for i, a in enumerate(argv) if a == "--ro-bind"
+    ]
+    assert _index(argv, "--tmpfs", "/tmp") < _index(argv, "--ro-bind", str(modules))

@@ -167,18 +167,29 @@ def _programs_under_tmp(command: Sequence[str]) -> list[str]:
     """Directories under ``/tmp`` the sandboxed command needs to run (this Python's
     prefixes, for the seccomp wrapper; ExoMonad's own package, which the worker's hooks
     and MCP bridge import; the program's directory; ``PATH`` entries), bound back
-    read-only over the private ``/tmp``."""
+    read-only over the private ``/tmp``. A program inside a ``node_modules`` (an npm
+    install in a checkout under ``/tmp``) brings the whole of it: its ``.bin`` link, its
+    package and the packages it runs (Codex's platform binary is a package of its own)."""
     found = shutil.which(command[0]) if command else None
     package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    programs = [os.path.abspath(found), os.path.realpath(found)] if found else []
     candidates = [sys.prefix, sys.base_prefix, os.path.dirname(sys.executable), package,
                   *(os.environ.get("PATH", "").split(os.pathsep)),
-                  *([os.path.dirname(os.path.realpath(found))] if found else [])]  # fmt: skip
+                  *(_install_dir(os.path.dirname(p)) for p in programs)]  # fmt: skip
     out: list[str] = []
     for path in candidates:
         real = os.path.realpath(path) if path else ""
         if real.startswith("/tmp/") and os.path.isdir(real) and real not in out:
             out.append(real)
     return out
+
+
+def _install_dir(folder: str) -> str:
+    """The nearest ``node_modules`` at or above ``folder``, else ``folder``."""
+    parts = folder.split(os.sep)
+    if "node_modules" not in parts:
+        return folder
+    return os.sep.join(parts[: len(parts) - parts[::-1].index("node_modules")])
 
 
 def sandbox_server_info(state_dir: Path) -> tuple[Path, str] | None:
