@@ -164,6 +164,13 @@ def test_refused_layouts(project: Project) -> None:  # noqa: F811
         git_binds(str(project.worktree), common)
     exo.unlink()
     os.rename(repo / ".git/exo-real", exo)
+    # The worker's branch planted as a symbolic ref (by another sandboxed worker).
+    own = repo / ".git/refs/heads/exo/w1"
+    tip = own.read_text()
+    own.write_text("ref: refs/heads/main\n")
+    with pytest.raises(SandboxError, match="symbolic ref"):
+        git_binds(str(project.worktree), common)
+    own.write_text(tip)
     # A private HEAD naming a branch outside refs/heads creates nothing anywhere.
     head = repo / ".git/worktrees/w1/HEAD"
     head.write_text("ref: refs/heads/../../../outside/x\n")

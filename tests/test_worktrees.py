@@ -15,7 +15,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from exomonad.worktrees import WorktreeManager
+import pytest
+
+from exomonad.worktrees import WorktreeError, WorktreeManager
 from tests.support.git import git, make_repo
 
 
@@ -69,3 +71,25 @@ def test_an_untracked_nested_repository_is_uncommitted_work(tmp_path: Path) -> N
     state = manager.state(wt)
     assert state.uncommitted == ("other/",)
     assert not state.removable
+
+
+def test_a_branch_planted_as_a_symbolic_ref_to_main_is_refused(tmp_path: Path) -> None:
+    """A sandboxed worker can write the workers' ref directory: ``exo/w3`` planted as
+    ``ref: refs/heads/main`` made the next worker's commits move ``main`` (git checks it
+    out as an ordinary branch)."""
+    project = make_repo(tmp_path / "project")
+    manager = WorktreeManager(project)
+    manager.create("w1")
+    main = git(project, "rev-parse", "main").strip()
+    planted = project / ".git/refs/heads/exo/w3"
+    planted.write_text("ref: refs/heads/main\n")
+    plain = project / ".worktrees/plain"
+    git(project, "worktree", "add", "-q", str(plain), "exo/w3")  # git itself takes it
+    (plain / "x").write_text("x\n")
+    git(plain, "add", "x")
+    git(plain, "commit", "-qm", "lands on main")
+    assert git(project, "rev-parse", "main").strip() != main  # the harm
+    git(project, "worktree", "remove", "--force", str(plain))
+    with pytest.raises(WorktreeError, match="symbolic ref to refs/heads/main"):
+        manager.create("w3")
+    assert not (project / ".worktrees/w3").exists()

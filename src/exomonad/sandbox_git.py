@@ -23,7 +23,10 @@ The branch's directory gets a placeholder (:data:`KEEP`, a dot-name git ignores)
 the lead's ``git pack-refs`` or ``gc`` never removes it while a sandbox has it bound:
 the sandbox would go on writing the worker's commits into a directory the host no longer
 has. A worker commits on its own branch only (another branch would need a reflog of its
-own); other workers' branches in the same directory stay writable to it.
+own); other workers' branches in the same directory stay writable to it, so a branch
+planted there as a symbolic ref (``ref: refs/heads/main``: its worker's commits would
+move ``main``) is refused at the spawn, as the server's ``WorktreeManager.create``
+refuses it.
 
 A branch directly under ``refs/heads/`` (an empty ``branch_prefix``) would make all of
 ``refs/heads`` writable, ``main`` included, so it is refused, as is a repository whose
@@ -93,6 +96,21 @@ def _own_log(common: str, branch: str) -> str:
     return path
 
 
+def _not_symbolic(ref: str) -> None:
+    """Refuse a branch ref that is a link or a symbolic ref (``ref: refs/heads/main``,
+    which the workers' writable ref directory lets one worker plant for another): the
+    worker's commits would move what it names."""
+    try:
+        with open(ref, "rb") as fh:
+            symbolic = os.path.islink(ref) or fh.read(5) == b"ref: "
+    except FileNotFoundError:  # packed, or not made yet: never symbolic
+        return
+    except OSError as exc:
+        raise SandboxError(f"sandbox: cannot read {ref}: {exc}") from exc
+    if symbolic:
+        raise SandboxError(f"sandbox: {ref} is a symbolic ref, not the worker's branch")
+
+
 def git_binds(worktree: str, common: str) -> list[str]:
     """bwrap arguments for the shared git dir ``common`` of ``worktree`` (both real).
 
@@ -128,6 +146,7 @@ def git_binds(worktree: str, common: str) -> list[str]:
                 f"worker's {branch!r}: give workers a branch_prefix of their own"
             )
         refs, log = _own_dir(common, _HEADS + folder), _own_log(common, branch)
+        _not_symbolic(os.path.join(common, _HEADS + branch))
         args += ["--bind", refs, refs, "--bind", log, log]
     args += ["--bind", str(private), str(private)]
     config = private / "config.worktree"

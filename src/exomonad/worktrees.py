@@ -200,6 +200,12 @@ class WorktreeManager:
         top = self._toplevel()
         if _git(top, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode != 0:
             raise WorktreeError(f"{top} has no commit yet: commit once so workers can branch")
+        # A symbolic ref where the branch should be (a sandboxed worker can write the
+        # workers' ref directory): the worker's commits would move what it names, main.
+        target = _git(top, "symbolic-ref", "--quiet", f"refs/heads/{branch}", check=False)
+        if target.returncode == 0:
+            raise WorktreeError(f"refs/heads/{branch} is a symbolic ref to "
+                                f"{target.stdout.strip()}, not a branch: delete it")  # fmt: skip
         if (path / ".git").exists():
             current = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
             if current.stdout.strip() != branch:
