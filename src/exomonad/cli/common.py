@@ -14,11 +14,12 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 import orjson
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from exomonad.errors import ExomonadError, InvalidNameError
 from exomonad.teams.paths import TeamPaths
+from exomonad.util.display import shown
 
 __all__ = [
     "ConfigDirOpt",
@@ -95,10 +96,10 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except InvalidNameError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+            err_console.print(Text.assemble(("error:", "red"), " ", shown(exc)))
             raise typer.Exit(2) from exc
-        except ExomonadError as exc:
-            err_console.print(f"[red]error:[/red] {escape(str(exc))}")
+        except ExomonadError as exc:  # it may quote a message, a task, a member's name
+            err_console.print(Text.assemble(("error:", "red"), " ", shown(exc)))
             raise typer.Exit(1) from exc
 
     return wrapper

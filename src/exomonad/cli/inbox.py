@@ -11,6 +11,7 @@ from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, handle_err
 from exomonad.teams.dialects import get_dialect
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.paths import TeamPaths
+from exomonad.util.display import shown
 
 app = typer.Typer(help="Send, read and compact team inboxes.", no_args_is_help=True)
 
@@ -60,11 +61,12 @@ def read(
     messages = _mailbox(team_paths(team, config_dir), None).read(member, unread_only=unread)
 
     def human() -> None:
-        table = Table(title=f"inbox of {member} ({len(messages)})")
+        table = Table(title=shown(f"inbox of {member} ({len(messages)})"))
         for col in ("time", "from", "read", "summary / text"):
             table.add_column(col, overflow="fold")
-        for m in messages:
-            table.add_row(m.timestamp, m.sender, "yes" if m.is_read else "", m.summary or m.text)
+        for m in messages:  # each field as its writer wrote it: escapes shown, no markup
+            table.add_row(shown(m.timestamp), shown(m.sender), "yes" if m.is_read else "",
+                          shown(m.summary or m.text))  # fmt: skip
         console.print(table)
 
     data = [m.to_json() | {"id": m.identity} for m in messages]

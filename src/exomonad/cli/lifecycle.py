@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from exomonad import runtimes
 from exomonad.cli.common import JsonOpt, console, emit, err_console, handle_errors
@@ -23,6 +24,7 @@ from exomonad.lifecycle import Report, down, require_tool, up, worktrees_of
 from exomonad.server.config import load_project_config
 from exomonad.server.identity import TokenStore
 from exomonad.state import find_state_dir
+from exomonad.util.display import shown
 from exomonad.worktrees import WorktreeState
 
 __all__ = ["register", "worker_app"]
@@ -37,10 +39,10 @@ def _root() -> Path:
 
 def _print(report: Report, as_json: bool) -> None:
     def human() -> None:
-        for line in report.done:
-            console.print(f"[green]✓[/green] {line}")
+        for line in report.done:  # they name members and quote the server's answers
+            console.print(Text.assemble(("✓", "green"), " ", shown(line)))
         for line in report.warnings:
-            err_console.print(f"[yellow]![/yellow] {line}")
+            err_console.print(Text.assemble(("!", "yellow"), " ", shown(line)))
 
     emit(report.to_json(), as_json, human)
 
@@ -68,7 +70,7 @@ def up_cmd(
     if not as_json:
         session = report.data["session"]
         sock = f"-L {tmux_socket} " if tmux_socket else ""
-        console.print(f"attach: tmux {sock}attach -t {session}")
+        console.print(shown(f"attach: tmux {sock}attach -t {session}"))
 
 
 @handle_errors
@@ -135,8 +137,15 @@ def worker_start(
         w,
         as_json,
         lambda: console.print(
-            f"started [bold]{w['name']}[/bold] in pane {w['pane']}"
-            + (f", worktree {w['worktree']} on {w['branch']}" if w.get("worktree") else "")
+            Text.assemble(
+                "started ",
+                shown(w["name"], style="bold"),
+                " in pane ",
+                shown(
+                    f"{w['pane']}"
+                    + (f", worktree {w['worktree']} on {w['branch']}" if w.get("worktree") else "")
+                ),
+            )
         ),
     )
 
@@ -151,7 +160,7 @@ def worker_list(as_json: JsonOpt = False) -> None:
         status = _lead_client(state).tool("team_status")
         members = [m for m in status["members"] if m.get("worker") or m["backend"] == "exomonad"]
     except ExomonadError as exc:
-        err_console.print(f"[yellow]![/yellow] {exc}")
+        err_console.print(Text.assemble(("!", "yellow"), " ", shown(exc)))
     live = {m.get("worktree") for m in members}
     kept = [w for w in worktrees_of(state).list() if str(w.path) not in live]
     emit({"workers": members, "kept_worktrees": [w.to_json() for w in kept]}, as_json,
@@ -161,11 +170,11 @@ def worker_list(as_json: JsonOpt = False) -> None:
 def _show(members: list[dict[str, Any]], kept: list[WorktreeState]) -> None:
     table = Table("name", "presence", "pane", "branch", "worktree")
     for m in members:
-        table.add_row(m["name"], str(m.get("presence") or "-"), str(m.get("pane") or "-"),
-                      str(m.get("branch") or "-"), str(m.get("worktree") or "-"))  # fmt: skip
+        table.add_row(*(shown(m.get(k) or "-") for k in ("name", "presence", "pane", "branch",
+                                                         "worktree")))  # fmt: skip
     console.print(table)
     for w in kept:
-        console.print(f"kept worktree {w.path} ({w.branch}): {w.why_kept() or 'removable'}")
+        console.print(shown(f"kept worktree {w.path} ({w.branch}): {w.why_kept() or 'removable'}"))
 
 
 @worker_app.command("stop")
@@ -173,7 +182,7 @@ def _show(members: list[dict[str, Any]], kept: list[WorktreeState]) -> None:
 def worker_stop(name: str, as_json: JsonOpt = False) -> None:
     """Close a worker's pane and remove it; its worktree is kept if it holds work."""
     out = _lead_client(find_state_dir()).tool("remove_worker", {"name": name})
-    emit(out, as_json, lambda: console.print(out["message"]))
+    emit(out, as_json, lambda: console.print(shown(out["message"])))
 
 
 @worker_app.command("attach")

@@ -19,6 +19,7 @@ from exomonad.cli.common import JsonOpt, console, emit, handle_errors
 from exomonad.client import ServerClient
 from exomonad.errors import ExomonadError
 from exomonad.state import find_state_dir
+from exomonad.util.display import shown
 
 __all__ = ["register"]
 
@@ -43,7 +44,7 @@ def notify_cmd(
     if pr is not None:
         args["pr_number"] = pr
     out = ServerClient(state, token=token, timeout=60).tool("notify_parent", args)
-    emit(out, as_json, lambda: console.print(out.get("message", "sent")))
+    emit(out, as_json, lambda: console.print(shown(out.get("message", "sent"))))
 
 
 def register(app: typer.Typer) -> None:

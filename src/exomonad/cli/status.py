@@ -22,7 +22,6 @@ import orjson
 import typer
 from rich.console import Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -38,7 +37,7 @@ from exomonad.cli.common import (
 )
 from exomonad.client import ServerClient, ServerNotRunningError
 from exomonad.errors import ExomonadError
-from exomonad.util.display import PRESENCE_COLOURS, age, visible
+from exomonad.util.display import PRESENCE_COLOURS, age, shown
 
 __all__ = ["register", "render", "snapshot", "status", "watch"]
 
@@ -64,23 +63,32 @@ def snapshot(client: ServerClient, worktrees: list[dict[str, Any]]) -> dict[str,
 
 def _header(doc: dict[str, Any]) -> RenderableType:
     policy = doc.get("policy") or {}
-    lines = [f"server pid {doc['pid']} v{doc['version']}, up {age(doc['uptime'])}; "
-             f"team {doc.get('team') or '-'}; policy {policy.get('version') or '-'} "
-             f"({str(policy.get('policy_id') or '')[:12]})"]  # fmt: skip
+    out = Text.assemble(
+        f"server pid {doc['pid']} v{doc['version']}, up {age(doc['uptime'])}; team ",
+        shown(doc.get("team") or "-"),
+        f"; policy {policy.get('version') or '-'} (",
+        shown(str(policy.get("policy_id") or "")[:12]),
+        ")",
+    )
     if policy.get("error"):
-        lines.append(f"[bold red]policy reload failed:[/] {escape(str(policy['error']))}")
-    services = []
-    for name, s in (doc.get("services") or {}).items():
-        colour = _STATE.get(s["state"], "yellow")
-        note = f": {escape(str(s['error']))}" if s.get("error") else ""
-        services.append(f"{name} [{colour}]{s['state']}[/]{note}")
+        out.append("\npolicy reload failed: ", style="bold red")
+        out.append(shown(policy["error"]))
+    services = [
+        Text.assemble(
+            f"{name} ",
+            (str(s["state"]), _STATE.get(s["state"], "yellow")),
+            *((": ", shown(s["error"])) if s.get("error") else ()),
+        )
+        for name, s in (doc.get("services") or {}).items()
+    ]
     if services:
-        lines.append("services: " + ", ".join(services))
-    return Text.from_markup("\n".join(lines))
+        out.append("\nservices: ")
+        out.append(Text(", ").join(services))
+    return out
 
 
 def _members(team: dict[str, Any]) -> Table:
-    title = f"team {team['name']}" + (" (current)" if team.get("current") else "")
+    title = shown(f"team {team['name']}" + (" (current)" if team.get("current") else ""))
     table = Table(title=title, title_justify="left")
     for col in ("member", "agent", "presence", "pane", "branch", "unread", "pending", "last",
                 "pull request"):  # fmt: skip
@@ -88,10 +96,11 @@ def _members(team: dict[str, Any]) -> Table:
     for m in team.get("members", []):
         colour = PRESENCE_COLOURS.get(m["presence"], "white")
         pr = (m.get("pullRequest") or {}).get("summary") or "-"
-        table.add_row(escape(m["name"]), f"{m['runtime']} ({m['kind']})",
-                      f"[{colour}]{m['presence'].upper()}[/]", m.get("pane") or "-",
-                      escape(m.get("branch") or "-"), str(m["unread"]), str(m["pending"]),
-                      age(m.get("lastEventAge")), escape(pr))  # fmt: skip
+        table.add_row(shown(m["name"]), shown(f"{m['runtime']} ({m['kind']})"),
+                      shown(str(m["presence"]).upper(), style=colour),
+                      shown(m.get("pane") or "-"), shown(m.get("branch") or "-"),
+                      str(m["unread"]), str(m["pending"]), age(m.get("lastEventAge")),
+                      shown(pr))  # fmt: skip
     return table
 
 
@@ -100,8 +109,8 @@ def _approvals(approvals: list[dict[str, Any]]) -> Table:
                         title_justify="left")  # fmt: skip
     now = time.time()
     for a in approvals:
-        table.add_row(a["id"], escape(visible(a["agent"])), a.get("addressee") or "human",
-                      escape(visible(a["reason"])), age(now - a["created_at"]))  # fmt: skip
+        table.add_row(shown(a["id"]), shown(a["agent"]), shown(a.get("addressee") or "human"),
+                      shown(a["reason"]), age(now - a["created_at"]))  # fmt: skip
     return table
 
 
@@ -109,10 +118,10 @@ def render(doc: dict[str, Any]) -> RenderableType:
     """The human view of a :func:`snapshot`."""
     parts: list[RenderableType] = [_header(doc)]
     if "status_error" in doc:
-        parts.append(Text(f"no team view: {doc['status_error']}", style="yellow"))
+        parts.append(shown(f"no team view: {doc['status_error']}", style="yellow"))
     for team in doc.get("teams", []):
         if "error" in team:
-            parts.append(Text(f"team {team['name']}: {team['error']}", style="red"))
+            parts.append(shown(f"team {team['name']}: {team['error']}", style="red"))
             continue
         parts.append(_members(team))
         tasks = team.get("tasks", [])
@@ -120,7 +129,7 @@ def render(doc: dict[str, Any]) -> RenderableType:
             open_ = [t for t in tasks if t["status"] != "completed"]
             parts.append(Text(f"tasks: {len(tasks)} ({len(open_)} open)"))
         for entry in team.get("user_inbox", [])[-5:]:
-            parts.append(Text(f"to you from {entry['from']}: {str(entry['text'])[:200]}"))
+            parts.append(shown(f"to you from {entry['from']}: {str(entry['text'])[:200]}"))
     if doc.get("approvals"):
         parts.append(_approvals(doc["approvals"]))
     kept = [w for w in doc.get("worktrees", []) if not w.get("removable", True)]
@@ -166,7 +175,7 @@ def watch(client: ServerClient, worktrees: list[dict[str, Any]], as_json: bool) 
     finally:
         if live is not None:
             live.stop()
-    err_console.print(f"[red]{escape(ended[0])}[/red]")
+    err_console.print(shown(ended[0], style="red"))
     raise typer.Exit(1)
 
 

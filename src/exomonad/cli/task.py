@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from exomonad.cli.common import (
     ConfigDirOpt,
@@ -29,6 +28,7 @@ from exomonad.cli.common import (
 )
 from exomonad.teams.models import Task, TaskStatus
 from exomonad.teams.tasks import TaskStore
+from exomonad.util.display import shown
 
 __all__ = ["app"]
 
@@ -54,8 +54,8 @@ def _store(team: str, config_dir: ConfigDirOpt) -> TaskStore:
 
 def _show(task: Task, verb: str) -> None:
     """Print one task for humans."""
-    line = Text(f"{verb} #{task.id}: ")
-    line.append(task.subject, style="bold")
+    line = shown(f"{verb} #{task.id}: ")
+    line.append(shown(task.subject, style="bold"))
     console.print(line)
     rows = [
         ("status", task.status),
@@ -67,9 +67,9 @@ def _show(task: Task, verb: str) -> None:
     ]
     for label, value in rows:
         if value:
-            console.print(Text(f"  {label}: {value}"))
+            console.print(shown(f"  {label}: {value}"))
     if task.metadata:
-        console.print(Text(f"  metadata: {task.metadata}"))
+        console.print(shown(f"  metadata: {task.metadata}"))
 
 
 @app.command("create")
@@ -107,20 +107,20 @@ def list_tasks(
     store = _store(team, config_dir)
     tasks = [t for t in store.list() if status is None or t.status == status]
     for problem in store.problems:
-        err_console.print(Text(f"warning: skipped {problem}", style="yellow"))
+        err_console.print(shown(f"warning: skipped {problem}", style="yellow"))
 
     def human() -> None:
         if not tasks:
-            console.print(f"No tasks in {store.dir}")
+            console.print(shown(f"No tasks in {store.dir}"))
             return
-        table = Table("ID", "Status", "Owner", "Subject", "Blocked by", title=str(store.dir))
-        for t in tasks:
+        table = Table("ID", "Status", "Owner", "Subject", "Blocked by", title=shown(store.dir))
+        for t in tasks:  # each field as its writer wrote it: escapes shown, no markup
             table.add_row(
-                t.id,
-                Text(t.status, style=_STATUS_STYLE.get(t.status, "")),
-                Text(t.owner or ""),
-                Text(t.subject),
-                ", ".join(t.blocked_by),
+                shown(t.id),
+                shown(t.status, style=_STATUS_STYLE.get(t.status, "")),
+                shown(t.owner or ""),
+                shown(t.subject),
+                shown(", ".join(t.blocked_by)),
             )
         console.print(table)
 
@@ -194,4 +194,4 @@ def delete(
 ) -> None:
     """Delete a task and remove it from other tasks' blocks/blockedBy."""
     _store(team, config_dir).delete(task_id)
-    emit({"deleted": task_id}, as_json, lambda: console.print(f"Deleted task #{task_id}"))
+    emit({"deleted": task_id}, as_json, lambda: console.print(shown(f"Deleted task #{task_id}")))

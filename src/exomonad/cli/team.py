@@ -16,6 +16,7 @@ from exomonad.teams.config import (
     remove_synthetic,
 )
 from exomonad.teams.presence import team_presence
+from exomonad.util.display import shown
 
 app = typer.Typer(help="Inspect teams and manage synthetic members.", no_args_is_help=True)
 
@@ -25,7 +26,7 @@ app = typer.Typer(help="Inspect teams and manage synthetic members.", no_args_is
 def list_cmd(config_dir: ConfigDirOpt = None, as_json: JsonOpt = False) -> None:
     """List the teams under the config root."""
     names = list_teams(config_dir)
-    emit(names, as_json, lambda: console.print("\n".join(names) or "(no teams)"))
+    emit(names, as_json, lambda: console.print(shown("\n".join(names)) if names else "(no teams)"))
 
 
 @app.command()
@@ -38,7 +39,7 @@ def create(
 ) -> None:
     """Create a team as 2.1.112's TeamCreate does (for headless use and demos)."""
     cfg = create_team(team_paths(team, config_dir), description=description)
-    emit(cfg.to_json(), as_json, lambda: console.print(f"created team {team}"))
+    emit(cfg.to_json(), as_json, lambda: console.print(shown(f"created team {team}")))
 
 
 @app.command()
@@ -50,13 +51,14 @@ def show(team: str, config_dir: ConfigDirOpt = None, as_json: JsonOpt = False) -
     presence = team_presence(paths)
 
     def human() -> None:
-        table = Table(title=f"team {cfg.name}  (lead: {cfg.lead_name})")
+        table = Table(title=shown(f"team {cfg.name}  (lead: {cfg.lead_name})"))
         for col in ("name", "type", "backend", "pane", "presence"):
             table.add_column(col)
         for m in cfg.members:
             pane = m.pane or m.tmux_pane_id or ""
             state = presence[m.name].state.value if m.name in presence else "?"
-            table.add_row(m.name, m.agent_type or "", m.backend_type or "", pane, state)
+            table.add_row(*(shown(c) for c in (m.name, m.agent_type or "", m.backend_type or "",
+                                               pane, state)))  # fmt: skip
         console.print(table)
 
     data = cfg.to_json()
@@ -89,7 +91,7 @@ def add_member(
     member = register_synthetic(
         team_paths(team, config_dir), name, agent_type=agent_type, pane=pane, color=color
     )
-    emit(member.to_json(), as_json, lambda: console.print(f"registered {member.agent_id}"))
+    emit(member.to_json(), as_json, lambda: console.print(shown(f"registered {member.agent_id}")))
 
 
 @app.command("remove-member")
@@ -102,7 +104,7 @@ def remove_member(
     emit(
         {"removed": removed, "name": name},
         as_json,
-        lambda: console.print(f"removed {name}" if removed else f"{name} was not a member"),
+        lambda: console.print(shown(f"removed {name}" if removed else f"{name} was not a member")),
     )
     if not removed:
         raise typer.Exit(1)
