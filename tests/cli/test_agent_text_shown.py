@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.client import ServerClient
-from exomonad.teams import TaskStore, TeamPaths, register_synthetic
+from exomonad.teams import TaskStore, TeamPaths, create_team, register_synthetic
 from exomonad.util.display import visible
 from exomonad.util.waiting import retry_until
 from tests.support.served import ServedProject, served_project
@@ -61,6 +61,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedProject]
         paths = TeamPaths("proj", Path(served.env["CLAUDE_CONFIG_DIR"]))
         TaskStore(paths).update(second["id"], owner=OWNER)
         register_synthetic(paths, MEMBER)
+        create_team(TeamPaths("other", paths.root))
         yield served
 
 
@@ -105,6 +106,7 @@ def test_task_list_and_get_show_fields_as_text(project: ServedProject) -> None:
 def test_team_show_shows_member_names_as_text(project: ServedProject) -> None:
     out = _run(project, "team", "show", "proj")
     assert visible(MEMBER) in out, out
+    assert _run(project, "team", "list").splitlines() == ["other", "proj"]  # one a line
 
 
 def test_an_error_quoting_an_owner_is_text(project: ServedProject) -> None:

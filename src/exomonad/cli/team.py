@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from exomonad.cli.common import ConfigDirOpt, JsonOpt, console, emit, handle_errors, team_paths
 from exomonad.teams.config import (
@@ -26,7 +27,8 @@ app = typer.Typer(help="Inspect teams and manage synthetic members.", no_args_is
 def list_cmd(config_dir: ConfigDirOpt = None, as_json: JsonOpt = False) -> None:
     """List the teams under the config root."""
     names = list_teams(config_dir)
-    emit(names, as_json, lambda: console.print(shown("\n".join(names)) if names else "(no teams)"))
+    listed = Text("\n").join(shown(n) for n in names) if names else "(no teams)"
+    emit(names, as_json, lambda: console.print(listed))
 
 
 @app.command()
