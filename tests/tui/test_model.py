@@ -19,7 +19,8 @@ from exomonad.server.snapshot import status
 from exomonad.server.workers import provision
 from exomonad.teams import TeamPaths, create_team, register_synthetic
 from exomonad.tui import render
-from exomonad.tui.model import Down, Member, Snapshot, StatusModel, Team
+from exomonad.tui.model import Down, Member, Pending, Snapshot, StatusModel, Team
+from exomonad.util.display import visible
 
 NOW = 1_000_000.0
 
@@ -180,3 +181,16 @@ def test_presence_colours_and_ages() -> None:
     with_pr = Member("w", pull_request="#7 open, approved, checks 1/1 ok")
     assert render.member_cells(with_pr, NOW)[-1].plain == "#7 open, approved, checks 1/1 ok"
     assert [render.age(x) for x in (0, 59, 3600, 90000)] == ["0s", "59s", "1h", "1d"]
+
+
+def test_an_approval_shows_what_would_hide_as_escapes() -> None:
+    """The approvals table is read by a person about to approve: controls, bidi
+    overrides, zero-width characters and blanks that are not spaces show as escapes
+    (``util.display.visible``), not only the escape sequences the timeline drops."""
+    hidden = "rm x\x1b[23Dls \u202eok\u200b\u3164[red]y[/red]"
+    p = Pending("a1", "w\u2800", hidden, "human", f"because {hidden}", NOW + 30)
+    cells = [c.plain for c in render.approval_cells(p, NOW)]
+    assert cells == ["a1", "w\\u2800", visible(hidden), "human", "30s",
+                     f"because {visible(hidden)}"]  # fmt: skip
+    for part in ("\\x1b[23D", "\\u202e", "\\u3164", "[red]y[/red]"):
+        assert part in cells[2]

@@ -34,7 +34,7 @@ from exomonad.server.events import (
     TaskChanged,
 )
 from exomonad.tui.model import Member, Pending, StatusModel
-from exomonad.util.display import PRESENCE_COLOURS, age
+from exomonad.util.display import PRESENCE_COLOURS, age, shown
 
 __all__ = ["MEMBER_COLUMNS", "PRESENCE", "age", "approval_cells", "health", "line",
            "member_cells", "plain"]  # fmt: skip
@@ -68,10 +68,12 @@ def member_cells(m: Member, now: float) -> tuple[Text, ...]:
 
 
 def approval_cells(p: Pending, now: float) -> tuple[Text, ...]:
-    """One pending-approvals row: id, agent, what, asks whom, time left, why."""
+    """One pending-approvals row: id, agent, what, asks whom, time left, why. A person
+    approves from it, so every control, bidi override, zero-width character or blank
+    that is not a space shows as an escape (:func:`~exomonad.util.display.shown`), as in
+    ``exomonad status`` and the dashboard: :func:`plain` keeps those for the timeline."""
     left = "-" if p.deadline is None else age(p.deadline - now)
-    return tuple(Text(plain(c, 200)) for c in (p.id, p.agent, p.what, p.addressee, left,
-                                               p.reason))  # fmt: skip
+    return tuple(shown(c) for c in (p.id, p.agent, p.what, p.addressee, left, p.reason))
 
 
 def line(item: BaseEvent | Gap) -> Text:
