@@ -215,6 +215,7 @@ def test_to_dict_has_every_field(db: Path) -> None:
         "answered_at",
         "policy_id",
         "addressee",
+        "asks",
     }
 
 
@@ -234,6 +235,9 @@ def test_a_database_from_before_addressees_is_upgraded(tmp_path: Path) -> None:
     old.close()
     store = ApprovalStore(db)
     assert store.get("abcd1234").addressee is None
+    assert store.get("abcd1234").asks is None  # nor which parts were asked: all of them
+    assert store.create(agent="a", role="dev", action=[MergePR(1), MergePR(2)], reason="r",
+                        asks=[1]).asks == (1,)  # fmt: skip
     assert store.create(agent="a", role="dev", action=MergePR(1), reason="r",
                         addressee="team-lead").addressee == "team-lead"  # fmt: skip
     store.close()

@@ -23,8 +23,10 @@ from typer.testing import CliRunner
 from exomonad.cli.main import app
 from exomonad.policy.actions import Shell
 from exomonad.policy.approvals import ApprovalStore
+from exomonad.policy.cascade import asked
 from exomonad.policy.decisions import Allow, Deny, Escalate
-from tests.policy.worker import bash, decide
+from exomonad.policy.request import ToolRequest
+from tests.policy.worker import ROOT, WT, bash, decide, engine_for
 
 PACKAGES = " ".join(f"python3-pkg{k:02d}" for k in range(1, 61))
 HIDDEN_DELETE = f"sudo apt-get install -y --no-install-recommends {PACKAGES} && rm -rf ../../src"
@@ -61,8 +63,11 @@ def test_the_person_sees_the_whole_call_and_no_escape(tmp_path: Path) -> None:
     escapes as text: the terminal never receives an ESC from an agent's command."""
     state = tmp_path / ".exomonad"
     store = _store(state)
-    long = store.create(agent="w1", role="worker", action=[Shell(tuple(HIDDEN_DELETE.split()))],
-                        reason=bash(HIDDEN_DELETE).reason)  # fmt: skip
+    ev = engine_for(ROOT).evaluate(ToolRequest("claude", "worker", "w1", "Bash",
+                                   {"command": HIDDEN_DELETE}, cwd=WT, worktree=WT,
+                                   branch="exo/w1"))  # fmt: skip
+    long = store.create(agent="w1", role="worker", action=list(ev.actions),
+                        reason=ev.decision.reason, asks=asked(ev.verdicts))  # fmt: skip
     forged = "w1 asks: sudo apt-get install -y jq\x1b[8m\nwhat: nothing\x1b[23D"
     sly = store.create(agent="w1", role="worker", action=[Shell(("sudo", "x\x1b[2J"))],
                        reason=forged)  # fmt: skip
@@ -75,8 +80,8 @@ def test_the_person_sees_the_whole_call_and_no_escape(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["approvals", "prompt", long.id, "--state-dir", str(state)],
                           input="n\n\n")  # fmt: skip
     assert shown.exit_code == 0, shown.stdout
-    assert "delete -r /p/src" in shown.stdout
-    assert "../../src" in shown.stdout  # the whole action, not cut at 600 characters
+    assert "  - delete -r /p/src" in shown.stdout
+    assert "python3-pkg60" in shown.stdout  # the whole action, not cut at 600 characters
     popped = runner.invoke(app, ["approvals", "prompt", sly.id, "--state-dir", str(state)],
                            input="n\n\n")  # fmt: skip
     assert "\x1b" not in popped.stdout

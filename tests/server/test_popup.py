@@ -11,6 +11,7 @@ import subprocess
 import termios
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,11 @@ from typing import Any
 import pytest
 
 from exomonad.panes import TmuxBackend
-from exomonad.policy import Allow, ApprovalStore, PolicyEngine, ToolRequest
+from exomonad.policy import Allow, ApprovalStore, Deny, PolicyEngine, ToolRequest
 from exomonad.server.identity import Identity
 from exomonad.server.permissions import Gatekeeper
 from exomonad.util.waiting import retry_until
-from tests.support.tmux import TmuxServer
+from tests.support.tmux import TmuxServer, kill_server, run_tmux
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -97,3 +98,62 @@ def test_popup_approval(tmux_server: TmuxServer, client: Client, tmp_path: Path)
     assert record.state == "approved"
     assert time.monotonic() - started < 50
     approvals.close()
+
+
+def test_the_popup_shows_a_padded_calls_delete_next_to_the_question(
+    tmux_server: TmuxServer, tmp_path: Path
+) -> None:
+    """Found probing: ``rm -rf ../../src; true '<20000 spaces>'; sudo apt-get install -y
+    jq`` in a 200x50 client's popup showed blank lines and the ``sudo``'s JSON above
+    ``approve?``; the delete had scrolled off (no scrollback) and ``y`` ran it. Here the
+    client runs in a pane of a second tmux server, whose screen is what a person sees."""
+    outer = f"exo-out-{uuid.uuid4().hex[:8]}"
+    env = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TERM": "xterm-256color"}
+    subprocess.run(["tmux", "-L", outer, "-f", "/dev/null", "new-session", "-d", "-s", "o",
+                    "-x", "200", "-y", "50", "--", "env", "-u", "TMUX", "tmux", "-L",
+                    tmux_server.socket, "attach", "-t", "main"],
+                   check=True, env=env, timeout=10)  # fmt: skip
+    store: ApprovalStore | None = None
+    t: threading.Thread | None = None
+    try:
+        retry_until(lambda: tmux_server.tmux("list-clients").strip() != "", timeout=10)
+        root = tmp_path / "proj"
+        wt = root / ".worktrees" / "w1"
+        wt.mkdir(parents=True)
+        state = root / ".exomonad"
+        store = ApprovalStore(state / "approvals.db")
+        gate = Gatekeeper(PolicyEngine.for_project(state, audit=False), store, timeout=60,
+                          on_timeout="deny", backend=TmuxBackend(tmux_server.socket),
+                          popup=True)  # fmt: skip
+        command = f"rm -rf ../../src; true '{' ' * 20000}'; sudo apt-get install -y jq"
+        req = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=str(wt),
+                          worktree=str(wt), branch="exo/w1")  # fmt: skip
+        result: dict[str, Any] = {}
+        who = Identity("w1", "worker")
+        t = threading.Thread(target=lambda: result.update(v=gate.check(req, who, None)))
+        t.start()
+
+        def screen() -> str:
+            return run_tmux(outer, "capture-pane", "-p", "-t", "o").stdout
+
+        retry_until(lambda: "approve?" in screen(), timeout=45,
+                    message="the popup never showed the question")  # fmt: skip
+        rows = screen().splitlines()
+        at = next(i for i, row in enumerate(rows) if "approve?" in row)
+        above = "\n".join(rows[max(0, at - 6) : at])
+        assert f"delete -r {root}/src" in above, "\n".join(rows)
+        assert "sudo apt-get install -y jq" in above, "\n".join(rows)
+        assert "why:" in rows[at - 1] or "why:" in rows[at - 2], "\n".join(rows)
+        run_tmux(outer, "send-keys", "-t", "o", "n", "Enter")
+        time.sleep(0.5)
+        run_tmux(outer, "send-keys", "-t", "o", "Enter")
+        t.join(30)
+        assert isinstance(result["v"].decision, Deny), result
+        assert (root / ".worktrees").is_dir()
+    finally:
+        if store is not None:
+            store.stop_waiting()  # a failed check leaves the call waiting: end it
+            if t is not None:
+                t.join(30)
+            store.close()
+        kill_server(outer)

@@ -53,13 +53,14 @@ CREATE TABLE IF NOT EXISTS approvals (
     answer_reason TEXT,
     answered_at REAL,
     policy_id TEXT,
-    addressee TEXT
+    addressee TEXT,
+    asks TEXT
 );
 CREATE INDEX IF NOT EXISTS approvals_state ON approvals (state, created_at);
 """
 _COLUMNS = (
     "id, agent, role, action, reason, created_at, deadline, state, answered_by, "
-    "answer_reason, answered_at, policy_id, addressee"
+    "answer_reason, answered_at, policy_id, addressee, asks"
 )
 
 
@@ -82,6 +83,10 @@ class Approval:
     #: Who may answer: the lead's member name for a lead-level request, ``"human"`` for
     #: a person (``None`` in records made before addressees were kept: a person).
     addressee: str | None = None
+    #: The parts of ``action`` (indexes) the answer is asked about: those not allowed,
+    #: and an MCP tool call (:func:`~exomonad.policy.cascade.asked`); ``None``: all of
+    #: them (a record made without, or before this was kept).
+    asks: tuple[int, ...] | None = None
 
     @property
     def decision(self) -> Decision:
@@ -128,6 +133,8 @@ class ApprovalStore:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(approvals)")}
         if "addressee" not in columns:  # a database from before addressees were kept
             self._db.execute("ALTER TABLE approvals ADD COLUMN addressee TEXT")
+        if "asks" not in columns:
+            self._db.execute("ALTER TABLE approvals ADD COLUMN asks TEXT")
 
     def stop_waiting(self) -> None:
         """End every :meth:`wait`, now and later, with the record as it is (the server is
@@ -153,20 +160,25 @@ class ApprovalStore:
         timeout: float | None = 600.0,
         policy_id: str | None = None,
         addressee: str = "human",
+        asks: Sequence[int] | None = None,
     ) -> Approval:
         """Record a pending request for ``addressee`` (the lead's name, or ``"human"``);
-        it expires ``timeout`` seconds from now (None: never)."""
+        it expires ``timeout`` seconds from now (None: never). ``asks``: which of the
+        actions need the answer (indexes; None: all)."""
         now = self._clock()
         deadline = None if timeout is None else now + timeout
         payload = _action_json(action)
+        asked = None if asks is None else json.dumps([int(i) for i in asks])
         with self._lock:
             while True:
                 new_id = secrets.token_hex(4)
                 try:
+                    row = (new_id, agent, role, payload, reason, now, deadline, policy_id,
+                           addressee, asked)  # fmt: skip
                     self._db.execute(
                         f"INSERT INTO approvals ({_COLUMNS}) VALUES "
-                        "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?)",
-                        (new_id, agent, role, payload, reason, now, deadline, policy_id, addressee),
+                        "(?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL, NULL, ?, ?, ?)",
+                        row,
                     )
                     break
                 except sqlite3.IntegrityError:  # pragma: no cover - 1 in 4e9
@@ -296,6 +308,7 @@ class ApprovalStore:
             at,
             policy_id,
             addressee,
+            asks,
         ) = row
         return Approval(
             id_,
@@ -311,4 +324,5 @@ class ApprovalStore:
             at,
             policy_id,
             addressee,
+            None if asks is None else tuple(json.loads(asks)),
         )

@@ -23,15 +23,16 @@ the reason. A tool call's decision is the strictest over its actions.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
-from exomonad.policy.actions import Action
+from exomonad.policy.actions import Action, McpTool
 from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
 from exomonad.policy.model import Policy
 from exomonad.policy.request import Context, ToolRequest
 from exomonad.util.display import visible
 
-__all__ = ["context_for", "decide_request", "judge", "judge_all"]
+__all__ = ["asked", "context_for", "decide_request", "judge", "judge_all"]
 
 
 def _who(ctx: Context) -> str:
@@ -88,16 +89,32 @@ def judge_all(
     """The strictest decision over ``actions`` and each action's own decision. An
     escalation's reason names every action not allowed, so whoever answers sees all of
     them: before, ``sudo apt-get install ... && rm -rf ../../src`` reached a person as
-    the ``sudo`` alone (the strictest), and approving it ran the delete too."""
+    the ``sudo`` alone (the strictest), and approving it ran the delete too. An MCP tool
+    call is named too, with its arguments, even when it is allowed: the other parts are
+    guesses from those (``write /opt/app`` for a ``run_command`` whose ``command`` was
+    ``curl ... | sh``, shown nowhere before)."""
     verdicts = [(action, judge(policy, action, ctx)) for action in actions]
     decision = strictest(d for _, d in verdicts)
     if isinstance(decision, Escalate):
         reasons = [decision.reason]
-        for _, other in verdicts:
-            if not isinstance(other, Allow) and other.reason not in reasons:
-                reasons.append(other.reason)
+        for i in asked(verdicts):
+            action, other = verdicts[i]
+            allowed = isinstance(other, Allow)
+            why = f"the call: {visible(action.describe())}" if allowed else other.reason
+            if why not in reasons:
+                reasons.append(why)
         decision = Escalate(decision.to, "; and ".join(reasons))
     return decision, verdicts
+
+
+def asked(verdicts: Sequence[tuple[Action, Decision]]) -> list[int]:
+    """Which parts of a call whoever answers its escalation is asked about (indexes into
+    ``verdicts``): each one not allowed, and every MCP tool call (its arguments are what
+    runs); none if all are allowed."""
+    if all(isinstance(d, Allow) for _, d in verdicts):
+        return []
+    return [i for i, (action, d) in enumerate(verdicts)
+            if not isinstance(d, Allow) or isinstance(action, McpTool)]  # fmt: skip
 
 
 def context_for(

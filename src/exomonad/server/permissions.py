@@ -43,6 +43,7 @@ from exomonad.policy import (
     ToolRequest,
     action_to_dict,
 )
+from exomonad.policy.cascade import asked
 from exomonad.policy.decisions import label
 from exomonad.policy.engine import Evaluation
 from exomonad.policy.errors import PolicyError
@@ -164,6 +165,7 @@ class Gatekeeper:
             agent=who.name, role=who.role, action=list(ev.actions), reason=decision.reason,
             timeout=self.timeout, policy_id=ev.policy_id,
             addressee=who.parent if to_lead else "human",
+            asks=asked(ev.verdicts) if len(ev.verdicts) == len(ev.actions) else None,
         )  # fmt: skip
         self.publish(EscalationOpened(team=who.team, approval_id=approval.id, agent=who.name,
                                       tool=req.tool_name, addressee=approval.addressee or "human",
