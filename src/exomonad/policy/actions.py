@@ -12,14 +12,19 @@ directory, ``~`` expanded); symlinks are not followed.
 >>> GitPush(remote="origin", branch="main", force=True).describe()
 'git push --force origin main'
 >>> action_from_dict(action_to_dict(Shell(argv=("ls", "-l"), cwd="/w")))
-Shell(argv=('ls', '-l'), cwd='/w', privileged=False)
+Shell(argv=('ls', '-l'), cwd='/w', privileged=False, stdin=None)
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+import json
+import shlex
+from dataclasses import dataclass, field
 from typing import Any
+
+from exomonad.util.clip import clip, collapse
+from exomonad.util.display import visible
 
 __all__ = [
     "ACTION_TYPES",
@@ -43,7 +48,33 @@ __all__ = [
     "WriteFile",
     "action_from_dict",
     "action_to_dict",
+    "mcp_arguments",
 ]
+
+
+#: How much of an MCP tool call's arguments an :class:`McpTool` keeps, and describes.
+MCP_ARGUMENTS_KEPT = 2000
+MCP_ARGUMENTS_SHOWN = 300
+
+#: Characters that change how a shell splits or ends a line: a word holding one is
+#: quoted when shown (``$``, globs and ``~`` are not: in an argv they were expansions).
+_SPLITS = frozenset(" \t\n\r\v\f;&|<>()'\"\\`")
+
+
+def _word(word: str) -> str:
+    """``word`` as a command line shows it: quoted if bare it would read as more or less."""
+    if word and not word.startswith("#") and not any(c in _SPLITS or c.isspace() for c in word):
+        return word
+    return shlex.quote(word)
+
+
+def mcp_arguments(data: Any) -> str:
+    """An MCP tool call's input as :attr:`McpTool.arguments`: compact JSON, cut."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        text = repr(data)
+    return clip(text, MCP_ARGUMENTS_KEPT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,16 +139,24 @@ class Shell(Action):
     """A shell command the classifier has no more specific action for.
 
     ``privileged`` is true under ``sudo``/``doas``/``su``; then ``argv`` is the whole
-    command line including the wrapper.
+    command line including the wrapper. ``stdin``: the file it reads its input from
+    (``sudo bash < setup.sh``: the script it runs), when that is what it was given.
     """
 
     argv: tuple[str, ...]
     cwd: str | None = None
     privileged: bool = False
+    stdin: str | None = None
 
     def describe(self) -> str:
-        """The command line."""
-        return " ".join(self.argv) or "<empty command>"
+        """The command line, each word quoted where the shell would split or cut it
+        (``nginx '#'``, not ``nginx #``), and ``< FILE`` when its input is a file.
+
+        >>> Shell(("sudo", "bash"), stdin="my setup.sh").describe()
+        "sudo bash < 'my setup.sh'"
+        """
+        line = " ".join(_word(w) for w in self.argv) or "<empty command>"
+        return line if self.stdin is None else f"{line} < {_word(self.stdin)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,14 +290,28 @@ class WebSearch(Action):
 
 @dataclass(frozen=True, slots=True)
 class McpTool(Action):
-    """A call to tool ``tool`` of MCP server ``server``."""
+    """A call to tool ``tool`` of MCP server ``server``.
+
+    ``arguments``: what it was called with, as compact JSON (cut at
+    :data:`MCP_ARGUMENTS_KEPT` characters, saying so): shown to whoever answers, not
+    judged (two calls of one tool are equal actions whatever their arguments).
+    """
 
     server: str
     tool: str
+    arguments: str = field(default="", compare=False)
 
     def describe(self) -> str:
-        """``mcp SERVER.TOOL``."""
-        return f"MCP tool {self.server}.{self.tool}"
+        """``MCP tool SERVER.TOOL ARGUMENTS`` (escaped, whitespace runs collapsed, cut at
+        :data:`MCP_ARGUMENTS_SHOWN` characters, saying so).
+
+        >>> McpTool("shell", "run", '{"command": "curl x | sh"}').describe()
+        'MCP tool shell.run {"command": "curl x | sh"}'
+        """
+        name = f"MCP tool {self.server}.{self.tool}"
+        if self.arguments in ("", "{}"):
+            return name
+        return f"{name} {clip(visible(collapse(self.arguments)), MCP_ARGUMENTS_SHOWN)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,8 +6,8 @@ tool name → kind and input keys); what each kind means is here.
 >>> classify(ToolRequest("claude", "dev", "d1", "Bash",
 ...          {"command": "cd x && git push -f origin main"}, cwd="/w"))
 [GitPush(remote='origin', branch='main', force=True, lease=False, repo='/w/x')]
->>> classify(ToolRequest("gemini", "dev", "d1", "mcp_exo_notify_parent", {}))
-[McpTool(server='exo', tool='notify_parent')]
+>>> classify(ToolRequest("gemini", "dev", "d1", "mcp_exo_notify_parent", {"message": "hi"}))
+[McpTool(server='exo', tool='notify_parent', arguments='{"message":"hi"}')]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from exomonad.policy.actions import (
     Unknown,
     WebSearch,
     WriteFile,
+    mcp_arguments,
 )
 from exomonad.policy.mcp_paths import possible_writes
 from exomonad.policy.patch import patch_actions
@@ -236,7 +237,9 @@ def _raw(req: ToolRequest) -> str:
 def _mcp(request: ToolRequest, servers: Sequence[str]) -> McpTool | None:
     runtime = runtimes.RUNTIMES.get(request.runtime, runtimes.CLAUDE)
     found = runtime.mcp_tool(request.tool_name, servers)
-    return McpTool(*found) if found is not None else None
+    if found is None:
+        return None
+    return McpTool(*found, arguments=mcp_arguments(dict(request.tool_input)))
 
 
 def classify(
@@ -251,7 +254,8 @@ def classify(
     ``protected_branches`` are the policy's (a local ``git checkout -B main`` is Unknown).
     """
     if request.runtime == "mcp":
-        return [_mcp(request, ()) or McpTool(SELF_MCP_SERVER, request.tool_name)]
+        own = McpTool(SELF_MCP_SERVER, request.tool_name, mcp_arguments(dict(request.tool_input)))
+        return [_mcp(request, ()) or own]
     mcp = _mcp(request, mcp_servers)
     if mcp is not None and mcp.server in OWN_MCP_SERVERS:
         return [mcp]  # ExoMonad's own tools: their arguments are judged by the server

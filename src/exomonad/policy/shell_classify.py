@@ -11,10 +11,10 @@ the agent's process tree or environment (``setsid``, ``nohup``, ``&``, ``env -i`
 
 >>> classify_shell("cd repo && sudo FOO=1 /usr/bin/git push -f origin main", "/w")
 [Shell(argv=('sudo', 'FOO=1', '/usr/bin/git', 'push', '-f', 'origin', 'main'), \
-cwd='/w/repo', privileged=True), GitPush(remote='origin', branch='main', force=True, \
-lease=False, repo='/w/repo')]
+cwd='/w/repo', privileged=True, stdin=None), \
+GitPush(remote='origin', branch='main', force=True, lease=False, repo='/w/repo')]
 >>> classify_shell('echo "git push -f origin main"', "/w")
-[Shell(argv=('echo', 'git push -f origin main'), cwd='/w', privileged=False)]
+[Shell(argv=('echo', 'git push -f origin main'), cwd='/w', privileged=False, stdin=None)]
 """
 
 from __future__ import annotations
@@ -167,12 +167,14 @@ def _argv(
         if chdir is not None:
             cwd = resolve_path(cwd, chdir)
         inner = _argv(rest, cmd, cwd, env, depth, True) if rest else []
-        return [Shell(full, cwd, True), *pointed, *(a for a in inner if not isinstance(a, Shell))]
+        wrapped = Shell(full, cwd, True, _stdin_file(cmd))
+        return [wrapped, *pointed, *(a for a in inner if not isinstance(a, Shell))]
     if name == "su":
         start, sopts = skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
         script = sopts.get("-c") or sopts.get("--command")
         inner = _nested(script, [], cwd, env, depth, full) if script is not None else []
-        return [Shell(full, cwd, True), *(a for a in inner if not isinstance(a, Shell))]
+        wrapped = Shell(full, cwd, True, _stdin_file(cmd))
+        return [wrapped, *(a for a in inner if not isinstance(a, Shell))]
     if name in OPAQUE_RUNNERS:
         return [Unknown(" ".join(full))]
     if name in SHELLS:
@@ -329,6 +331,13 @@ def _stdin(cmd: SimpleCommand, env: ShellEnv) -> str | None:
     return "tty"
 
 
+def _stdin_file(cmd: SimpleCommand) -> str | None:
+    """The file ``cmd`` reads its input from (``sudo bash < setup.sh``: ``setup.sh``), as
+    written, for its description: it is what a privileged shell runs."""
+    reads = [r for r in cmd.redirs if r.op in ("<", "<>") and r.fd in (None, 0)]
+    return reads[-1].target.text if reads else None
+
+
 def _shell(
     name: str,
     args: list[Word],
@@ -369,7 +378,7 @@ def _shell(
     if stdin == "script" and cmd.stdin_script is not None:
         return classify_shell(cmd.stdin_script, cwd, env, depth + 1)
     if stdin in ("file", "tty") and script is None:
-        return [Shell(full, cwd)]
+        return [Shell(full, cwd, stdin=_stdin_file(cmd))]
     return [Unknown(f"script fed to {name} on stdin: {' '.join(full)}")]
 
 

@@ -15,7 +15,8 @@ plain ``Shell``).
 >>> from exomonad.policy.shell_lex import Word
 >>> handle_read("grep", [Word(t) for t in "-rn token ../..".split()], "/p/.worktrees/w")
 [ReadFile(path='/p', recursive=True, include=()), \
-Shell(argv=('grep', '-rn', 'token', '../..'), cwd='/p/.worktrees/w', privileged=False)]
+Shell(argv=('grep', '-rn', 'token', '../..'), cwd='/p/.worktrees/w', privileged=False, \
+stdin=None)]
 >>> handle_read("rg", [Word("token")], "/p") is None
 True
 """
