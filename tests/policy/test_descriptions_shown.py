@@ -16,7 +16,7 @@ from pathlib import Path
 
 from exomonad.policy.actions import McpTool, Shell
 from exomonad.policy.decisions import Allow, Escalate
-from tests.policy.test_popup_shown import popup
+from tests.cli.test_popup_shown import popup
 from tests.policy.worker import bash, decide
 
 
