@@ -408,6 +408,32 @@ def test_only_the_teammate_process_may_check_its_gate(project: Project) -> None:
     assert "only the `exomonad teammate` process" in answer["error"]
 
 
+def test_only_the_teammate_process_may_release_its_worker(project: Project) -> None:
+    """Found probing from inside the sandbox: the agent's own code, holding the worker's
+    token, called ``/teammate/release``; the server revoked the token and ran its git on
+    the worktree while that code kept running and changing it (a race that ran the
+    worker's program as the server and deleted files outside). Only the teammate process
+    the token was issued to may release, and it stops the agent first."""
+    anon = ServerClient(project.state, timeout=60)
+    mate = anon.call("POST", "/teammate/token", {"name": "r1", "team": "proj",
+                                                  "pid": os.getpid()})  # fmt: skip
+    release = (
+        "from exomonad.client import ServerClient; from pathlib import Path; import sys\n"
+        "c = ServerClient(Path(sys.argv[1]), token=sys.argv[2], timeout=30)\n"
+        "print(c.request('POST', '/teammate/release')[0])"
+    )
+    done = subprocess.run([sys.executable, "-c", release, str(project.state), mate["token"]],
+                          env=project.env, capture_output=True, text=True, check=True)  # fmt: skip
+    assert done.stdout.split() == ["403"], done.stdout + done.stderr
+    as_mate = ServerClient(project.state, token=mate["token"], timeout=60)
+    status, probe = as_mate.request("POST", "/teammate/gate-probe")
+    assert status == 200, probe  # the token still holds
+    status, answer = as_mate.request("POST", "/teammate/release")
+    assert status == 200, answer
+    status, _ = as_mate.request("POST", "/teammate/gate-probe")
+    assert status == 403  # released: the token is gone
+
+
 def test_stopping_the_server_answers_a_waiting_escalation_instead_of_waiting_for_it(
     tmp_path: Path, tmux_server: TmuxServer
 ) -> None:

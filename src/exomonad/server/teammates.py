@@ -39,6 +39,11 @@ _NOT_TEAMMATE = ("only the `exomonad teammate` process that holds this worker's 
                  "never ran")  # fmt: skip
 
 
+#: Why a release is refused to anyone but the worker's own ``exomonad teammate``.
+_NOT_TEAMMATE_RELEASE = ("only the `exomonad teammate` process that holds this worker's token "
+                         "may release it, once its agent has stopped")  # fmt: skip
+
+
 #: Why the MCP wait is refused to anyone but the worker's own ``exomonad teammate``.
 _NOT_TEAMMATE_WAIT = ("only the `exomonad teammate` process that holds this worker's token may "
                       "wait for its MCP client")  # fmt: skip
@@ -112,10 +117,14 @@ def teammate_routes(svc: Services) -> list[Route]:
         return JSONResponse(worker.to_json())
 
     async def teammate_release(request: Request) -> Response:
-        """A teammate that is shutting down gives back its token and worktree."""
+        """A teammate that is shutting down gives back its token and worktree. Only the
+        teammate process (found probing: the agent's own code released itself, and the
+        server's git then ran on a worktree that code was still changing)."""
         who = _worker(svc, request)
         if who is None or who.team is None:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
+        if not _from_teammate(who, request):
+            return JSONResponse({"error": _NOT_TEAMMATE_RELEASE}, status_code=403)
         removal = await in_thread(release, svc, who.name, who.team)
         return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
 
