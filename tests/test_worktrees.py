@@ -93,3 +93,23 @@ def test_a_branch_planted_as_a_symbolic_ref_to_main_is_refused(tmp_path: Path) -
     with pytest.raises(WorktreeError, match="symbolic ref to refs/heads/main"):
         manager.create("w3")
     assert not (project / ".worktrees/w3").exists()
+
+
+def test_a_kept_worktree_whose_link_was_changed_is_not_reused(tmp_path: Path) -> None:
+    """Found probing from inside the sandbox: a ``.git`` naming a made-up git dir whose
+    ``config.worktree`` is a link to the user's ``~/.gitconfig``; respawning the worker
+    reused the worktree, and the gate's ``git config --worktree`` wrote the user's file."""
+    project = make_repo(tmp_path / "project")
+    manager = WorktreeManager(project)
+    wt = manager.create("w1").path
+    fake = wt / ".x"
+    fake.mkdir()
+    (fake / "HEAD").write_text("ref: refs/heads/exo/w1\n")
+    (fake / "commondir").write_text(f"{project / '.git'}\n")
+    users = tmp_path / "gitconfig"
+    users.write_text("[user]\n\tname = person\n")
+    (fake / "config.worktree").symlink_to(users)
+    (wt / ".git").write_text(f"gitdir: {fake}\n")
+    with pytest.raises(WorktreeError, match="not a worktree of"):
+        manager.create("w1")
+    assert users.read_text() == "[user]\n\tname = person\n"

@@ -207,6 +207,12 @@ class WorktreeManager:
             raise WorktreeError(f"refs/heads/{branch} is a symbolic ref to "
                                 f"{target.stdout.strip()}, not a branch: delete it")  # fmt: skip
         if (path / ".git").exists():
+            # Checked before any git runs there: its config is read, and written (found
+            # probing: a .git naming a made-up git dir whose config.worktree linked to
+            # ~/.gitconfig made the gate's `git config --worktree` write the user's).
+            fault = self.fault(path)
+            if fault is not None:
+                raise WorktreeError(f"{path}: {fault}: a person must look at it")
             current = _git(path, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
             if current.stdout.strip() != branch:
                 raise WorktreeError(f"{path} exists but is not on {branch}: move it away")
