@@ -171,6 +171,14 @@ def test_refused_layouts(project: Project) -> None:  # noqa: F811
     with pytest.raises(SandboxError, match="symbolic ref"):
         git_binds(str(project.worktree), common)
     own.write_text(tip)
+    # A private HEAD naming another branch than the one given (found probing: the
+    # next spawn bound refs/heads/release/ writable and release/1.0 moved).
+    head = repo / ".git/worktrees/w1/HEAD"
+    head.write_text("ref: refs/heads/release/evil\n")
+    with pytest.raises(SandboxError, match="not the worker's branch 'exo/w1'"):
+        git_binds(str(project.worktree), common, "exo/w1")
+    assert not (repo / ".git/refs/heads/release").exists()
+    head.write_text("ref: refs/heads/exo/w1\n")
     # A private HEAD naming a branch outside refs/heads creates nothing anywhere.
     head = repo / ".git/worktrees/w1/HEAD"
     head.write_text("ref: refs/heads/../../../outside/x\n")

@@ -140,6 +140,7 @@ class SandboxSpec:
     mounts: Sequence[Mount] = field(default_factory=tuple)
     new_session: bool = False
     private_tmp: bool = True
+    branch: str | None = None
 
     def __post_init__(self) -> None:
         # Frozen means frozen: keep our own copies of the sequences.
@@ -275,7 +276,7 @@ def bwrap_argv(command: Sequence[str], spec: SandboxSpec) -> list[str]:
     for source, dest, writable in mounts:
         argv += ["--bind" if writable else "--ro-bind", source, dest]
     if common is not None:
-        argv += git_binds(worktree, common)
+        argv += git_binds(worktree, common, spec.branch)
     for path in extra_ro:
         argv += ["--ro-bind", path, path]
     argv += ["--perms", "0700", "--tmpfs", state]
@@ -349,11 +350,12 @@ def require_bwrap() -> str:
 
 
 def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
-                state_dir: Path, name: str) -> list[str]:  # fmt: skip
+                state_dir: Path, name: str, branch: str | None = None) -> list[str]:  # fmt: skip
     """A worker's command as ExoMonad runs it: unchanged, or under bwrap (``[workers]
     sandbox = "bwrap"``) with its worktree writable, the spool dir readable and private
     copies of the agents' config homes (``~/.gemini``, ``~/.codex``) in place of the
-    user's, made afresh for worker ``name`` (:mod:`exomonad.sandbox_homes`).
+    user's, made afresh for worker ``name`` (:mod:`exomonad.sandbox_homes`); ``branch``,
+    the one ExoMonad gave it, is the only branch its git may write.
 
     Raises
     ------
@@ -377,5 +379,5 @@ def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
     wt = Path(worktree)
     spec = SandboxSpec(worktree=wt, project_root=state.parent, state_dir=state,
                        git_common_dir=git_common_dir(wt), extra_ro=(spool,),
-                       mounts=tuple(homes))  # fmt: skip
+                       mounts=tuple(homes), branch=branch)  # fmt: skip
     return bwrap_argv(command, spec)

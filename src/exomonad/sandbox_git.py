@@ -111,13 +111,17 @@ def _not_symbolic(ref: str) -> None:
         raise SandboxError(f"sandbox: {ref} is a symbolic ref, not the worker's branch")
 
 
-def git_binds(worktree: str, common: str) -> list[str]:
-    """bwrap arguments for the shared git dir ``common`` of ``worktree`` (both real).
+def git_binds(worktree: str, common: str, branch: str | None = None) -> list[str]:
+    """bwrap arguments for the shared git dir ``common`` of ``worktree`` (both real);
+    ``branch``, when given, is the one the worker was given: its private ``HEAD`` (which
+    it can write) must name it (found probing: a ``HEAD`` naming ``release/evil`` made the
+    next spawn bind ``refs/heads/release/`` writable, and ``release/1.0`` moved).
 
     Raises
     ------
     SandboxError
-        The worktree's link to ``common`` is not intact, its branch is not in a
+        The worktree's link to ``common`` is not intact, its ``HEAD`` does not name
+        ``branch``, its branch is not in a
         directory of its own below ``refs/heads/``, the lead's branch shares that
         directory, or the repository keeps its refs in a ``reftable``.
     """
@@ -131,7 +135,10 @@ def git_binds(worktree: str, common: str) -> list[str]:
     if fault is not None or private is None:
         raise SandboxError(f"sandbox: the worktree {worktree}: {fault}")
     args = ["--ro-bind", common, common, "--bind", *[os.path.join(common, "objects")] * 2]
-    branch = _branch(private)
+    given, branch = branch, _branch(private)
+    if given is not None and branch != given:
+        raise SandboxError(f"sandbox: {private / 'HEAD'} names {branch!r}, not the worker's "
+                           f"branch {given!r}")  # fmt: skip
     if branch is not None:
         folder = os.path.dirname(branch)
         lead = _branch(Path(common))
