@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from exomonad.errors import ExomonadError, UnknownRecipientError
 from exomonad.panes import FakePaneBackend
+from exomonad.server import workers
 from exomonad.server.identity import Identity
 from exomonad.server.mcp_app import answer_call
 from exomonad.server.services import Services
@@ -240,6 +241,33 @@ def test_spawn_and_remove_workers(svc: Services, lead: Identity, fake: FakePaneB
         call_tool(svc, lead, "remove_worker", {"name": "team-lead"})
     with pytest.raises(ToolError, match="not an ExoMonad worker"):
         call_tool(svc, lead, "remove_worker", {"name": "g1"})  # already gone
+
+
+def test_a_worktree_is_not_touched_while_the_workers_processes_still_run(
+    svc: Services, lead: Identity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found probing from inside the sandbox: the server's git ran on a released worker's
+    worktree while its code still ran there (a race ran the worker's filter as the
+    server, and ``git worktree remove`` deleted files outside through a swapped link).
+    The server waits until no process works in it; one that stays keeps the worktree."""
+    monkeypatch.setattr(workers, "SETTLE_TIMEOUT", 1.0)
+    two = [{"name": "s1", "task": "t"}, {"name": "s2", "task": "t"}]
+    out = call_tool(svc, lead, "spawn_workers", {"workers": two})
+    wt1, wt2 = (Path(w["worktree"]) for w in out["workers"])
+    stays = subprocess.Popen(["sleep", "60"], cwd=wt1)
+    goes = subprocess.Popen(["sleep", "0.3"], cwd=wt2)  # a sandbox going down
+    try:
+        kept = call_tool(svc, lead, "remove_worker", {"name": "s1"})
+        assert kept["worktree"]["removed"] is False
+        assert f"processes still run in it (pids {stays.pid})" in kept["message"]
+        assert wt1.exists()
+        removed = call_tool(svc, lead, "remove_worker", {"name": "s2"})
+        assert removed["worktree"]["removed"] is True  # once its process had gone
+        assert goes.poll() is not None
+    finally:
+        stays.kill()
+        stays.wait()
+        goes.wait()
 
 
 def test_worker_names_and_roles_below_the_lead_only(svc: Services, lead: Identity) -> None:

@@ -3,6 +3,7 @@ everything back out (see :mod:`exomonad.server.workers`)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import orjson
@@ -125,7 +126,8 @@ def teammate_routes(svc: Services) -> list[Route]:
             return JSONResponse({"error": "a worker token is required"}, status_code=403)
         if not _from_teammate(who, request):
             return JSONResponse({"error": _NOT_TEAMMATE_RELEASE}, status_code=403)
-        removal = await in_thread(release, svc, who.name, who.team)
+        removal = await in_thread(functools.partial(release, caller=peer_pid(request.scope)),
+                                  svc, who.name, who.team)  # fmt: skip
         return JSONResponse({"worktree": removal.to_json() if removal is not None else None})
 
     async def teammate_mcp_ready(request: Request) -> Response:

@@ -12,7 +12,9 @@ hook trust), and that a worktree is removed only when nothing would be lost.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -252,17 +254,59 @@ def _check_gate(project: Path, worktree: Path, runner: runtimes.Runtime | None) 
             )
 
 
-def release(svc: Services, name: str, team: str, *, force: bool = False) -> Removal | None:
+#: How long a released worker's processes get to go before its worktree is kept instead.
+SETTLE_TIMEOUT = 10.0
+
+
+def working_in(folder: Path, ignore: int | None = None) -> list[int]:
+    """The processes (not this one, nor ``ignore``) whose working directory is ``folder``
+    or below it: a worker's, sandboxed or not, as the host's ``/proc`` shows them."""
+    prefix = str(folder.resolve())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in (os.getpid(), ignore):
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:  # gone, or not ours to read
+            continue
+        if cwd == prefix or cwd.startswith(prefix + "/"):
+            found.append(int(entry.name))
+    return found
+
+
+def _settle(worktree: Path, ignore: int | None = None) -> list[int]:
+    """Wait until no process works in ``worktree`` (at most :data:`SETTLE_TIMEOUT`); the
+    pids still there. Found probing: the server's git ran on a worktree while the
+    worker's code (a killed pane's sandbox, going down) still changed it, and a race
+    with a swapped ``.git`` or a swapped directory ran the worker's filter as the server
+    or made ``git worktree remove`` delete files outside."""
+    with contextlib.suppress(WaitTimeout):
+        retry_until(lambda: not working_in(worktree, ignore), timeout=SETTLE_TIMEOUT,
+                    interval=0.05)  # fmt: skip
+    return working_in(worktree, ignore)
+
+
+def release(svc: Services, name: str, team: str, *, force: bool = False,
+            caller: int | None = None) -> Removal | None:  # fmt: skip
     """Revoke ``name``'s token and remove its worktree if nothing would be lost.
 
     Returns what happened to the worktree (``None`` when the worker had none). A kept
-    worktree is logged and stays listed by ``exomonad worker list`` / ``status``.
+    worktree is logged and stays listed by ``exomonad worker list`` / ``status``. It is
+    also kept while processes (but ``caller``, the releasing teammate) still work in it
+    after :data:`SETTLE_TIMEOUT`: the server runs no git where a worker's code still runs.
     """
     who = svc.tokens.find(name, team)
     svc.tokens.revoke(name, team)
     svc.presence.note(team, name, "terminated", "released")
     if who is None or who.worktree is None:
         return None
+    still = _settle(Path(who.worktree), caller)
+    if still:  # its code still changes the worktree: no git of ours runs there now
+        state = WorktreeState(Path(who.worktree), who.branch)
+        why = f"kept: processes still run in it (pids {', '.join(map(str, still[:5]))})"
+        log.warning("worktree of %s %s", name, why)
+        return Removal(False, state, why)
     try:
         removal = svc.worktrees.remove(name, force=force)
     except ExomonadError as exc:  # never lose work because git failed: keep and say so
