@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,3 +196,190 @@ def test_argv_binds_mounts_after_extra_rw_and_before_extra_ro(tmp_path: Path) ->
     with pytest.raises(SandboxError, match="not absolute"):
         bwrap_argv(["true"], SandboxSpec(spec.worktree, spec.project_root, spec.state_dir,
                                          mounts=[relative]))  # fmt: skip
+
+
+# The old homes are removed by the server, outside the sandbox, from a tree the worker
+# wrote (and, if its sandbox still runs, is writing): found probing.
+
+
+def _worker_gemini(tmp_path: Path) -> tuple[Path, dict[str, str], Path]:
+    """A sandbox dir whose worker ``w1`` has a private gemini home (made by a first spawn);
+    the env that spawns it; that home, where a worker's writes land."""
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text(SETTINGS)
+    env = {"HOME": str(home)}
+    sandbox = tmp_path / "sandbox"
+    private_homes(sandbox, "w1", env)
+    return sandbox, env, sandbox / HOMES_DIR / "w1" / "gemini"
+
+
+def _trash(sandbox: Path) -> list[str]:
+    return sorted(os.listdir(sandbox / HOMES_DIR / ".trash"))
+
+
+def test_a_symlink_swapped_in_before_the_chmod_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory the worker made unwritable is made writable again before removal; a
+    live old sandbox swapping it with a symlink to a directory outside (``renameat2``
+    ``RENAME_EXCHANGE`` in a loop) won, at the probe, 4 respawns in 15: the target
+    became 0700. Here the swap comes at the worst moment, just before the chmod."""
+    sandbox, env, gemini = _worker_gemini(tmp_path)
+    target = tmp_path / "outside"
+    target.mkdir()
+    (target / "keep").write_text("mine\n")
+    target.chmod(0o500)
+    (gemini / "victim" / "sub").mkdir(parents=True)
+    (gemini / "victim").chmod(0o500)
+    real_chmod = os.chmod
+    swaps: list[str] = []
+
+    def chmod_after_a_swap(path: str, mode: int, **kw: bool) -> None:
+        where = os.readlink(path) if path.startswith("/proc/self/fd/") else path
+        if os.path.basename(where) == "victim" and not os.path.islink(where):
+            os.rename(where, where + "-moved")
+            os.symlink(target, where)
+            swaps.append(where)
+        real_chmod(path, mode, **kw)
+
+    monkeypatch.setattr(os, "chmod", chmod_after_a_swap)
+    private_homes(sandbox, "w1", env)
+    monkeypatch.undo()
+    assert swaps  # the directory was chmodded (it was 0500), and swapped just before
+    assert stat.S_IMODE(target.stat().st_mode) == 0o500
+    assert (target / "keep").read_text() == "mine\n"
+    private_homes(sandbox, "w1", env)  # what the swap left behind goes at the next spawn
+    assert _trash(sandbox) == []
+    assert (target / "keep").read_text() == "mine\n"
+
+
+def test_a_symlink_in_the_old_home_is_removed_not_followed(tmp_path: Path) -> None:
+    sandbox, env, gemini = _worker_gemini(tmp_path)
+    target = tmp_path / "outside"
+    (target / "d").mkdir(parents=True)
+    (target / "d" / "keep").write_text("mine\n")
+    target.chmod(0o500)
+    (gemini / "link").symlink_to(target)
+    (gemini / "d").mkdir()
+    (gemini / "d" / "link").symlink_to(target / "d")
+    private_homes(sandbox, "w1", env)
+    assert _trash(sandbox) == []
+    assert stat.S_IMODE(target.stat().st_mode) == 0o500
+    assert (target / "d" / "keep").read_text() == "mine\n"
+
+
+def _nest(top: Path, depth: int, mode: int = 0o700) -> None:
+    """``depth`` directories ``d/d/...`` under ``top`` (by descriptor: the path can exceed
+    ``PATH_MAX``), each left with ``mode``."""
+    fds = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fds[-1])
+            fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+        for fd in fds[1:]:
+            os.chmod(fd, mode)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+@pytest.mark.parametrize("depth", [1200, 5000])
+def test_a_deep_tree_in_an_old_home_stops_no_spawn(tmp_path: Path, depth: int) -> None:
+    """1200 nested directories in ``~/.gemini`` made every later spawn, of any worker,
+    raise ``RecursionError`` (``os.walk``, ``shutil.rmtree``), the trash entry retried
+    forever. Removed now, however deep, each directory unwritable."""
+    sandbox, env, gemini = _worker_gemini(tmp_path)
+    _nest(gemini, depth, mode=0o500)
+    (gemini / "settings.json").write_text('{"hooks": "evil"}')
+    try:
+        private_homes(sandbox, "w2", env)  # another worker's spawn sweeps the trash too
+        private_homes(sandbox, "w1", env)
+        assert _trash(sandbox) == []
+        assert (gemini / "settings.json").read_text() == SETTINGS
+        assert not (gemini / "d").exists()
+    finally:  # pytest's own clean-up of old tmp_paths recurses too
+        subprocess.run(["chmod", "-R", "u+rwx", str(sandbox)], check=False)
+        subprocess.run(["rm", "-rf", str(sandbox)], check=True)
+
+
+def test_what_resists_removal_stays_in_the_trash_and_the_spawn_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A name that cannot be removed is left (logged), the rest of its entry goes; any
+    other failure (a bug) leaves the entry it happened in. Either way the new home is
+    made, and the next spawn tries again."""
+    sandbox, env, gemini = _worker_gemini(tmp_path)
+    (gemini / "stuck" / "x").mkdir(parents=True)
+    (gemini / "gone").mkdir()
+    real_rmdir = os.rmdir
+    fault: dict[str, BaseException] = {"stuck": PermissionError(1, "Not permitted", "stuck")}
+
+    def rmdir(path: str, *, dir_fd: int | None = None) -> None:
+        if path in fault:
+            raise fault[path]
+        real_rmdir(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    with caplog.at_level("WARNING"):
+        mounts = private_homes(sandbox, "w1", env)
+    assert [m.source.name for m in mounts] == ["gemini"]
+    assert (gemini / "settings.json").read_text() == SETTINGS
+    assert not (gemini / "stuck").exists()
+    [entry] = _trash(sandbox)
+    left = sandbox / HOMES_DIR / ".trash" / entry
+    assert sorted(os.listdir(left / "gemini")) == ["stuck"]  # x and "gone" went
+    assert "stuck: [Errno 1] Not permitted" in caplog.text
+    (gemini / "y").mkdir()
+    fault["y"] = RuntimeError("a bug")
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        private_homes(sandbox, "w1", env)
+    assert (gemini / "settings.json").read_text() == SETTINGS
+    assert len(_trash(sandbox)) == 2
+    assert "RuntimeError('a bug')" in caplog.text
+    monkeypatch.undo()
+    private_homes(sandbox, "w1", env)
+    assert _trash(sandbox) == []
+
+
+_SWAPPER = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.chdir(os.path.expanduser("~/.gemini"))
+for i in range(200):
+    os.mkdir(f"d{i}")
+    os.chmod(f"d{i}", 0o500)
+    os.symlink(TARGET, f"l{i}")
+open("ready", "w").close()
+while True:
+    for i in range(200):  # RENAME_EXCHANGE
+        libc.renameat2(-100, f"d{i}".encode(), -100, f"l{i}".encode(), 2)
+"""
+
+
+def test_a_live_old_sandbox_swapping_links_changes_nothing_outside(homes: Homes) -> None:
+    """The probe's race, run for real for a bounded number of respawns: the old sandbox
+    keeps exchanging its directories with symlinks to a directory outside while the next
+    spawn removes its home."""
+    target = homes.home.parent / "outside"
+    target.mkdir()
+    target.chmod(0o500)
+    script = _SWAPPER.replace("TARGET", repr(str(target)))
+    gemini = homes.state / "sandbox" / HOMES_DIR / "w1" / "gemini"
+    for _ in range(10):
+        argv = worker_argv(["python3", "-c", script], sandbox="bwrap", name="w1",
+                           worktree=str(homes.worktree), state_dir=homes.state)  # fmt: skip
+        old = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            for _ in range(200):
+                if (gemini / "ready").exists() or old.poll() is not None:
+                    break
+                time.sleep(0.02)
+            assert (gemini / "ready").exists(), old.stderr.read() if old.stderr else ""
+            time.sleep(0.1)
+            private_homes(homes.state / "sandbox", "w1")  # the next spawn, the old alive
+        finally:
+            old.kill()
+            old.wait()
+        assert stat.S_IMODE(target.stat().st_mode) == 0o500

@@ -22,7 +22,9 @@ in, per agent (:data:`GEMINI`, :data:`CODEX`):
   bound read-only from the real home: seen, never copied, never written.
 
 Everything else (``~/.gemini/tmp``, ``history``, ``~/.codex/sessions``, ``log``, ...)
-stays out: the worker starts with none of it and what it writes there is discarded.
+stays out: the worker starts with none of it and what it writes there is discarded. The
+old home is removed without following a symlink and without recursion (``_Sweep``);
+removing it never stops a spawn.
 
 Credentials are copies too, and a refresh inside stays inside. For Gemini that is
 harmless: Google's OAuth refresh token does not rotate, so the user's file keeps working
@@ -38,7 +40,7 @@ refresh token: the user's Codex must log in again. API-key auth is not affected.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import os
 import secrets
 import shutil
@@ -56,6 +58,8 @@ __all__ = ["AGENT_HOMES", "CODEX", "GEMINI", "HOMES_DIR", "AgentHome", "Mount", 
 HOMES_DIR = "homes"
 #: Under :data:`HOMES_DIR`: homes of earlier spawns, moved aside, then removed.
 _TRASH = ".trash"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -233,29 +237,168 @@ def _specials(folder: str, names: list[str]) -> set[str]:
 
 def _discard(homes: Path, mine: Path) -> None:
     """Move an earlier spawn's ``mine`` aside (so the new home is fresh even if it cannot
-    be removed) and remove everything aside. The worker could write there, so its
-    directories may lack permissions: restored first; what still resists stays."""
+    be removed), then remove everything aside, as far as it goes (:class:`_Sweep`)."""
     trash = homes / _TRASH
     trash.mkdir(mode=0o700, exist_ok=True)
     if os.path.lexists(mine):
         os.rename(mine, trash / secrets.token_hex(8))
-    for entry in os.scandir(trash):
-        _writable_tree(entry.path)
-        with contextlib.suppress(OSError):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
+    try:
+        fd = os.open(trash, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        log.warning("sandbox: cannot empty %s: %s", trash, exc)
+        return
+    try:
+        _Sweep(fd, str(trash)).run()
+    finally:
+        os.close(fd)
+
+
+#: Directories held open at once while removing (one descriptor each); a directory
+#: deeper is moved to the top of the trash, a new entry, rather than entered.
+_DEPTH = 128
+#: Names removed (or tried) per spawn at most; the rest waits for the next spawn.
+_BUDGET = 200_000
+
+
+@dataclass
+class _Dir:
+    """A directory being emptied: ``name`` in ``parent`` (a descriptor), open as ``fd``,
+    with the ``names`` it held still to remove."""
+
+    parent: int
+    name: str
+    fd: int
+    names: list[str]
+
+
+class _Sweep:
+    """Removes the trash's entries; runs as the server, outside the sandbox, on trees a
+    worker wrote and, while its old sandbox still runs, may be changing.
+
+    So no symbolic link is ever followed: every name is reached by descriptor from its
+    parent's (``*at`` calls), a directory opened ``O_PATH | O_NOFOLLOW | O_DIRECTORY``
+    and, when the worker took its permissions away, chmodded through that descriptor:
+    a symlink swapped in for it after it was listed fails the open, and one swapped in
+    after the open is not what the descriptor names. The walk is iterative, holds at
+    most :data:`_DEPTH` directories open and does at most :data:`_BUDGET` names. What
+    resists is left (and logged); nothing here raises, since a trash that cannot be
+    emptied must not stop a spawn (the new home is made fresh anyway).
+    """
+
+    def __init__(self, trash: int, where: str) -> None:
+        self.trash, self.where = trash, where
+        self.budget = _BUDGET
+        self.queue: list[str] = []
+
+    def run(self) -> None:
+        try:
+            self.queue = os.listdir(self.trash)
+        except OSError as exc:
+            log.warning("sandbox: cannot list %s: %s", self.where, exc)
+            return
+        while self.queue and self.budget > 0:
+            name = self.queue.pop()
+            try:
+                left = self.entry(name)
+            except Exception as exc:  # a trash entry never stops a spawn
+                log.warning("sandbox: left %s in %s: %r", name, self.where, exc)
             else:
-                os.unlink(entry.path)
+                if left:
+                    log.warning("sandbox: left %s in %s: %s", name, self.where, left)
+        if self.queue or self.budget <= 0:
+            log.warning("sandbox: %s not emptied: %d names removed at most per spawn",
+                        self.where, _BUDGET)  # fmt: skip
 
+    def entry(self, name: str) -> str:
+        """Remove trash entry ``name`` and all under it; why not all went (or "")."""
+        errors: list[str] = []
+        stack: list[_Dir] = []
+        try:
+            top = self.enter(self.trash, name, errors)
+            if top is not None:
+                stack.append(top)
+            while stack and self.budget > 0:
+                here = stack[-1]
+                if not here.names:
+                    stack.pop()
+                    os.close(here.fd)
+                    self.remove(here.parent, here.name, errors, directory=True)
+                    continue
+                child = here.names.pop()
+                self.budget -= 1
+                if len(stack) >= _DEPTH:
+                    self.move_up(here.fd, child, errors)
+                    continue
+                sub = self.enter(here.fd, child, errors)
+                if sub is not None:
+                    stack.append(sub)
+        finally:
+            for left in stack:
+                os.close(left.fd)
+        return f"{len(errors)} failed, first {errors[0]}" if errors else ""
 
-def _writable_tree(top: str) -> None:
-    """``chmod 700`` every directory under ``top`` (symlinks never followed)."""
-    with contextlib.suppress(OSError):
-        if stat.S_ISDIR(os.lstat(top).st_mode):
-            os.chmod(top, 0o700)
-    for root, dirs, _ in os.walk(top):
-        for name in dirs:
-            path = os.path.join(root, name)
-            with contextlib.suppress(OSError):
-                if not os.path.islink(path):
-                    os.chmod(path, 0o700)
+    def enter(self, parent: int, name: str, errors: list[str]) -> _Dir | None:
+        """Open directory ``name`` of ``parent`` to empty it (writable first); anything
+        else at ``name`` is removed, and None returned."""
+        try:
+            fd = self.open_writable(parent, name)
+        except NotADirectoryError:  # a file, a symlink (never followed), a FIFO...
+            self.remove(parent, name, errors, directory=False)
+            return None
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+            return None
+        try:
+            return _Dir(parent, name, fd, os.listdir(fd))
+        except OSError as exc:
+            os.close(fd)
+            errors.append(f"{name}: {exc}")
+            return None
+
+    @staticmethod
+    def open_writable(parent: int, name: str) -> int:
+        """Directory ``name`` of ``parent`` opened for reading, ``chmod 700`` first if
+        the worker took permissions away; ``NotADirectoryError`` if it is not one (a
+        symlink included: never followed)."""
+        path = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY, dir_fd=parent)
+        try:
+            if stat.S_IMODE(os.fstat(path).st_mode) & 0o700 != 0o700:
+                # fchmod refuses O_PATH descriptors; its /proc link is the directory
+                # itself, whatever its name now leads to.
+                os.chmod(f"/proc/self/fd/{path}", 0o700)
+            return os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=path)
+        finally:
+            os.close(path)
+
+    def remove(self, parent: int, name: str, errors: list[str], *, directory: bool) -> None:
+        """``rmdir`` or ``unlink`` ``name`` of ``parent`` (either if it changed kind)."""
+        try:
+            try:
+                (os.rmdir if directory else os.unlink)(name, dir_fd=parent)
+            except (NotADirectoryError, IsADirectoryError):
+                (os.unlink if directory else os.rmdir)(name, dir_fd=parent)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+
+    def move_up(self, parent: int, name: str, errors: list[str]) -> None:
+        """Too deep to enter: move ``name`` to the top of the trash (removed later in
+        this sweep), writable first (moving a directory updates its ``..``)."""
+        try:
+            os.close(self.open_writable(parent, name))
+        except NotADirectoryError:
+            self.remove(parent, name, errors, directory=False)
+            return
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+            return
+        new = secrets.token_hex(8)
+        try:
+            os.rename(name, new, src_dir_fd=parent, dst_dir_fd=self.trash)
+        except OSError as exc:
+            errors.append(f"{name}: {exc}")
+        else:
+            self.queue.append(new)
