@@ -257,7 +257,8 @@ class PtyAgent:
         return self.returncode if self.returncode is not None else 1
 
     def terminate(self, grace: float = 5.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds."""
+        """SIGTERM, then SIGKILL after ``grace`` seconds, then wait (as long again) until
+        it has gone: whoever terminates it next touches what it worked on."""
         if not self.alive():
             return
         with contextlib.suppress(ProcessLookupError):
@@ -268,6 +269,9 @@ class PtyAgent:
         if self.alive():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
+            deadline = time.monotonic() + grace
+            while self.alive() and time.monotonic() < deadline:
+                time.sleep(0.01)  # SIGKILL cannot be caught: this is short
 
     def close(self, timeout: float = 2.0) -> None:
         """Release the pty once the program has gone: the output pump reads it to the end
