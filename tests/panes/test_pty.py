@@ -164,3 +164,14 @@ def test_wait_keeps_the_exit_status_when_alive_reaped_the_program(backend: PtyBa
     pane = backend.spawn([sys.executable, "-c", "raise SystemExit(7)"])
     retry_until(lambda: not backend.exists(pane), timeout=20)  # alive() reaped it
     assert backend.agent(pane).wait() == 7
+
+
+def test_terminate_returns_once_a_program_deaf_to_sigterm_has_gone(backend: PtyBackend) -> None:
+    """The teammate releases the worker's worktree right after ``terminate``: a program
+    that ignores SIGTERM is killed, and ``terminate`` returns only once it has gone."""
+    deaf = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+    pane = backend.spawn([sys.executable, "-c", deaf])
+    agent = backend.agent(pane)
+    retry_until(agent.alive, timeout=10)
+    agent.terminate(grace=0.2)
+    assert not agent.alive()
