@@ -97,6 +97,9 @@ function readEntries(file) {
         if (err.code === 'ENOENT') return [];
         throw err;
     }
+    // An empty file is another writer's ensureFile between its create and its write of
+    // '[]' (no lock is held there, as in Claude Code): not a corrupt write by anyone.
+    if (raw.length === 0) return [];
     try {
         const value = JSON.parse(raw);
         if (Array.isArray(value)) return value;
