@@ -134,7 +134,7 @@ def _start(tmp: Path, tmux: TmuxServer, **extra_env: str) -> Iterator[Team]:
     proc = subprocess.Popen([sys.executable, "-m", "exomonad", "serve", "--tmux-socket",
                              tmux.socket], env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
-        worker = worker_token(state)
+        worker = worker_token(state, pid=os.getpid())  # this process: w1's teammate
         yield Team(root, state, env, proc, reader, worker)
     finally:
         if proc.poll() is None:

@@ -28,16 +28,19 @@ def answers(client: ServerClient) -> bool:
 
 
 def worker_token(state: Path, team: str = "proj", name: str = "w1",
-                 runtime: str = "gemini") -> str:  # fmt: skip
+                 runtime: str = "gemini", pid: int | None = None) -> str:  # fmt: skip
     """Wait until the server of ``state`` answers, let the lead create ``team`` (its
-    ``TeamCreate`` hook) and return a worker token for ``name``."""
+    ``TeamCreate`` hook) and return a worker token for ``name``; with ``pid``, issued to
+    that process as its ``exomonad teammate`` (which alone may release it)."""
     retry_until((state / "server.sock").exists, timeout=30, message="server did not start")
     lead = ServerClient.as_lead(state)
     retry_until(lambda: answers(lead), timeout=30, message="server did not answer")
     lead.call("POST", "/hook/post-tool-use?runtime=claude",
               {"session_id": "lead-1", "tool_name": "TeamCreate",
                "tool_input": {"team_name": team}})  # fmt: skip
-    ask = {"name": name, "team": team, "runtime": runtime}
+    ask: dict[str, object] = {"name": name, "team": team, "runtime": runtime}
+    if pid is not None:
+        ask["pid"] = pid
     token: str = lead.call("POST", "/teammate/token", ask)["token"]
     return token
 

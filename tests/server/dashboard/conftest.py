@@ -24,7 +24,7 @@ import pytest
 
 from exomonad.client import ServerClient
 from exomonad.server.pidfile import server_request
-from exomonad.teams import TeamPaths, create_team
+from exomonad.teams import TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
 from tests.e2e.harness import ExomonadServe
 from tests.support.git import make_repo
@@ -141,9 +141,14 @@ def team(live: Live) -> Live:
     out = live.state.parent.parent
     workers = [{"name": name, "task": f"start on {name}", "runtime": "terminal",
                 "command": f"{sys.executable} {READER} {out}/{name}.jsonl"}
-               for name in PRESENCE]  # fmt: skip
+               for name in PRESENCE if name != "w-done"]  # fmt: skip
     lead = live.lead()
     lead.tool("spawn_workers", {"workers": workers})
+    # w-done is an `exomonad teammate`'s worker (this process plays the teammate, which
+    # alone may give its token back): a member of the team, then released below.
+    done = {"name": "w-done", "team": TEAM, "runtime": "terminal", "pid": os.getpid()}
+    lead.call("POST", "/teammate/token", done)
+    register_synthetic(TeamPaths(TEAM, live.root), "w-done", agent_type="terminal")
     task = lead.tool("task_create", {"subject": "write the parser"})
     tokens = live.tokens()
     ServerClient(live.state, token=tokens["w-busy"]).tool("task_claim", {"task_id": task["id"]})
