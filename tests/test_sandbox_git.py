@@ -164,13 +164,6 @@ def test_refused_layouts(project: Project) -> None:  # noqa: F811
         git_binds(str(project.worktree), common)
     exo.unlink()
     os.rename(repo / ".git/exo-real", exo)
-    # The worker's branch planted as a symbolic ref (by another sandboxed worker).
-    own = repo / ".git/refs/heads/exo/w1"
-    tip = own.read_text()
-    own.write_text("ref: refs/heads/main\n")
-    with pytest.raises(SandboxError, match="symbolic ref"):
-        git_binds(str(project.worktree), common)
-    own.write_text(tip)
     # A private HEAD naming another branch than the one given (found probing: the
     # next spawn bound refs/heads/release/ writable and release/1.0 moved).
     head = repo / ".git/worktrees/w1/HEAD"
@@ -193,3 +186,29 @@ def test_refused_layouts(project: Project) -> None:  # noqa: F811
     (repo / ".git/reftable").mkdir()
     with pytest.raises(SandboxError, match="reftable"):
         git_binds(str(project.worktree), common)
+
+
+def test_a_planted_ref_or_head_is_refused_without_waiting(project: Project) -> None:  # noqa: F811
+    """Another sandboxed worker can write the workers' ref directory, and the worker its
+    private git dir: a symbolic ref where its branch should be, or a FIFO there or as its
+    ``HEAD`` (the server's open would wait for a writer, forever), refuse the spawn."""
+    repo, common = project.repo, str(project.repo / ".git")
+    own = repo / ".git/refs/heads/exo/w1"
+    tip = own.read_text()
+    own.write_text("ref: refs/heads/main\n")
+    with pytest.raises(SandboxError, match="symbolic ref"):
+        git_binds(str(project.worktree), common)
+    own.unlink()
+    os.mkfifo(own)  # a FIFO: opening it to read would wait for a writer, forever
+    with pytest.raises(SandboxError, match="no regular file"):
+        git_binds(str(project.worktree), common)
+    own.unlink()
+    own.write_text(tip)
+    head = repo / ".git/worktrees/w1/HEAD"
+    saved = head.read_text()
+    head.unlink()
+    os.mkfifo(head)
+    with pytest.raises(SandboxError, match="HEAD is not a regular file"):
+        git_binds(str(project.worktree), common)
+    head.unlink()
+    head.write_text(saved)

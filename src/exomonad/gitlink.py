@@ -26,7 +26,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-__all__ = ["WORKTREE_CONFIG_KEYS", "config_fault", "link_fault", "private_dir"]
+__all__ = ["WORKTREE_CONFIG_KEYS", "config_fault", "link_fault", "private_dir", "read_small"]
 
 #: Keys a worktree's ``config.worktree`` may hold for the server to run git there:
 #: ExoMonad's push gate and sparse checkout's own. Anything else (``core.fsmonitor``, a
@@ -37,7 +37,7 @@ WORKTREE_CONFIG_KEYS = frozenset(
 _SMALL = 4096
 
 
-def _read(path: Path) -> str | None:
+def read_small(path: Path) -> str | None:
     """A small regular file's text (not through a symlink); None if it is not one."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -75,7 +75,7 @@ def _up(real: str, name: str) -> str:
 def _named_dir(worktree: Path) -> tuple[str | None, str]:
     """The private git dir ``worktree``'s ``.git`` names (joined, not resolved), or None
     and what is wrong with that file."""
-    text = _read(worktree / ".git")
+    text = read_small(worktree / ".git")
     if text is None:
         return None, "its .git is missing or unreadable"
     if not text.startswith("gitdir: ") or text.count("\n") > 1:
@@ -109,8 +109,8 @@ def link_fault(worktree: Path, common: Path, *, config: bool = True) -> str | No
         private = os.path.realpath(named_dir)
     if posixpath.dirname(private) != worktrees:
         return f"its .git names {private}, not a worktree of {common}"
-    named = _read(Path(private, "commondir"))
-    back = _read(Path(private, "gitdir"))
+    named = read_small(Path(private, "commondir"))
+    back = read_small(Path(private, "gitdir"))
     if named is None or _up(private, named.strip()) != str(common):
         return f"{private}/commondir does not name {common}"
     if back is None or not _same(back.strip(), str(worktree / ".git")):
@@ -125,7 +125,7 @@ def config_fault(private: Path) -> str | None:
     config = private / "config.worktree"
     if not os.path.lexists(config):
         return None
-    if _read(config) is None:
+    if read_small(config) is None:
         return f"{config} is not a regular file"
     done = subprocess.run(["git", "config", "--file", str(config), "--null", "--list"],
                           capture_output=True, text=True, timeout=30, check=False)  # fmt: skip

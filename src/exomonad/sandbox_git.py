@@ -42,7 +42,7 @@ import stat
 from pathlib import Path
 
 from exomonad.errors import SandboxError
-from exomonad.gitlink import link_fault, private_dir
+from exomonad.gitlink import link_fault, private_dir, read_small
 
 __all__ = ["KEEP", "git_binds"]
 
@@ -54,10 +54,10 @@ _HEADS = "refs/heads/"
 def _branch(private: Path) -> str | None:
     """The branch checked out in the git dir ``private`` (``exo/w1``), or None (a
     detached ``HEAD``)."""
-    try:
-        text = (private / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
-    except OSError as exc:
-        raise SandboxError(f"sandbox: cannot read {private / 'HEAD'}: {exc}") from exc
+    raw = read_small(private / "HEAD")  # never through a link, never a FIFO's wait
+    if raw is None:
+        raise SandboxError(f"sandbox: {private / 'HEAD'} is not a regular file")
+    text = raw.strip()
     ref = text.removeprefix("ref: ").strip()
     return ref.removeprefix(_HEADS) if text.startswith("ref: " + _HEADS) else None
 
@@ -85,7 +85,8 @@ def _own_log(common: str, branch: str) -> str:
     folder = _own_dir(common, os.path.dirname("logs/" + _HEADS + branch), keep=False)
     path = os.path.join(folder, os.path.basename(branch))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(path, flags, 0o644)  # a FIFO fails (ENXIO) rather than wait
     except OSError as exc:
         raise SandboxError(f"sandbox: {path} is not a reflog git could append to: {exc}") from exc
     try:
@@ -100,15 +101,12 @@ def _not_symbolic(ref: str) -> None:
     """Refuse a branch ref that is a link or a symbolic ref (``ref: refs/heads/main``,
     which the workers' writable ref directory lets one worker plant for another): the
     worker's commits would move what it names."""
-    try:
-        with open(ref, "rb") as fh:
-            symbolic = os.path.islink(ref) or fh.read(5) == b"ref: "
-    except FileNotFoundError:  # packed, or not made yet: never symbolic
+    if not os.path.lexists(ref):  # packed, or not made yet: never symbolic
         return
-    except OSError as exc:
-        raise SandboxError(f"sandbox: cannot read {ref}: {exc}") from exc
-    if symbolic:
-        raise SandboxError(f"sandbox: {ref} is a symbolic ref, not the worker's branch")
+    text = read_small(Path(ref))  # a link, a FIFO (whose open would wait), a directory
+    if text is None or text.startswith("ref: "):
+        raise SandboxError(f"sandbox: {ref} is not a plain branch ref (a symbolic ref, a "
+                           "link or no regular file)")  # fmt: skip
 
 
 def git_binds(worktree: str, common: str, branch: str | None = None) -> list[str]:
