@@ -26,6 +26,8 @@ from exomonad.clis.env import (
     scrubbed_env,
     write_launcher,
 )
+from exomonad.errors import SandboxError
+from exomonad.sandbox import require_bwrap
 from exomonad.util.proc import pid_alive
 from exomonad.util.waiting import retry_until
 
@@ -37,6 +39,15 @@ def fail_if_missing(*checks: Callable[[], str | None]) -> None:
         problem = check()
         if problem is not None:
             pytest.fail(problem, pytrace=False)
+
+
+def bwrap_problem() -> str | None:
+    """Why no working ``bwrap`` is here (for :func:`fail_if_missing`), or None."""
+    try:
+        require_bwrap()
+    except SandboxError as exc:
+        return f"{exc} (`make setup` installs it)"
+    return None
 
 
 class ExomonadServe:

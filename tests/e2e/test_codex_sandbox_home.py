@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.errors import SandboxError
-from exomonad.sandbox import require_bwrap, worker_argv
+from exomonad.sandbox import worker_argv
 from exomonad.sandbox_homes import HOMES_DIR
 from exomonad.scripted.openai import ScriptedCodex
 from tests.e2e.codex_cli import codex_env, codex_install_problem, exec_command, prepare_home
-from tests.e2e.harness import fail_if_missing
+from tests.e2e.harness import bwrap_problem, fail_if_missing
 from tests.support.git import GIT_ENV, git, make_repo
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -29,18 +28,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 EVIL = 'notify = ["touch", "/tmp/x"]\n'
 
 
-def _bwrap_problem() -> str | None:
-    try:
-        require_bwrap()
-    except SandboxError as exc:
-        return f"{exc} (`make setup` installs it)"
-    return None
-
-
 def test_codex_starts_in_its_private_home_and_cannot_write_the_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fail_if_missing(codex_install_problem, _bwrap_problem)
+    fail_if_missing(codex_install_problem, bwrap_problem)
     repo = make_repo(tmp_path / "repo")
     worktree = repo / ".worktrees" / "c1"
     git(repo, "worktree", "add", "-q", "-b", "exo/c1", str(worktree))

@@ -20,12 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.errors import SandboxError
-from exomonad.sandbox import require_bwrap, worker_argv
+from exomonad.sandbox import worker_argv
 from exomonad.sandbox_homes import HOMES_DIR
 from exomonad.scripted.gemini import ScriptedGemini, function_call_reply
 from tests.e2e.gemini_cli import gemini_command, gemini_env, gemini_install_problem, prepare_home
-from tests.e2e.harness import fail_if_missing
+from tests.e2e.harness import bwrap_problem, fail_if_missing
 from tests.support.git import GIT_ENV, git, make_repo
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -33,18 +32,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 EVIL = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/x"}]}]}}
 
 
-def _bwrap_problem() -> str | None:
-    try:
-        require_bwrap()
-    except SandboxError as exc:
-        return f"{exc} (`make setup` installs it)"
-    return None
-
-
 def test_gemini_starts_in_its_private_home_and_cannot_write_the_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fail_if_missing(gemini_install_problem, _bwrap_problem)
+    fail_if_missing(gemini_install_problem, bwrap_problem)
     home = prepare_home(tmp_path / "gemini")
     (home.gemini_dir / "tmp").mkdir()
     (home.gemini_dir / "tmp" / "old-session.json").write_text("{}")

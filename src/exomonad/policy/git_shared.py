@@ -26,7 +26,7 @@ import os
 import posixpath
 
 from exomonad.policy.git_plumbing import long_option
-from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo
+from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo, short_cluster
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
@@ -49,17 +49,12 @@ def shares_a_write(sub: str, rest: list[Word], named: str | None, repo: str | No
     if sub == "lfs":
         return _lfs_writes(rest)
     if sub == "repack":  # -d: packs no longer needed deleted, unreachable objects with them
-        return any(_short(w.text, "d") or long_option(w.text, ("--delete",)) for w in rest)
+        return any(short_cluster(w.text, "d") or long_option(w.text, ("--delete",)) for w in rest)
     if sub in ("fetch", "pull"):
         return _fetch_moves_shared(rest)
     if sub == "stash":
         return _stash_edits_shared(rest)
     return forced_onto_others(sub, rest, env)
-
-
-def _short(text: str, letters: str) -> bool:
-    """Whether ``text`` is a cluster of short options holding one of ``letters``."""
-    return text[:1] == "-" and text[1:2] != "-" and any(c in text[1:] for c in letters)
 
 
 def _reinits(rest: list[Word], named: str | None, repo: str | None, env: ShellEnv) -> bool:
@@ -128,10 +123,10 @@ def _fetch_moves_shared(rest: list[Word]) -> bool:
     +HEAD:refs/tags/v1.0`` moved the lead's tag); ``--prune-tags`` (the lead's local
     tags not on the remote, deleted). A local branch destination: ``moves_a_branch``."""
     texts = [w.text for w in rest]
-    if any(_short(t, "P") or (long_option(t, ("--prune-tags",)) and t != "--prune")
+    if any(short_cluster(t, "P") or (long_option(t, ("--prune-tags",)) and t != "--prune")
            for t in texts):  # fmt: skip
         return True  # -P, --prune-tags, --prune-t (git takes a unique prefix)
-    forced = any(_short(t, "f") or long_option(t, ("--force",)) for t in texts)
+    forced = any(short_cluster(t, "f") or long_option(t, ("--force",)) for t in texts)
     positionals = [w for w in rest if not w.text.startswith("-")]
     local = any(_local_source(w.text) for w in positionals)  # `-o X .`: an option's value
     for w in positionals:

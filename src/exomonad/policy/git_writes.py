@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
 from exomonad.policy.git_plumbing import long_option, plumbing_io
-from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_env import scan_options, short_cluster
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
@@ -146,7 +146,9 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # a patch's paths outside the work tree
     if sub == "replace" and not {"-l", "--list"} & set(texts):
         return True  # refs/replace/<main>: main's commit read as another, for everyone
-    if sub == "tag" and any(t.startswith(("--for", "--del")) or _short(t, "fd") for t in texts):
+    if sub == "tag" and any(
+        t.startswith(("--for", "--del")) or short_cluster(t, "fd") for t in texts
+    ):
         return True  # an existing tag moved or deleted: every checkout's (a release's)
     if sub == "maintenance" and verbs[:1] and verbs[0] != "run":
         return True  # register, start...: ~/.gitconfig edited, jobs scheduled
@@ -156,8 +158,8 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
         return True  # refs/notes/commits: every checkout's notes
     if sub == "gc" and any("=" in t and long_option(t, ("--prune",)) for t in texts):
         return True  # unreachable objects deleted now (`--prun=now` too): dropped stashes
-    if sub == "branch" and not any(t == "--delete" or _short(t, "dD") for t in texts):
-        return any(long_option(t, ("--force",)) or _short(t, "f") for t in texts)  # --forc
+    if sub == "branch" and not any(t == "--delete" or short_cluster(t, "dD") for t in texts):
+        return any(long_option(t, ("--force",)) or short_cluster(t, "f") for t in texts)  # --forc
     if sub in ("fetch", "pull"):
         for w in rest:
             _src, colon, dst = w.text.lstrip("+").partition(":")
@@ -174,13 +176,8 @@ def _rewrites_notes(texts: list[str]) -> bool:
     verb = verbs[0] if verbs else ""
     if verb in ("remove", "prune", "merge"):
         return True
-    forced = any(long_option(t, ("--force",)) or _short(t, "f") for t in texts)
+    forced = any(long_option(t, ("--force",)) or short_cluster(t, "f") for t in texts)
     return verb in ("add", "copy") and forced
-
-
-def _short(text: str, letters: str) -> bool:
-    """Whether ``text`` is a cluster of short options holding one of ``letters``."""
-    return text[:1] == "-" and text[1:2] != "-" and any(c in text[1:] for c in letters)
 
 
 #: Per subcommand: its short options that take a value, its long options that do, and

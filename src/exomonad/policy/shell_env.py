@@ -25,6 +25,7 @@ __all__ = [
     "nested_repo",
     "risky_assignment",
     "scan_options",
+    "short_cluster",
     "written_by",
 ]
 
@@ -162,6 +163,15 @@ class Options(dict[str, list[Word | None]]):
     def get(self, name: str, default: object = None, /) -> object:
         found = self._found(name)
         return [w for k in found for w in dict.__getitem__(self, k)] if found else default
+
+
+def short_cluster(text: str, letters: str) -> bool:
+    """Whether ``text`` is a cluster of short options holding one of ``letters``.
+
+    >>> short_cluster("-qf", "f"), short_cluster("--force", "f")
+    (True, False)
+    """
+    return text[:1] == "-" and text[1:2] != "-" and any(c in text[1:] for c in letters)
 
 
 def _takes_value(text: str, with_arg: frozenset[str], abbrev: bool) -> str | None:

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from exomonad.policy.shell_env import short_cluster
+
 __all__ = ["ALL_SIGNALLERS", "ENDS_ALL", "SYSTEM_INITS", "owner_signal"]
 
 #: What every ExoMonad process is called, whatever runs it.
@@ -85,14 +87,9 @@ def _ctl_verb(args: list[str]) -> str:
     return ""
 
 
-def _short_has(text: str, letter: str) -> bool:
-    """``text`` is a cluster of short options holding ``letter``."""
-    return text[:1] == "-" and text[1:2] != "-" and letter in text[1:]
-
-
 def _kills(args: list[str]) -> bool:
     """``fuser -k`` (``--kill``, ``-km``...)."""
-    return any(t == "--kill" or _short_has(t, "k") for t in args)
+    return any(t == "--kill" or short_cluster(t, "k") for t in args)
 
 
 def owner_signal(name: str, args: list[str]) -> str | None:
@@ -136,7 +133,7 @@ def _stops_exomonad(name: str, args: list[str]) -> bool:
 
 def _fuser(args: list[str]) -> bool:
     """``fuser -k -m PATH``: every process using PATH's filesystem; or ExoMonad's files."""
-    whole = any(t == "--ismountpoint" or _short_has(t, "m") for t in args)
+    whole = any(t == "--ismountpoint" or short_cluster(t, "m") for t in args)
     return _kills(args) and (whole or _names_exomonad(args))
 
 

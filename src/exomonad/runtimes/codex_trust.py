@@ -55,6 +55,7 @@ from typing import Any
 
 from exomonad.errors import GateError
 from exomonad.runtimes.base import HOOK_MARK, hook_command, set_hooks
+from exomonad.util.clip import clip
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -179,8 +180,7 @@ def _canonical(value: Any) -> str:
 
 def _show(value: Any, limit: int = 300) -> str:
     """``value`` as escaped JSON, cut to ``limit`` characters with a count."""
-    text = _canonical(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+    return clip(_canonical(value), limit)
 
 
 def _handlers(hooks: Mapping[str, Any]) -> list[dict[str, Any]]:

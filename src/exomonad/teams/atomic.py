@@ -41,6 +41,7 @@ __all__ = [
     "dump_json",
     "parse_json_array",
     "read_bytes",
+    "read_bytes_or_empty",
     "read_json",
     "read_json_array",
     "stage_json",
@@ -106,11 +107,15 @@ def read_json_array(path: Path, *, at: SafeDir | None = None) -> list[dict[str, 
     else that is not an array of objects raises :class:`CorruptFileError`, so the caller
     never overwrites bytes it could not understand.
     """
+    return parse_json_array(path, read_bytes_or_empty(path, at=at))
+
+
+def read_bytes_or_empty(path: Path, *, at: SafeDir | None = None) -> bytes:
+    """:func:`read_bytes`, a missing file read as empty (nothing in it to lose)."""
     try:
-        data = read_bytes(path, at=at)
+        return read_bytes(path, at=at)
     except FileNotFoundError:
-        return []
-    return parse_json_array(path, data)
+        return b""
 
 
 def parse_json_array(path: Path, data: bytes) -> list[dict[str, Any]]:

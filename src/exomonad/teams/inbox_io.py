@@ -30,7 +30,7 @@ from exomonad.teams.atomic import (
     commit_staged,
     discard_staged,
     parse_json_array,
-    read_bytes,
+    read_bytes_or_empty,
     stage_json,
 )
 from exomonad.teams.dirs import SafeDir
@@ -151,7 +151,7 @@ def mutate(
             with local_lock(path):
                 with FileLock(path, lock, at=d):
                     acquired = time.perf_counter()
-                    data = _read_or_empty(path, d)
+                    data = read_bytes_or_empty(path, at=d)
                     if prepared is not None and data == prepared.basis:
                         wrote, inode = True, commit_staged(prepared.staged, at=d)
                         prepared = None
@@ -177,14 +177,6 @@ def mutate(
     return Mutation(wrote=wrote, verified=ok, version=version, held=held)
 
 
-def _read_or_empty(path: Path, d: SafeDir) -> bytes:
-    """The inbox's bytes; a missing file reads as empty (nothing in it to lose)."""
-    try:
-        return read_bytes(path, at=d)
-    except FileNotFoundError:
-        return b""
-
-
 def _prepare(path: Path, d: SafeDir, change: Change, durable: bool) -> _Ahead | None:
     """``change`` applied to the inbox as it is now, unlocked, and written to a temp file
     (fsynced with ``durable``); None when there is nothing to prepare: the lock is held
@@ -193,7 +185,7 @@ def _prepare(path: Path, d: SafeDir, change: Change, durable: bool) -> _Ahead | 
     or a corrupt file: the read under the lock decides), or ``change`` wants no write."""
     if d.exists(lock_dir_for(path).name):
         return None
-    basis = _read_or_empty(path, d)
+    basis = read_bytes_or_empty(path, at=d)
     try:
         entries = parse_json_array(path, basis)
     except CorruptFileError:
