@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from exomonad.policy.decisions import Allow
+from exomonad.policy.decisions import Allow, Deny
 from exomonad.policy.request import ToolRequest
 from tests.policy.worker import bash, engine_for, scratch_worktree
 from tests.support.git import GIT_ENV, git
@@ -421,3 +421,19 @@ def test_the_real_effect_stash_pop_of_another_entry_drops_the_leads_work(
     _run(command, wt)
     assert len(git(root, "stash", "list").splitlines()) == 1  # the lead's entry: dropped
     _judged(command, root)
+
+
+def test_the_real_effect_a_template_from_the_state_dir_copies_the_token(tmp_path: Path) -> None:
+    """Tried at the end of the stop: a NEW nested repository is the worker's own, but its
+    template is read whole; one naming ``.exomonad/`` copies the lead's token into it."""
+    root, wt = _project(tmp_path)
+    state = root / ".exomonad"
+    state.mkdir()
+    (state / "lead.token").write_text("lead-secret\n")
+    for command in ("git init -q n --template=../../.exomonad",
+                    "git init -q --templ=../../.exomonad n"):  # fmt: skip
+        _run(command, wt)
+        assert (wt / "n" / ".git" / "lead.token").read_text() == "lead-secret\n"  # the harm
+        shutil.rmtree(wt / "n")
+        decision = bash(command, root=str(root))
+        assert isinstance(decision, Deny), (command, decision)
