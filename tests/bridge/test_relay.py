@@ -12,14 +12,13 @@ from typing import Any
 from exomonad.bridge.relay import render_teammate_message, user_turn
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
 from exomonad.util.waiting import retry_until
+from tests.support.jsonl import whole_records
 
 FAKE_LEAD = Path(__file__).parents[1] / "support" / "fake_lead.py"
 
 
 def _turns(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return whole_records(path)
 
 
 def _texts(path: Path) -> list[str]:

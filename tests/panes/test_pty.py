@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from exomonad.errors import PaneError
 from exomonad.panes import ENTER_DELAY_ENV, PaneBackend, PtyBackend
 from exomonad.util.waiting import retry_until
+from tests.support.jsonl import whole_records
 from tests.support.tmux import READER
 
 pytestmark = pytest.mark.timeout(60)
@@ -30,9 +30,7 @@ class Reader:
     out: Path
 
     def records(self) -> list[dict[str, Any]]:
-        if not self.out.exists():
-            return []
-        return [orjson.loads(x) for x in self.out.read_text().splitlines() if x.strip()]
+        return whole_records(self.out)
 
     def lines(self) -> list[str]:
         return [r["line"] for r in self.records() if "line" in r]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from exomonad.errors import PaneError
 from exomonad.panes import PaneBackend, StdinBackend, TextSink
 from exomonad.panes.stdin import user_turn
 from exomonad.util.waiting import retry_until
+from tests.support.jsonl import whole_records
 
 FAKE_LEAD = Path(__file__).parents[1] / "support" / "fake_lead.py"
 
@@ -23,9 +23,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def _turns(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    return whole_records(path)
 
 
 def _texts(path: Path) -> list[str]:

@@ -23,6 +23,7 @@ from exomonad.teams.models import message_identity, now_iso
 from exomonad.teams.protocol import ShutdownApproved, ShutdownRequest, decode, encode
 from exomonad.util.waiting import retry_until
 from tests.support.git import git, make_repo
+from tests.support.jsonl import whole_records
 from tests.support.tmux import READER, TmuxServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -87,10 +88,7 @@ def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_ser
     pane = tmux_server.new_pane("sh", "-c", cmd)
 
     def lines() -> list[str]:
-        if not out.exists():
-            return []
-        recs = [orjson.loads(x) for x in out.read_text().splitlines() if x.strip()]
-        return [r["line"] for r in recs if "line" in r]
+        return [r["line"] for r in whole_records(out) if "line" in r]
 
     retry_until(lambda: lines() == ["[from team-lead] spawn prompt: port the parser"],
                 timeout=60, message=f"spawn prompt not typed: {lines()}")  # fmt: skip
