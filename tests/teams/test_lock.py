@@ -316,6 +316,49 @@ def test_refresher_updates_mtime(target: Path) -> None:
     assert not lk.path.exists()
 
 
+def test_a_check_during_a_refresh_is_not_mistaken_for_a_stolen_lock(
+    target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refresher touches the lock dir, then notes its new mtime: a ``check()`` in
+    between saw a changed mtime and marked the lock compromised (found by an audit of
+    the suite: ``test_refresher_updates_mtime`` failed once in 800 runs). The refresher
+    is held right after its touch here, and the check must wait for it."""
+    touched, go = threading.Event(), threading.Event()
+    real_utime = os.utime
+
+    def utime(*args: object, **kwargs: object) -> None:
+        real_utime(*args, **kwargs)  # type: ignore[arg-type]
+        if threading.current_thread().name == "exomonad-lock-refresh":
+            touched.set()
+            go.wait(10)
+
+    monkeypatch.setattr(os, "utime", utime)
+    lk = FileLock(target, LockSettings(update=0.05))
+    lk.acquire()
+    errors: list[BaseException] = []
+
+    def check() -> None:
+        try:
+            lk.check()
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        retry_until(touched.is_set, timeout=5, message="the refresher never touched the lock")
+        checker = threading.Thread(target=check)
+        checker.start()
+        checker.join(0.5)  # before the fix it raised here, mid-refresh
+        go.set()
+        checker.join(10)
+        assert not checker.is_alive()
+        assert errors == []
+        assert not lk.compromised
+    finally:
+        go.set()
+        lk.release()
+    assert not lk.path.exists()
+
+
 def test_refresher_marks_a_removed_lock_compromised(target: Path) -> None:
     lk = FileLock(target, LockSettings(update=0.1))
     lk.acquire()

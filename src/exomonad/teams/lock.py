@@ -121,6 +121,11 @@ class _Refresher:
                 self._thread.start()
             self._cond.notify()
 
+    @property
+    def cond(self) -> threading.Condition:
+        """Held while a lock is refreshed (its mtime touched, then noted)."""
+        return self._cond
+
     def discard(self, lock: FileLock) -> None:
         with self._cond:
             self._held.pop(id(lock), None)
@@ -320,14 +325,19 @@ class FileLock:
             _REFRESHER.discard(self)  # the refresher's Condition wraps an RLock
 
     def check(self) -> None:
-        """Raise :class:`LockCompromisedError` if the lock is no longer ours."""
+        """Raise :class:`LockCompromisedError` if the lock is no longer ours.
+
+        Under the refresher's lock: a refresh touches the lock dir before it notes the
+        new mtime, and a check in between would take our own touch for a thief's.
+        """
         d = self._dir
         if self._mtime_ns is None or d is None:
             raise LockCompromisedError(f"{self.path} is not held")
-        try:
-            ours = d.lstat(self.path.name).st_mtime_ns == self._mtime_ns
-        except FileNotFoundError:
-            ours = False
+        with _REFRESHER.cond:
+            try:
+                ours = d.lstat(self.path.name).st_mtime_ns == self._mtime_ns
+            except FileNotFoundError:
+                ours = False
         if self.compromised or not ours:
             self.compromised = True
             raise LockCompromisedError(f"{self.path} was changed or removed while we held it")
