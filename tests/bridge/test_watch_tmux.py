@@ -150,9 +150,11 @@ def test_sigkill_mid_stream_loses_nothing(
     try:
         result = peer.result(120)
         # A kill inside a lock hold leaves the lock until the next ExoMonad start removes
-        # it (the lock journal); a write in that window may exhaust Claude Code's ~655 ms.
+        # it (the lock journal); a write in that window may exhaust Claude Code's ~655 ms,
+        # one message per 655 ms until the second watcher is up (~0.4 s idle, more on a
+        # loaded box). Without the journal the lock would stand to its 10 s stale time.
         dropped = set(result["failed"])
-        assert len(dropped) <= 2, f"writer dropped {sorted(dropped)}"
+        assert len(dropped) <= 3, f"writer dropped {sorted(dropped)}"
         want = [f"[from team-lead] k#{i}" for i in range(n) if i not in dropped]
         retry_until(lambda: set(want) <= set(reader.lines()), timeout=90,
                     message="not every message arrived after the restart")  # fmt: skip

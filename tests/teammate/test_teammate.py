@@ -97,7 +97,7 @@ def test_teammate_in_a_pane(project: tuple[Path, Path, dict[str, str]], tmux_ser
     assert lines()[1] == "[from team-lead] and then the lexer"
     # It runs in its own worktree, on its own branch, made from the lead's HEAD.
     worktree = tmp_path / "proj" / ".worktrees" / "gemini-1"
-    [ready] = [r for r in map(orjson.loads, out.read_text().splitlines()) if "event" in r]
+    [ready] = [r for r in whole_records(out) if "event" in r]
     assert ready["cwd"] == str(worktree)
     assert git(worktree, "branch", "--show-current").strip() == "exo/gemini-1"
     (worktree / "half-done.py").write_text("x = 1\n")  # work not committed yet
