@@ -496,6 +496,45 @@ def test_lock_journal_recovers_a_killed_holders_lock(tmp_path: Path) -> None:
     assert list(journal.iterdir()) == []
 
 
+def test_lock_journal_recovers_a_lock_killed_after_a_refresh(tmp_path: Path) -> None:
+    """A lock held past a refresh has a new mtime; the journal must follow it, or the
+    killed holder's lock stands to its stale time (10 s of Claude Code's writers
+    giving up) instead of going at the next start."""
+    import signal
+    import subprocess
+    import sys
+
+    from exomonad.teams.lock import recover_locks
+
+    target, journal = tmp_path / "inbox.json", tmp_path / "journal"
+    code = (
+        "import sys, time; from pathlib import Path\n"
+        "from exomonad.teams.lock import FileLock, LockSettings, set_lock_journal\n"
+        f"set_lock_journal(Path({str(journal)!r}))\n"
+        f"FileLock(Path({str(target)!r}), LockSettings(update=0.05)).acquire()\n"
+        "print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        lock = target.with_name("inbox.json.lock")
+        made = lock.stat().st_mtime_ns
+        retry_until(lambda: lock.stat().st_mtime_ns != made, timeout=10,
+                    message="the refresher never touched the lock")  # fmt: skip
+        [entry] = [e for e in journal.iterdir() if "." not in e.name]  # not one being replaced
+        refreshed = lock.stat().st_mtime_ns
+        retry_until(lambda: entry.read_text().split("\n")[1] == str(lock.stat().st_mtime_ns),
+                    timeout=10, message="the journal kept the first mtime")  # fmt: skip
+        assert lock.stat().st_mtime_ns >= refreshed
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(10)
+    assert recover_locks(journal) == [lock]
+    assert not lock.exists()
+    assert list(journal.iterdir()) == []
+
+
 def test_lock_journal_leaves_a_lock_someone_took_since(tmp_path: Path) -> None:
     from exomonad.teams.lock import recover_locks
 

@@ -253,11 +253,16 @@ class FileLock:
         self._mtime_ns = d.lstat(self.path.name).st_mtime_ns
         if _journal is not None:
             self._journal_entry = _journal / f"{os.getpid()}-{next(_journal_seq)}"
-            with contextlib.suppress(OSError):
-                fd = os.open(self._journal_entry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(f"{self.path}\n{self._mtime_ns}\n{d.root}\n")
+            self._journal_write(d, self._journal_entry)
         return True
+
+    def _journal_write(self, d: SafeDir, entry: Path) -> None:
+        """Record in the lock journal the lock dir, its mtime now, and its root (best
+        effort: an entry that cannot be written only leaves recovery to the stale time)."""
+        with contextlib.suppress(OSError):
+            fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{self.path}\n{self._mtime_ns}\n{d.root}\n")
 
     def _remove_if_stale(self, d: SafeDir) -> bool:
         """Remove the lock dir if it is stale; True if a retry should follow at once."""
@@ -323,6 +328,15 @@ class FileLock:
         except OSError:  # gone, replaced, or no longer ours to touch
             self.compromised = True
             _REFRESHER.discard(self)  # the refresher's Condition wraps an RLock
+            return
+        entry = self._journal_entry
+        if entry is not None:  # recovery after a kill must know the lock by its new mtime
+            staged = entry.with_name(entry.name + ".new")
+            self._journal_write(d, staged)
+            try:
+                os.replace(staged, entry)
+            except OSError:  # the journal's trouble, not the lock's
+                staged.unlink(missing_ok=True)
 
     def check(self) -> None:
         """Raise :class:`LockCompromisedError` if the lock is no longer ours.
