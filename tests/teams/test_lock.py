@@ -347,7 +347,7 @@ def test_a_check_during_a_refresh_is_not_mistaken_for_a_stolen_lock(
         retry_until(touched.is_set, timeout=5, message="the refresher never touched the lock")
         checker = threading.Thread(target=check)
         checker.start()
-        checker.join(0.5)  # before the fix it raised here, mid-refresh
+        checker.join(0.5)  # time for the old code to fail; the new one waits for the refresh
         go.set()
         checker.join(10)
         assert not checker.is_alive()
