@@ -20,11 +20,10 @@ from rich.cells import cell_len
 from typer.testing import CliRunner
 
 from exomonad.cli.main import app
-from exomonad.policy import ApprovalStore, PolicyEngine, ToolRequest
 from exomonad.policy.decisions import Deny
 from exomonad.server.identity import Identity
-from exomonad.server.permissions import Gatekeeper
 from exomonad.util.waiting import retry_until
+from tests.support.gate import worker_gate
 
 PADDED = f"rm -rf ../../src; true '{' ' * 20000}'; sudo apt-get install -y jq"
 #: The popup's inside on a 200x50 client (80% x 60%, less the border).
@@ -50,17 +49,10 @@ def _rows(text: str, width: int) -> list[str]:
 def popup(tmp_path: Path, tool: str, data: dict[str, Any], *, env: dict[str, str]) -> str:
     """What ``exomonad approvals prompt`` prints for a worker's call (through the real
     gatekeeper, answered ``n``); the call must escalate to a person."""
-    root = tmp_path / "proj"
-    wt = root / ".worktrees" / "w1"
-    wt.mkdir(parents=True)
-    state = root / ".exomonad"
-    store = ApprovalStore(state / "approvals.db")
-    gate = Gatekeeper(PolicyEngine.for_project(state, audit=False), store, timeout=60,
-                      on_timeout="deny", popup=False)  # fmt: skip
-    req = ToolRequest("claude", "worker", "w1", tool, data, cwd=str(wt), worktree=str(wt),
-                      branch="exo/w1")  # fmt: skip
+    wg = worker_gate(tmp_path, popup=False)
+    state, store, req = wg.state, wg.store, wg.request(tool, data)
     got: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: got.update(v=gate.check(req, Identity("w1",
+    worker = threading.Thread(target=lambda: got.update(v=wg.gate.check(req, Identity("w1",
                               "worker", parent="team-lead"), None)))  # fmt: skip
     worker.start()
     try:

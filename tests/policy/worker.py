@@ -15,7 +15,7 @@ from exomonad.policy.decisions import Decision
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import ToolRequest
 
-__all__ = ["ROOT", "WT", "bash", "decide", "engine_for", "scratch_worktree"]
+__all__ = ["ROOT", "WT", "bash", "decide", "engine_for", "request", "scratch_worktree"]
 
 #: The project (its state dir is ``ROOT/.exomonad``) and the worker's worktree in it.
 ROOT = "/p"
@@ -33,9 +33,14 @@ def decide(tool: str, data: dict[str, Any], *, role: str = "worker", root: str =
     """The decision on ``tool`` called with ``data``: by ``w1`` in its worktree
     ``root/.worktrees/w1`` on ``exo/w1``, or with another ``role`` in ``root``."""
     cwd = f"{root}/.worktrees/w1" if role == "worker" else root
-    request = ToolRequest(runtime, role, "w1", tool, data, cwd=cwd, worktree=cwd,
-                          branch="exo/w1")  # fmt: skip
-    return engine_for(root).decide(request)
+    return engine_for(root).decide(request(tool, data, cwd, role=role, runtime=runtime))
+
+
+def request(tool: str, data: dict[str, Any], worktree: str = WT, *, role: str = "worker",
+            runtime: str = "claude") -> ToolRequest:  # fmt: skip
+    """``w1``'s call of ``tool`` with ``data``, in ``worktree`` on ``exo/w1``."""
+    return ToolRequest(runtime, role, "w1", tool, data, cwd=worktree, worktree=worktree,
+                       branch="exo/w1")  # fmt: skip
 
 
 def bash(command: str, *, role: str = "worker", root: str = ROOT) -> Decision:
@@ -43,11 +48,11 @@ def bash(command: str, *, role: str = "worker", root: str = ROOT) -> Decision:
     return decide("Bash", {"command": command}, role=role, root=root)
 
 
-def scratch_worktree(tmp_path: Path) -> tuple[Path, Path]:
-    """A project ``tmp_path/p`` and its worker's worktree ``.worktrees/w1`` (made), laid
-    out as :data:`ROOT` and :data:`WT` are: where a real-effect test runs a command, then
-    asks :func:`bash` about it with ``root=str(project)``."""
-    root = tmp_path / "p"
+def scratch_worktree(tmp_path: Path, project: str = "p") -> tuple[Path, Path]:
+    """A project ``tmp_path/project`` and its worker's worktree ``.worktrees/w1`` (made),
+    laid out as :data:`ROOT` and :data:`WT` are: where a real-effect test runs a command,
+    then asks :func:`bash` about it with ``root=str(project)``."""
+    root = tmp_path / project
     wt = root / ".worktrees" / "w1"
     wt.mkdir(parents=True)
     return root, wt

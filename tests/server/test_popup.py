@@ -23,6 +23,7 @@ from exomonad.policy import Allow, ApprovalStore, Deny, PolicyEngine, ToolReques
 from exomonad.server.identity import Identity
 from exomonad.server.permissions import Gatekeeper
 from exomonad.util.waiting import retry_until
+from tests.support.gate import worker_gate
 from tests.support.tmux import TmuxServer, kill_server, run_tmux
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -117,20 +118,13 @@ def test_the_popup_shows_a_padded_calls_delete_next_to_the_question(
     t: threading.Thread | None = None
     try:
         retry_until(lambda: tmux_server.tmux("list-clients").strip() != "", timeout=10)
-        root = tmp_path / "proj"
-        wt = root / ".worktrees" / "w1"
-        wt.mkdir(parents=True)
-        state = root / ".exomonad"
-        store = ApprovalStore(state / "approvals.db")
-        gate = Gatekeeper(PolicyEngine.for_project(state, audit=False), store, timeout=60,
-                          on_timeout="deny", backend=TmuxBackend(tmux_server.socket),
-                          popup=True)  # fmt: skip
+        wg = worker_gate(tmp_path, backend=TmuxBackend(tmux_server.socket), popup=True)
+        root, store = wg.root, wg.store
         command = f"rm -rf ../../src; true '{' ' * 20000}'; sudo apt-get install -y jq"
-        req = ToolRequest("claude", "worker", "w1", "Bash", {"command": command}, cwd=str(wt),
-                          worktree=str(wt), branch="exo/w1")  # fmt: skip
+        req = wg.request("Bash", {"command": command})
         result: dict[str, Any] = {}
         who = Identity("w1", "worker")
-        t = threading.Thread(target=lambda: result.update(v=gate.check(req, who, None)))
+        t = threading.Thread(target=lambda: result.update(v=wg.gate.check(req, who, None)))
         t.start()
 
         def screen() -> str:
@@ -145,7 +139,8 @@ def test_the_popup_shows_a_padded_calls_delete_next_to_the_question(
         assert "sudo apt-get install -y jq" in above, "\n".join(rows)
         assert "why:" in rows[at - 1] or "why:" in rows[at - 2], "\n".join(rows)
         run_tmux(outer, "send-keys", "-t", "o", "n", "Enter")
-        time.sleep(0.5)
+        retry_until(lambda: "reason" in screen(), timeout=20,
+                    message="the popup never asked for a reason")  # fmt: skip
         run_tmux(outer, "send-keys", "-t", "o", "Enter")
         t.join(30)
         assert isinstance(result["v"].decision, Deny), result
