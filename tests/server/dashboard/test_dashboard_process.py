@@ -69,8 +69,10 @@ def _from_agent(live: Live, method: str, path: str, body: Any = None, *, env_tok
 def test_the_tcp_listener_refuses_every_request_without_its_token(live: Live) -> None:
     lead = (live.state / "lead.token").read_text().strip()
     worker = _worker(live, "w-1")
-    others = {"none": "", "wrong": "/0" + live.token[1:], "cut": f"/{live.token[:-1]}",
+    first = "1" if live.token.startswith("0") else "0"  # differs from the real token, always
+    others = {"none": "", "wrong": f"/{first}{live.token[1:]}", "cut": f"/{live.token[:-1]}",
               "lead": f"/{lead}", "worker": f"/{worker}"}  # fmt: skip
+    assert len(set(others.values()) | {f"/{live.token}"}) == len(others) + 1
     with httpx2.Client(base_url=live.origin, timeout=30) as http:
         for method, path in ROUTES:
             for what, prefix in others.items():
