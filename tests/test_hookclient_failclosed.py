@@ -17,7 +17,6 @@ import socket
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,10 +145,9 @@ def test_too_deep_counts_only_structure() -> None:
 
 
 def test_too_deep_is_linear_on_malformed_input() -> None:
-    started = time.monotonic()
-    too_deep(b"[" * 65 + b'\\"' * 2_000_000)  # unterminated strings everywhere
-    too_deep(b"[]" * 4_000_000)
-    assert time.monotonic() - started < 5
+    """A quadratic scan of these 8 MB would run for hours: pytest's time-out stops it."""
+    assert too_deep(b"[" * 65 + b'\\"' * 2_000_000)  # unterminated strings everywhere
+    assert not too_deep(b"[]" * 4_000_000)
 
 
 # -- bounds: escalate without parsing ---------------------------------------------------
@@ -242,12 +240,10 @@ def test_a_failing_server_denies_instead_of_failing_open(
 
 @pytest.mark.parametrize(("event", "runtime"), GATING)
 def test_a_server_time_out_denies(state: Path, event: str, runtime: str) -> None:
-    with serving(state, None):
-        started = time.monotonic()
+    with serving(state, None):  # never answers: the call returns only by its own time-out
         code, out, err = call([event, "--runtime", runtime, "--timeout", "0.5"], b"{}")
     assert (code, decision(runtime, out)) == (0, "deny")
     assert "did not answer" in err
-    assert time.monotonic() - started < 5
 
 
 def test_a_server_failure_on_a_non_gating_event_goes_ahead(state: Path) -> None:

@@ -19,10 +19,13 @@ a setup error, reported with the fix.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
 import shlex
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -121,14 +124,15 @@ def test_exec_sends_the_prompt_and_runs_the_scripted_shell_command(
     assert f"All done {token}." in result.stdout
     latency = first.received_at - result.started_at
     print(f"codex exec: first request {latency:.2f}s after launch, done in {result.elapsed:.2f}s")
-    assert latency < 30
     assert codex_processes(home) == []  # exec leaves no daemon behind
 
 
 def test_a_model_error_or_a_dead_server_ends_the_run_at_once(
     model: ScriptedCodex, make_home: MakeHome, tmp_path: Path
 ) -> None:
-    """No retries (offline_config): a failing test fails in a second, not in minutes."""
+    """No retries (offline_config): a failing test fails in a second, not in minutes.
+    Counted, not timed: with two retries of each kind a dropped connection is tried 9
+    times (measured); with none, once."""
     model.add_reply(error_reply(500, "scripted outage"))
     result = run_exec(make_home(), "hi", timeout=60)
     assert result.returncode == 1, result.output()
@@ -140,7 +144,37 @@ def test_a_model_error_or_a_dead_server_ends_the_run_at_once(
     result = run_exec(dead, "hi", timeout=60)
     assert result.returncode == 1, result.output()
     assert "Connection failed" in result.stderr
-    assert result.elapsed < 20
+
+    with _dropping_listener() as (port, accepted):  # answers every connection by closing it
+        dropped = prepare_home(tmp_path / "dropped", f"http://127.0.0.1:{port}/v1")
+        result = run_exec(dropped, "hi", timeout=60)
+    assert result.returncode == 1, result.output()
+    assert "stream disconnected" in result.stderr
+    assert accepted == [1]
+
+
+@contextlib.contextmanager
+def _dropping_listener() -> Iterator[tuple[int, list[int]]]:
+    """A loopback port that accepts each connection and closes it at once; the list
+    holds how many it accepted."""
+    accepted = [0]
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(0.2)
+
+        def serve() -> None:
+            while not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    server.accept()[0].close()
+                    accepted[0] += 1
+
+        done = threading.Event()
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        try:
+            yield server.getsockname()[1], accepted
+        finally:
+            done.set()
+            thread.join(5)
 
 
 @pytest.mark.parametrize("mode", ["deny", "exit2", "legacy-block"])

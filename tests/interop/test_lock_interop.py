@@ -396,8 +396,7 @@ def test_node_takes_over_a_stale_lock(inbox: Path, reap: list[Peer], style: Styl
     reap.append(writer)
     summary = writer.result(timeout=20)
     assert summary["written"] == 1
-    assert summary["lock_failures"] == 0
-    assert summary["latencies_ms"][0] < 500
+    assert summary["lock_failures"] == 0  # a lock left standing fails the write: no retry ends it
     assert file_texts(read_json_array(inbox)) == texts("node", 1)
     assert_no_leftovers(inbox)
 

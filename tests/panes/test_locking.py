@@ -45,8 +45,8 @@ def test_second_holder_waits_until_release(tmp_path: Path) -> None:
 
 
 def test_other_panes_are_not_blocked(tmp_path: Path) -> None:
-    with pane_lock(tmp_path, "p:%1"), pane_lock(tmp_path, "p:%2", timeout=0.5) as waited:
-        assert waited < 0.5
+    with pane_lock(tmp_path, "p:%1"), pane_lock(tmp_path, "p:%2", timeout=30):
+        pass  # had %1 blocked %2, this would raise PaneError: nobody releases %1 meanwhile
 
 
 def test_timeout_raises_pane_error(tmp_path: Path) -> None:
@@ -72,8 +72,8 @@ def test_lock_is_shared_with_other_processes(tmp_path: Path) -> None:
         proc.kill()
         proc.wait(5)
         # The kernel dropped the dead process's lock: no stale lock to clean up.
-        with pane_lock(tmp_path, "p:%7", timeout=2) as waited:
-            assert waited < 2
+        with pane_lock(tmp_path, "p:%7", timeout=30):
+            pass  # had the lock outlived its process, this would raise PaneError
     finally:
         proc.kill()
         proc.wait(5)

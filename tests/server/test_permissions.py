@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -132,11 +131,9 @@ def test_claude_codes_own_permission_response_resolves_it(svc: Services) -> None
 
 def test_unanswered_escalation_times_out_to_ask_or_deny(svc: Services, lead: Identity) -> None:
     svc.gatekeeper.timeout = 0.3
-    started = time.monotonic()
     out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output
     assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
     assert "no answer within" in out["hookSpecificOutput"]["permissionDecisionReason"]
-    assert time.monotonic() - started < 5
     svc.gatekeeper.on_timeout = "deny"
     out = handle_hook(svc, lead, "pre-tool-use", "claude", _shell("claude", "fly deploy")).output
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -10,7 +10,6 @@ import struct
 import subprocess
 import termios
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -84,7 +83,6 @@ def test_popup_approval(tmux_server: TmuxServer, client: Client, tmp_path: Path)
                       tool_input={"command": "fly deploy"}, cwd=str(tmp_path))  # fmt: skip
     result: dict[str, Any] = {}
     t = threading.Thread(target=lambda: result.update(v=gate.check(req, lead, None)))
-    started = time.monotonic()
     t.start()
     retry_until(lambda: "approve?" in client.read(), timeout=45,
                 message="the popup never showed the question")  # fmt: skip
@@ -96,8 +94,7 @@ def test_popup_approval(tmux_server: TmuxServer, client: Client, tmp_path: Path)
     verdict = result["v"]
     assert isinstance(verdict.decision, Allow), verdict
     record = approvals.get(verdict.approval_id)
-    assert record.state == "approved"
-    assert time.monotonic() - started < 50
+    assert record.state == "approved"  # a time-out would have denied (on_timeout="deny")
     approvals.close()
 
 

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,12 +237,10 @@ def test_signals_repeated_during_shutdown_still_exit_cleanly(project: Project) -
 def test_hook_fails_open_without_a_server(project: Project) -> None:
     project.proc.send_signal(signal.SIGTERM)
     project.proc.communicate(timeout=30)
-    started = time.monotonic()
     done = _hook(project, "stop", {"session_id": "x"}, token=None)
     assert done.returncode == 0
     assert orjson.loads(done.stdout) == {}
     assert "no ExoMonad server is running" in done.stderr
-    assert time.monotonic() - started < 10
 
 
 def test_the_lead_role_cannot_be_taken_without_a_token(project: Project) -> None:
