@@ -35,8 +35,8 @@ from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
+from exomonad.policy.shell_network import host_of
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_tools import host_of
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
 

@@ -1,4 +1,5 @@
-"""Classify non-VCS programs: network clients, deploy/publish tools, file writers/deleters.
+"""Classify non-VCS programs: deploy/publish tools, file writers/deleters, and (from
+:mod:`~exomonad.policy.shell_network`) network clients.
 
 Each handler takes the program name, its argument words and the working directory, and
 returns actions, or ``None`` to fall back to a plain :class:`~exomonad.policy.actions.Shell`.
@@ -15,13 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import cache
-from urllib.parse import urlsplit
 
 from exomonad.policy.actions import (
     Action,
     DeleteFile,
     Deploy,
-    Network,
     ReadFile,
     Shell,
     Unknown,
@@ -31,33 +30,24 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import file_readers, handle_files
 from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_network import (
+    HTTP_CLIENTS,
+    REMOTE_CLIENTS,
+    http_client,
+    remote_client,
+)
 from exomonad.policy.shell_outputs import link_targets, outputs, writers
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_programs import programs
-from exomonad.policy.shell_reads import flags, handle_read, option_set, tree_readers, tree_root
+from exomonad.policy.shell_reads import flags, handle_read, tree_readers, tree_root
 from exomonad.policy.shell_scripts import awk, perl_ruby
 from exomonad.policy.shell_sed import escapes
 from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
 
-__all__ = ["DEPLOY_VERBS", "handle", "host_of", "modelled", "redirect_target"]
+__all__ = ["DEPLOY_VERBS", "handle", "modelled", "redirect_target"]
 
 Handler = Callable[[str, list[Word], str | None], list[Action] | None]
 
-
-_CURL_WITH_ARG = option_set(
-    "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
-    "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
-    "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
-    "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
-    "--output-dir --limit-rate --interface --dns-servers --connect-to"
-)
-_WGET_WITH_ARG = option_set(
-    "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
-    "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
-    "--user --password --load-cookies --save-cookies --method --body-data"
-)
-_SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
-_NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
 
 #: Deploy/publish tools and the subcommands that ship something (``None``: any use).
 DEPLOY_VERBS: dict[str, frozenset[str] | None] = {
@@ -148,69 +138,6 @@ _CLOUD_WRITE_VERBS = frozenset(
 _AWS_WITH_ARG = frozenset({"--region", "--profile", "--output", "--endpoint-url", "--query"})
 _AWS_READ = ("describe", "list", "get", "head", "wait", "help", "ls", "presign")
 _DEVICES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
-
-
-def host_of(url: str) -> str | None:
-    """The host of a URL or ``[user@]host[:port][/path]``; None if there is none.
-
-    >>> host_of("https://user@API.example.com:8443/x"), host_of("example.org/a"), host_of("-")
-    ('api.example.com', 'example.org', None)
-    """
-    text = url if "://" in url else "//" + url
-    try:
-        host = urlsplit(text).hostname
-    except ValueError:
-        return None
-    if not host or not any(c.isalnum() for c in host) or any(c.isspace() for c in host):
-        return None
-    return host.lower()
-
-
-def _hosts(urls: list[Word]) -> list[Action]:
-    return [Network(None if w.dynamic else host_of(w.text)) for w in urls]
-
-
-def _http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    del cwd
-    with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
-    positionals, opts = scan_options(args, with_arg)
-    urls = [w for w in opts.get("--url", []) if w is not None] + positionals
-    if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
-        urls = [
-            w
-            for w in positionals
-            if w.text.upper() not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-        ][:1]
-    return _hosts(urls) or [Network(None)]
-
-
-def _ssh(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    positionals, opts = scan_options(
-        args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
-    )
-    if name in ("scp", "rsync", "sftp"):
-        remote = [
-            w
-            for w in positionals
-            if w.dynamic
-            or "://" in w.text
-            or (":" in w.text and not w.text.startswith(("/", "./")))
-        ]
-        out: list[Action] = [
-            Network(
-                None
-                if w.dynamic
-                else host_of(w.text.split(":", 1)[0] if "://" not in w.text else w.text)
-            )
-            for w in remote
-        ]
-        whole = flags(opts, "r" if name == "scp" else "ra", "--recursive", "--archive") > 0
-        reads: list[Action] = [ReadFile(tree_root(cwd, w), whole) for w in positionals[:-1]
-                               if w not in remote]  # fmt: skip
-        if not out and reads:  # a local copy: the command as it is, and what it reads
-            out = [Shell((name, *(w.text for w in args)), cwd)]
-        return out + reads or None
-    return _hosts(positionals[:1]) or [Network(None)]
 
 
 def _deploy(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
@@ -347,8 +274,8 @@ def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 
 
 _HANDLERS: dict[str, Handler] = {
-    **dict.fromkeys(("curl", "wget", "http", "https", "xh", "aria2c"), _http_client),
-    **dict.fromkeys(("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh"), _ssh),
+    **dict.fromkeys(HTTP_CLIENTS, http_client),
+    **dict.fromkeys(REMOTE_CLIENTS, remote_client),
     **dict.fromkeys(DEPLOY_VERBS, _deploy),
     **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
     **dict.fromkeys(("vercel", "vc"), _vercel),

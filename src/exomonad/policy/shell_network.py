@@ -1,0 +1,118 @@
+"""Classify network clients: HTTP clients (``curl``, ``wget``, httpie, ``aria2c``) and
+remote shells and copies (``ssh``, ``scp``, ``rsync``, ``nc``...): the hosts they reach,
+the Unix sockets they connect to, the local files a copy reads.
+
+>>> from exomonad.policy.shell_lex import Word
+>>> http_client("curl", [Word(t) for t in "-sS --unix-socket s http://h/x".split()], "/w")
+[WriteFile(path='/w/s'), Network(host='h')]
+>>> remote_client("ssh", [Word("-p"), Word("22"), Word("git@example.com")], "/w")
+[Network(host='example.com')]
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from exomonad.policy.actions import Action, Network, ReadFile, Shell, WriteFile
+from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import flags, option_set, tree_root
+
+__all__ = ["HTTP_CLIENTS", "REMOTE_CLIENTS", "host_of", "http_client", "remote_client"]
+
+#: The programs each handler reads.
+HTTP_CLIENTS = ("curl", "wget", "http", "https", "xh", "aria2c")
+REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh")
+
+_CURL_WITH_ARG = option_set(
+    "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
+    "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
+    "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
+    "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
+    "--output-dir --limit-rate --interface --dns-servers --connect-to --unix-socket "
+    "--abstract-unix-socket"
+)
+_WGET_WITH_ARG = option_set(
+    "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
+    "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
+    "--user --password --load-cookies --save-cookies --method --body-data"
+)
+_SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
+_NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
+#: Options naming a Unix socket to connect to (``nc -U`` / ``ncat --unixsock``: the host).
+_CURL_SOCKET = "--unix-socket"
+_NC_SOCKET = ("U", "--unixsock")
+
+
+def host_of(url: str) -> str | None:
+    """The host of a URL or ``[user@]host[:port][/path]``; None if there is none.
+
+    >>> host_of("https://user@API.example.com:8443/x"), host_of("example.org/a"), host_of("-")
+    ('api.example.com', 'example.org', None)
+    """
+    text = url if "://" in url else "//" + url
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return None
+    if not host or not any(c.isalnum() for c in host) or any(c.isspace() for c in host):
+        return None
+    return host.lower()
+
+
+def _hosts(urls: list[Word]) -> list[Action]:
+    return [Network(None if w.dynamic else host_of(w.text)) for w in urls]
+
+
+def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
+    """Connecting to a Unix socket writes to it, as ``socat UNIX-CONNECT:`` does: judged
+    as a write of its path (the server's socket is in ``.exomonad/``; found probing,
+    ``curl --unix-socket ../../.exomonad/server.sock`` was asked as "network access to
+    <unknown host>"). The network stays: what listens there may reach anywhere."""
+    return [WriteFile(None if w.dynamic else resolve_path(cwd, w)) for w in paths]
+
+
+def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
+    positionals, opts = scan_options(args, with_arg)
+    urls = [w for w in opts.get("--url", []) if w is not None] + positionals
+    sockets = [w for w in opts.get(_CURL_SOCKET, []) if w is not None] if name == "curl" else []
+    if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
+        urls = [
+            w
+            for w in positionals
+            if w.text.upper() not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+        ][:1]
+    return _sockets(sockets, cwd) + (_hosts(urls) or [Network(None)])
+
+
+def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    positionals, opts = scan_options(
+        args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
+    )
+    if name in ("scp", "rsync", "sftp"):
+        remote = [
+            w
+            for w in positionals
+            if w.dynamic
+            or "://" in w.text
+            or (":" in w.text and not w.text.startswith(("/", "./")))
+        ]
+        out: list[Action] = [
+            Network(
+                None
+                if w.dynamic
+                else host_of(w.text.split(":", 1)[0] if "://" not in w.text else w.text)
+            )
+            for w in remote
+        ]
+        whole = flags(opts, "r" if name == "scp" else "ra", "--recursive", "--archive") > 0
+        reads: list[Action] = [ReadFile(tree_root(cwd, w), whole) for w in positionals[:-1]
+                               if w not in remote]  # fmt: skip
+        if not out and reads:  # a local copy: the command as it is, and what it reads
+            out = [Shell((name, *(w.text for w in args)), cwd)]
+        return out + reads or None
+    if name in ("nc", "ncat") and flags(opts, *_NC_SOCKET):  # the socket is the host
+        return [*_sockets(positionals[:1], cwd), Network(None)]
+    return _hosts(positionals[:1]) or [Network(None)]
