@@ -21,6 +21,7 @@ import time
 
 from exomonad.errors import ExomonadError, ServerError, ServerNotRunningError
 from exomonad.util import fastjson
+from exomonad.util.digits import is_number
 from exomonad.util.proc import pid_alive
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~10 ms
@@ -207,7 +208,7 @@ class Connection:
         head, self._buf = self._buf[:end].decode("latin-1"), self._buf[end + 4 :]
         first, *lines = head.split("\r\n")
         parts = first.split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        if len(parts) < 2 or not parts[0].startswith("HTTP/") or not is_number(parts[1]):
             raise ServerError(f"not an HTTP answer: {first[:80]!r}")
         self.status = int(parts[1])
         for line in lines:
@@ -222,7 +223,7 @@ class Connection:
             yield from self._dechunked()
             return
         length = self.headers.get("content-length")
-        left = int(length) if length is not None and length.isdigit() else -1
+        left = int(length) if length is not None and is_number(length) else -1
         data, self._buf = self._buf, b""
         while left != 0:
             if data:

@@ -53,6 +53,7 @@ import tomlkit
 from exomonad.clis import CLI_ROOT, package_version, setup_hint
 from exomonad.clis.env import deep_merge, scrubbed_env
 from exomonad.runtimes.codex_trust import hook_trust_entries
+from exomonad.util.digits import is_number
 from exomonad.util.proc import pid_alive
 
 __all__ = [
@@ -331,7 +332,7 @@ def codex_processes(home: CodexHome) -> list[tuple[int, str]]:
     root = f"{home.root}/"
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in skip:
+        if not is_number(entry.name) or int(entry.name) in skip:
             continue
         pid = int(entry.name)
         try:

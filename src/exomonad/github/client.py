@@ -42,6 +42,7 @@ from exomonad.github.model import (
     Review,
     ReviewComment,
 )
+from exomonad.util.digits import is_number
 
 __all__ = ["GitHubClient", "RateLimit"]
 
@@ -67,7 +68,7 @@ class RateLimit:
         """Read ``x-ratelimit-limit``, ``-remaining`` and ``-reset``, when present."""
         for attr in ("limit", "remaining", "reset"):
             value = headers.get(f"x-ratelimit-{attr}", "")
-            if value.isdigit():
+            if is_number(value):
                 setattr(self, attr, float(value) if attr == "reset" else int(value))
 
     def to_json(self) -> dict[str, float | int | None]:
@@ -232,10 +233,10 @@ def _message(answer: httpx2.Response) -> str:
 def _limit_until(headers: httpx2.Headers, message: str, now: float) -> float | None:
     """When a ``403``/``429`` may be retried, if it is a rate limit (GitHub's rules)."""
     retry = headers.get("retry-after", "")
-    if retry.isdigit():
+    if is_number(retry):
         return now + int(retry)
     reset = headers.get("x-ratelimit-reset", "")
-    if headers.get("x-ratelimit-remaining") == "0" and reset.isdigit():
+    if headers.get("x-ratelimit-remaining") == "0" and is_number(reset):
         return max(float(reset), now + 1)
     if headers.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower():
         return now + _SECONDARY_WAIT

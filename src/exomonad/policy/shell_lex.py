@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
 from exomonad.policy.shell_brace import bare_char, brace_state, expand
+from exomonad.util.digits import is_number
 
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
@@ -271,7 +272,7 @@ class _Lexer:
         if c == "(" and out and "".join(out).endswith("=") and not quoted:
             subs.append(self._paren_sub(self.i + 1))  # arr=(...) array assignment
             return "sub"
-        if c in "<>" and self.i > start and s[start : self.i].isdigit():
+        if c in "<>" and self.i > start and is_number(s[start : self.i]):
             self._redir(int(s[start : self.i]))
             return "redir"
         return "stop"

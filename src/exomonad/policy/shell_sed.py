@@ -16,6 +16,8 @@ is Unknown too.
 
 from __future__ import annotations
 
+from exomonad.util.digits import is_number
+
 __all__ = ["escapes"]
 
 #: Commands that take no argument (or a number).
@@ -53,7 +55,7 @@ def _address(script: str, i: int) -> int:
         while 0 <= i < n and script[i] in "IM":
             i += 1
         return i
-    while i < n and (script[i].isdigit() or script[i] in "$~+"):
+    while i < n and (is_number(script[i]) or script[i] in "$~+"):
         i += 1
     return i
 
@@ -98,7 +100,7 @@ def escapes(script: str) -> bool:
                 i += 2 if script[i] == "\\" else 1
         elif c in _PLAIN:
             i += 1
-            while i < n and script[i].isdigit():
+            while i < n and is_number(script[i]):
                 i += 1
         else:
             return True

@@ -37,6 +37,7 @@ from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import parse
 from exomonad.policy.shell_signal_all import ALL_SIGNALLERS, ENDS_ALL, SYSTEM_INITS, owner_signal
 from exomonad.uds import server_pid
+from exomonad.util.digits import is_number
 from exomonad.util.proc import proc_argv, proc_stat
 
 __all__ = ["SIGNALLERS", "classify_signal", "signals_exomonad"]
@@ -204,7 +205,7 @@ def _options(args: list[str], short_arg: frozenset[str],
                 i += 1
             if key not in ("--signal", "--delimiter", "--queue"):
                 flags.add(key)
-        elif text[1:].isdigit() or text[1:].upper().removeprefix("SIG") in _SIGNALS:
+        elif is_number(text[1:]) or text[1:].upper().removeprefix("SIG") in _SIGNALS:
             continue  # -9, -KILL, -SIGTERM
         else:
             for j, char in enumerate(text[1:], 1):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from exomonad.policy.actions import Action, Network, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.util.digits import is_number
 
 __all__ = ["socat_actions", "socat_commands"]
 
@@ -137,7 +138,7 @@ def _address(text: str, reads: bool, word: Word, cwd: str | None) -> list[Action
         return None
     cut = min((text.find(c) for c in ":," if c in text), default=len(text))
     head, sep, after = text[:cut], text[cut : cut + 1], text[cut + 1 :]
-    kind = "fd" if head.isdigit() else head.lower()
+    kind = "fd" if is_number(head) else head.lower()
     params, opts = ("", after) if sep == "," else after.partition(",")[::2]
     if "/" in head:  # GOPEN implied: a path before any ':' or ','
         if sep == ":":

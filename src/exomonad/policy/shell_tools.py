@@ -43,6 +43,7 @@ from exomonad.policy.shell_reads import flags, handle_read, tree_readers, tree_r
 from exomonad.policy.shell_scripts import awk, perl_ruby
 from exomonad.policy.shell_sed import escapes
 from exomonad.policy.shell_signal import SIGNALLERS, classify_signal
+from exomonad.util.digits import is_number
 
 __all__ = ["DEPLOY_VERBS", "handle", "modelled", "redirect_target"]
 
@@ -350,7 +351,7 @@ def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
         return ReadFile(path) if path is not None else None
     if op not in (">", ">>", ">|", "&>", "&>>", "<>", ">&"):
         return None
-    if op == ">&" and (text.isdigit() or text == "-"):
+    if op == ">&" and (is_number(text) or text == "-"):
         return None
     if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
         return None

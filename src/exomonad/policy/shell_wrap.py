@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment
+from exomonad.util.digits import is_number
 
 __all__ = [
     "OPAQUE_RUNNERS",
@@ -209,7 +210,7 @@ def parse_options(args: list[Word], spec: OptSpec) -> tuple[int, dict[str, Word 
             opts["--" + full] = Word(value) if eq else None
             i += 1
             continue
-        if spec.legacy_number and text[1:].isdigit():
+        if spec.legacy_number and is_number(text[1:]):
             opts["-n"] = Word(text[1:])
             i += 1
             continue
@@ -276,7 +277,7 @@ def unwrap(name: str, args: list[Word]) -> Unwrapped | None:
         if not rest or rest[0].dynamic or rest[0].glob:
             return None  # the duration / the lock file: a split word would shift the rest
         lock = rest[0]
-        writes = () if name == "timeout" or (lock.text.isdigit() and len(rest) == 1) else (lock,)
+        writes = () if name == "timeout" or (is_number(lock.text) and len(rest) == 1) else (lock,)
         script = _get(opts, "-c", "--command")
         if name == "flock" and len(rest) >= 2 and rest[1].text in ("-c", "--command"):
             script = rest[2] if len(rest) > 2 else None

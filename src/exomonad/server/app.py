@@ -54,6 +54,7 @@ from exomonad.server.snapshot import health
 from exomonad.server.teammates import caller, teammate_routes
 from exomonad.server.threads import in_thread
 from exomonad.server.tools import call_tool
+from exomonad.util.digits import is_number
 
 __all__ = ["build_app", "health", "run_server"]
 
@@ -156,7 +157,7 @@ def build_app(
 async def _bounded_body(request: Request, limit: int) -> bytes | None:
     """The request body, or None as soon as it is larger than ``limit`` bytes."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
+    if is_number(declared) and int(declared) > limit:
         return None
     chunks, size = [], 0
     async for chunk in request.stream():

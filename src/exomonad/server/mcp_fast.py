@@ -52,6 +52,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from exomonad.server.identity import TOKEN_HEADER
 from exomonad.server.mcp_app import ToolCatalog, answer_call, caller_of
 from exomonad.server.services import Services
+from exomonad.util.digits import is_number
 
 __all__ = ["Established", "FastPath"]
 
@@ -172,7 +173,7 @@ class FastPath:
             ctype.split(";")[0] == "application/json"
             and ("*/*" in accept or "application/json" in accept or "application/*" in accept)
             and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
-            and (length is None or (length.isdigit()
+            and (length is None or (is_number(length)
                                     and int(length) <= self.manager.max_request_body_size))
             and (not self.security.enable_dns_rebinding_protection
                  or (h.get("host") in self.security.allowed_hosts and not h.get("origin")))

@@ -28,6 +28,7 @@ from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
 from exomonad.teams import load_config
 from exomonad.teams.paths import RESERVED_NAMES, sanitize_path_name, validate_name
+from exomonad.util.digits import is_number
 from exomonad.util.waiting import WaitTimeout, retry_until
 from exomonad.worktrees import Removal, WorktreeError, WorktreeState
 
@@ -264,7 +265,7 @@ def working_in(folder: Path, ignore: int | None = None) -> list[int]:
     prefix = str(folder.resolve())
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) in (os.getpid(), ignore):
+        if not is_number(entry.name) or int(entry.name) in (os.getpid(), ignore):
             continue
         try:
             cwd = os.readlink(entry / "cwd")

@@ -34,6 +34,7 @@ from types import TracebackType
 
 from exomonad.errors import ExomonadError, LockCompromisedError, LockError
 from exomonad.teams.dirs import SafeDir
+from exomonad.util.digits import is_number
 from exomonad.util.proc import pid_alive
 
 __all__ = [
@@ -178,7 +179,7 @@ def recover_locks(directory: Path) -> list[Path]:
         return removed
     for entry in directory.iterdir():
         pid_text = entry.name.split("-", 1)[0]
-        if not pid_text.isdigit() or pid_alive(int(pid_text)):
+        if not is_number(pid_text) or pid_alive(int(pid_text)):
             continue
         with contextlib.suppress(OSError, ValueError, IndexError, ExomonadError):
             lines = entry.read_text().split("\n")
