@@ -58,7 +58,7 @@ def test_another_socket_outside_the_worktree_is_asked_by_its_path(command: str, 
 
 
 def test_the_socket_is_a_write_beside_the_network() -> None:
-    words = [Word(t) for t in "--unix-socket s.sock http://localhost/x".split()]
+    words = [Word(t) for t in ["--unix-socket", "s.sock", "http://localhost/x"]]
     assert handle("curl", words, WT) == [WriteFile(f"{WT}/s.sock"), Network("localhost")]
     assert handle("nc", [Word("-U"), Word("s.sock")], WT) == [WriteFile(f"{WT}/s.sock"),
                                                                Network(None)]  # fmt: skip
