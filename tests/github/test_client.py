@@ -90,8 +90,8 @@ def test_errors_are_typed(client: GitHubClient, api: GitHubStandIn) -> None:
 
 def test_unreachable_is_unavailable() -> None:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens here once closed
-    client = GitHubClient(f"http://127.0.0.1:{port}", "t")
-    with pytest.raises(GitHubUnavailableError, match="unreachable"):
-        client.pulls(REPO, "octo:exo/w1")
+        s.bind(("127.0.0.1", 0))  # held, never listening: refused, and no one else's
+        port = s.getsockname()[1]
+        client = GitHubClient(f"http://127.0.0.1:{port}", "t")
+        with pytest.raises(GitHubUnavailableError, match="unreachable"):
+            client.pulls(REPO, "octo:exo/w1")

@@ -158,8 +158,8 @@ def test_wait_wakes_at_once_on_an_in_process_answer(db: Path) -> None:
         store.answer(a.id, True, by="alice")
 
     answerer = threading.Thread(target=answer)
-    answerer.start()
     start = time.monotonic()
+    answerer.start()
     result = store.wait(a.id, timeout=60)  # a poll would come at 60 s and find it pending
     elapsed = time.monotonic() - start
     answerer.join()

@@ -53,7 +53,7 @@ def test_an_answer_is_recorded_as_the_unix_user_with_its_channel(
     with pytest.raises(ApprovalClosedError):
         answer_as_person(store, first.id, False)
     with pytest.raises(ApprovalNotFoundError):
-        answer_as_person(store, "ffffffff", False)
+        answer_as_person(store, "zzzzzzzz", False)
     second = store.create(agent="w1", role="worker", action=MergePR(4), reason="merge #4")
     assert answer_as_person(store, second.id, False).answered_by == person()  # the CLI's
     store.close()

@@ -52,10 +52,9 @@ def test_relay_passes_requests_and_streamed_answers_through() -> None:
 
 
 def test_relay_answers_probes_itself_and_says_when_the_api_is_unreachable() -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
+    with socket.socket() as s, ScriptedClaude() as relay:  # s: bound, never listening
+        s.bind(("127.0.0.1", 0))  # (held, so no later bind takes the port: it stays dead)
         dead = f"http://127.0.0.1:{s.getsockname()[1]}"
-    with ScriptedClaude() as relay:
         relay.relay_to(dead)
         assert httpx2.head(f"{relay.url}/api/hello").status_code == 200
         resp = httpx2.post(f"{relay.url}/v1/messages", json={"messages": []})

@@ -73,7 +73,7 @@ def test_only_regular_files_settled_long_enough_are_kept(tmp_path: Path) -> None
     f = tmp_path / "f.json"
     f.write_text("[]")
     st = os.lstat(f)
-    cache.put(f, st, "fresh")  # written just now: not kept
+    cache.put(f, st, "fresh", now_ns=st.st_ctime_ns)  # written just now: not kept
     assert cache.get(f, st) is None
     cache.put(f, st, "settled", now_ns=st.st_ctime_ns + int(SETTLED * 1e9))
     assert cache.get(f, st) == "settled"

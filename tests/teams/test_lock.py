@@ -190,7 +190,7 @@ def test_stale_lock_is_taken_over(target: Path) -> None:
     lk.acquire()
     try:
         assert lk.held
-        assert lk.path.stat().st_mtime >= old + 20  # a fresh lock, now ours
+        assert lk.path.stat().st_mtime > old + 10  # a fresh lock, now ours (not at clock grain)
     finally:
         lk.release()
     assert not lk.path.exists()

@@ -82,7 +82,7 @@ def test_a_persons_answer_releases_the_waiting_call(svc: Services, me: TestClien
     assert waited[0].answer_reason == "ok"
     again = me.post(f"/api/approvals/{approval.id}", json={"approve": False})
     assert (again.status_code, "already approved" in again.json()["error"]) == (409, True)
-    assert me.post("/api/approvals/ffffffff", json={"approve": True}).status_code == 404
+    assert me.post("/api/approvals/zzzzzzzz", json={"approve": True}).status_code == 404
     other = _pending(svc)
     for bad in ({}, {"approve": "yes"}, {"approve": True, "reason": 3}, [True]):
         assert me.post(f"/api/approvals/{other.id}", json=bad).status_code == 400, bad
@@ -160,9 +160,9 @@ async def test_the_listener_opens_closes_and_reports_a_port_in_use(svc: Services
         port = taken.getsockname()[1]
         with pytest.raises(ExomonadError, match=f"cannot listen on 127.0.0.1:{port}"):
             await listener.open(port)
-    assert listener.health() == {"listening": False, "host": "127.0.0.1", "port": None,
-                                 "tokens_issued": 0}  # fmt: skip
-    first, second = await listener.open(), await listener.open(port)  # open: port kept
+        assert listener.health() == {"listening": False, "host": "127.0.0.1", "port": None,
+                                     "tokens_issued": 0}  # fmt: skip
+        first, second = await listener.open(), await listener.open(port)  # open: port kept
     assert first.rsplit("/", 2)[0] == second.rsplit("/", 2)[0] != f"http://127.0.0.1:{port}"
     assert listener.health()["tokens_issued"] == 2
     assert listener.tokens.valid(first.rstrip("/").rsplit("/", 1)[1])
