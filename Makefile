@@ -58,8 +58,12 @@ demo: setup
 bench: setup
 	$(BIN)/python -m benchmarks
 
+# The generated tests: repeatable in `make test`, fresh random examples in `make soak`.
+FUZZ_TESTS = $(shell grep -rl --include='test_*.py' --exclude-dir=node_modules 'from hypothesis' tests)
+
 soak: setup
 	$(BIN)/pytest -q -m soak --override-ini="addopts=-ra --strict-markers" tests/soak
+	for round in 1 2 3 4 5; do EXOMONAD_HYPOTHESIS=explore $(BIN)/pytest -q $(FUZZ_TESTS) || exit 1; done
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache $(addsuffix /node_modules,$(NODE_DIRS))
