@@ -525,8 +525,20 @@ def test_lock_journal_recovers_a_lock_killed_after_a_refresh(tmp_path: Path) -> 
                     message="the refresher never touched the lock")  # fmt: skip
         [entry] = [e for e in journal.iterdir() if "." not in e.name]  # not one being replaced
         refreshed = lock.stat().st_mtime_ns
-        retry_until(lambda: entry.read_text().split("\n")[1] == str(lock.stat().st_mtime_ns),
-                    timeout=10, message="the journal kept the first mtime")  # fmt: skip
+
+        def stopped_in_step() -> bool:
+            """Freeze the holder where the journal holds the lock's mtime: a kill between
+            the refresher's touch and its journal write (~0.2% of the time) would leave
+            the lock to go stale instead, as it should."""
+            holder.send_signal(signal.SIGSTOP)
+            stat = Path(f"/proc/{holder.pid}/stat")
+            retry_until(lambda: stat.read_text().rsplit(")", 1)[1].split()[0] == "T", timeout=10)
+            if entry.read_text().split("\n")[1] == str(lock.stat().st_mtime_ns):
+                return True
+            holder.send_signal(signal.SIGCONT)
+            return False
+
+        retry_until(stopped_in_step, timeout=10, message="the journal kept the first mtime")
         assert lock.stat().st_mtime_ns >= refreshed
     finally:
         holder.send_signal(signal.SIGKILL)
