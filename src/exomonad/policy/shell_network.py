@@ -74,6 +74,8 @@ def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
 
 
 def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """An HTTP client's hosts (one unknown host when none is readable), after the Unix
+    sockets ``curl`` connects to."""
     with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
     positionals, opts = scan_options(args, with_arg)
     urls = [w for w in opts.get("--url", []) if w is not None] + positionals
@@ -88,6 +90,8 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
 
 
 def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """A remote shell's or copy's host; a copy's local sources (or, for a copy with no
+    remote side, the command itself); the socket ``nc -U`` connects to."""
     positionals, opts = scan_options(
         args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
     )
