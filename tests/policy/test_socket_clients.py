@@ -34,6 +34,7 @@ TO_THE_SERVER = [
     f"nc -NU {SOCKET}",
     f"ncat --unixsock {SOCKET}",
     f"echo x | nc -U {SOCKET}",
+    "xh --unix-socket ../../.exomonad/server.sock :/health",
 ]
 
 

@@ -40,7 +40,8 @@ _WGET_WITH_ARG = option_set(
 )
 _SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
 _NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
-#: Options naming a Unix socket to connect to (``nc -U`` / ``ncat --unixsock``: the host).
+#: Options naming a Unix socket to connect to (``curl``/``xh``; ``nc -U``/``ncat
+#: --unixsock``: the host).
 _CURL_SOCKET = "--unix-socket"
 _NC_SOCKET = ("U", "--unixsock")
 
@@ -75,11 +76,11 @@ def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
 
 def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """An HTTP client's hosts (one unknown host when none is readable), after the Unix
-    sockets ``curl`` connects to."""
+    sockets ``curl`` and ``xh`` connect to."""
     with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
     positionals, opts = scan_options(args, with_arg)
     urls = [w for w in opts.get("--url", []) if w is not None] + positionals
-    sockets = [w for w in opts.get(_CURL_SOCKET, []) if w is not None] if name == "curl" else []
+    sockets = [w for w in opts.get(_CURL_SOCKET, []) if w is not None and name in ("curl", "xh")]
     if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
         urls = [
             w
