@@ -32,6 +32,7 @@ from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_reads import (
     STATE_NAMES,
+    expands_state_var,
     glob_could_name,
     glob_names_state,
     holds_state_dir,
@@ -203,7 +204,7 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
         word, state = fold_glob(given), ctx.state_dir
         if state and word != given:
             state = state.lower()
-        if any(name in word for name in STATE_NAMES):
+        if any(name in word for name in STATE_NAMES) or expands_state_var(given):
             return True
         if state and posixpath.normpath(posixpath.join(action.cwd or "/", word)
                                         ).startswith(state):  # fmt: skip

@@ -117,6 +117,11 @@ def classify_shell(
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
+        # A path a redirection takes only at run time: judged by its words, as an
+        # argument's are (``cat <"$EXOMONAD_DIR/lead.token"`` was allowed).
+        at_run_time = tuple(f"{r.op}{r.target.text}" for r in cmd.redirs if r.target.dynamic)
+        if at_run_time:
+            out.append(Shell(at_run_time, cmd.cwd))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
         env.links_made = env.links_made or makes_links(words)

@@ -11,6 +11,7 @@ reading a directory tree that holds it (``grep -r token ../..`` from a worktree)
 from __future__ import annotations
 
 import posixpath
+import re
 from fnmatch import fnmatchcase
 
 from exomonad.policy.actions import ReadFile
@@ -20,6 +21,7 @@ from exomonad.policy.shell_env import is_within
 __all__ = [
     "STATE_FILES",
     "STATE_NAMES",
+    "expands_state_var",
     "glob_could_name",
     "glob_names_state",
     "holds_state_dir",
@@ -29,6 +31,20 @@ __all__ = [
 
 #: Names in ExoMonad's state dir that say "token" or "database" on their own.
 STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger.db")
+
+#: An expansion of ``$EXOMONAD_DIR``, the state dir ExoMonad gives every agent it starts
+#: (``$EXOMONAD_DIR``, ``${EXOMONAD_DIR}``, ``${EXOMONAD_DIR:-x}``, ``${!EXOMONAD_DIR}``).
+_STATE_VAR = re.compile(r"\$\{?[!#]?EXOMONAD_DIR(?![A-Za-z0-9_])")
+
+
+def expands_state_var(text: str) -> bool:
+    """Whether shell text expands ``$EXOMONAD_DIR`` (found probing as a worker: ``cat
+    $EXOMONAD_DIR/config.toml`` and ``cat <"$EXOMONAD_DIR/lead.token"`` were allowed).
+
+    >>> expands_state_var('cat "${EXOMONAD_DIR}"/x'), expands_state_var("$EXOMONAD_DIRS")
+    (True, False)
+    """
+    return _STATE_VAR.search(text) is not None
 
 
 def in_state_dir(path: str, ctx: Context) -> bool:

@@ -1,0 +1,71 @@
+"""``$EXOMONAD_DIR`` names the state dir, in an argument or a redirection.
+
+ExoMonad gives every agent it starts ``$EXOMONAD_DIR`` (the project's ``.exomonad/``).
+Found probing as a worker: ``cat <"$EXOMONAD_DIR/lead.token"`` and ``cat
+$EXOMONAD_DIR/config.toml`` were allowed (``cat $EXOMONAD_DIR/tokens.json`` was refused
+only for the file's name), and a redirection to a path known only at run time was not
+judged at all (``cat <$X/lead.token``). Both are refused now; other run-time paths
+behave as before.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from exomonad.policy.decisions import Allow, Deny, Escalate
+from tests.policy.test_gate_live_round3 import live
+from tests.policy.test_state_tree_live import Live
+from tests.policy.worker import bash
+
+__all__ = ["live"]  # the fixture, shared with the third round's test
+
+REFUSED = [
+    'cat <"$EXOMONAD_DIR/lead.token"',
+    "cat < $EXOMONAD_DIR/tokens.json",
+    "cat <${EXOMONAD_DIR}/config.toml",
+    "cat $EXOMONAD_DIR/config.toml",
+    'cat "${EXOMONAD_DIR}/policy.py"',
+    "head -c 99 ${EXOMONAD_DIR:-/nowhere}/lead.token",
+    "exec 3<$EXOMONAD_DIR/lead.token; cat <&3",
+    "echo x >$EXOMONAD_DIR/policy.py",
+    'echo x >>"$EXOMONAD_DIR"/config.toml',
+    "cd /tmp && cat <$EXOMONAD_DIR/lead.token",
+    "cat <$X/lead.token",  # a variable set earlier: the name still tells
+    "sort <$D/tokens.json",
+]
+
+
+@pytest.mark.parametrize("command", REFUSED)
+def test_the_state_dir_through_its_variable_is_refused(command: str) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Deny), verdict
+    assert "ExoMonad's state" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [('while read -r l; do echo "$l"; done < "$f"', Allow),
+     ("cat <$f | sort", Allow),
+     ('grep -c x <<< "$v"', Allow),
+     ("echo $EXOMONAD_DIRS", Allow),  # another variable
+     ("make 2>$LOG", Escalate)],  # a write to an unknown path, as before
+)  # fmt: skip
+def test_other_run_time_paths_are_judged_as_before(command: str, kind: type) -> None:
+    assert isinstance(bash(command), kind), bash(command)
+
+
+def test_a_worker_cannot_read_the_lead_token_through_its_variable(live: Live) -> None:
+    """The real effect first: with the environment ExoMonad gives a worker, the command
+    prints the lead's token. Then the hook client refuses it."""
+    token, worktree = live.spawn_worker()
+    command = 'cat <"$EXOMONAD_DIR/lead.token"'
+    env = {**os.environ, "EXOMONAD_DIR": str(live.state), "EXOMONAD_TOKEN": token}
+    leaked = subprocess.run(["bash", "-c", command], cwd=worktree, env=env,
+                            capture_output=True, text=True, timeout=30, check=False)  # fmt: skip
+    assert leaked.stdout.strip() == (live.state / "lead.token").read_text().strip()
+    for attempt in (command, "cat $EXOMONAD_DIR/config.toml"):
+        answer = live.hook(attempt, token=token, cwd=worktree)
+        assert answer["permissionDecision"] == "deny", (attempt, answer)
