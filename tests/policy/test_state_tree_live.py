@@ -66,9 +66,11 @@ class Live:
 
 
 @contextmanager
-def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "") -> Iterator[Live]:
+def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "",
+           home: Path | None = None) -> Iterator[Live]:  # fmt: skip
     """A real ``exomonad serve`` on a scratch project whose lead made team ``proj``;
-    ``config``: more of ``.exomonad/config.toml`` (after ``[workers]``)."""
+    ``config``: more of ``.exomonad/config.toml`` (after ``[workers]``); ``home``: the
+    ``$HOME`` of the server and the hook client (else the user's)."""
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
     make_repo(tmp_path / "proj")
     state.mkdir()
@@ -81,6 +83,8 @@ def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "") -> Iterato
     env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
                EXOMONAD_LOCK_DIR=str(state / "locks"),
                EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
+    if home is not None:
+        env["HOME"] = str(home)
     proc = subprocess.Popen(
         [sys.executable, "-m", "exomonad", "serve", "--tmux-socket", tmux_server.socket],
         env=env, stderr=subprocess.PIPE, text=True,

@@ -127,6 +127,15 @@ _SECRET_HOME = (
     ".claude.json",
     ".config/gcloud",
     ".azure",
+    # The coding agents' own sign-ins (found probing: a worker read them all; their
+    # names as Claude Code 2.1, Codex 0.169 and Gemini CLI 0.61 write them).
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".codex/.credentials.json",
+    ".gemini/oauth_creds.json",
+    ".gemini/gemini-credentials.json",
+    ".gemini/mcp-oauth-tokens.json",
+    ".gemini/a2a-oauth-tokens.json",
 )
 
 
