@@ -1,13 +1,17 @@
-"""Fixtures for policy tests: policy sources, a writer that always bumps the mtime."""
+"""Fixtures for policy tests: policy sources, a writer that always bumps the mtime, a
+live server for trying the gate as a worker."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.policy.test_state_tree_live import Live, served
+from tests.support.tmux import TmuxServer
 
 PolicyWriter = Callable[[str], Path]
 
@@ -70,3 +74,11 @@ def _no_state_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One mypy cache for the whole session (the first run is the slow one)."""
     return tmp_path_factory.mktemp("mypy-cache")
+
+
+@pytest.fixture
+def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
+    """The live server, escalations answered at once (no one approves them here)."""
+    config = "[policy]\napproval_timeout = 1\npopup = false\n"
+    with served(tmp_path, tmux_server, config) as running:
+        yield running

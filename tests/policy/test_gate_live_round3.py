@@ -10,13 +10,10 @@ worker whose ``.git`` was rewritten gets every later call refused.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.policy.test_state_tree_live import Live, served
-from tests.support.tmux import TmuxServer
+from tests.policy.test_state_tree_live import Live
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
@@ -30,14 +27,6 @@ ATTEMPTS = [
     "sqlite3 db '.shell touch ../../PWN'",
     "gunzip -f .git.gz",  # .git replaced: the next commit lands on the lead's main
 ]
-
-
-@pytest.fixture
-def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
-    """The live server, escalations answered at once (no one approves them here)."""
-    config = "[policy]\napproval_timeout = 1\npopup = false\n"
-    with served(tmp_path, tmux_server, config) as running:
-        yield running
 
 
 def test_a_worker_cannot_get_around_the_gate_this_rounds_ways(live: Live) -> None:

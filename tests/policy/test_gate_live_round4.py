@@ -14,12 +14,9 @@ import subprocess
 
 import pytest
 
-from tests.policy.test_gate_live_round3 import live
 from tests.policy.test_state_tree_live import Live
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
-__all__ = ["live"]  # the fixture, shared with the third round's test
-
 ATTEMPTS = [
     "shopt -s nocaseglob; cat ../../.EXOMONA[D]/TOKENS.JSO[N]",  # the tokens, any case
     "sort --out=../../README.md README.md",  # a long option by its prefix

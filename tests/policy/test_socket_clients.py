@@ -22,11 +22,8 @@ from exomonad.policy.actions import Network, WriteFile
 from exomonad.policy.decisions import Deny, Escalate
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_tools import handle
-from tests.policy.test_gate_live_round3 import live
 from tests.policy.test_state_tree_live import Live
 from tests.policy.worker import ROOT, WT, bash
-
-__all__ = ["live"]  # the fixture, shared with the third round's test
 
 SOCKET = f"{ROOT}/.exomonad/server.sock"
 

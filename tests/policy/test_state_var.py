@@ -16,11 +16,8 @@ import subprocess
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny, Escalate
-from tests.policy.test_gate_live_round3 import live
 from tests.policy.test_state_tree_live import Live
 from tests.policy.worker import bash
-
-__all__ = ["live"]  # the fixture, shared with the third round's test
 
 REFUSED = [
     'cat <"$EXOMONAD_DIR/lead.token"',
