@@ -343,11 +343,13 @@ def modelled() -> frozenset[str]:
 
 def redirect_target(op: str, target: Word, cwd: str | None) -> Action | None:
     """A :class:`WriteFile` for an output redirection to a file (not an fd or a device),
-    a :class:`ReadFile` for an input one (``cat < ~/.ssh/id_rsa``) whose path is known."""
+    a :class:`ReadFile` for an input one (``cat < ~/.ssh/id_rsa``) whose path is known,
+    a :class:`~exomonad.policy.actions.Network` for either to bash's ``/dev/tcp``."""
     text = target.text
-    socket = bash_socket(target, cwd)
-    if socket is not None and op not in ("<<", "<<-", "<<<"):
-        return socket
+    if op not in ("<<", "<<-", "<<<"):  # a here-document's word names no file
+        socket = bash_socket(target, cwd)
+        if socket is not None:
+            return socket
     if op == "<":
         if not target.dynamic and (text in _DEVICES or text.startswith("/dev/fd/")):
             return None
