@@ -30,6 +30,10 @@ REFUSED = [
     "echo x >$EXOMONAD_DIR/policy.py",
     'echo x >>"$EXOMONAD_DIR"/config.toml',
     "cd /tmp && cat <$EXOMONAD_DIR/lead.token",
+    "curl --unix-socket $EXOMONAD_DIR/server.sock http://x/",  # was asked, not refused
+    'nc -U "$EXOMONAD_DIR/server.sock"',
+    "cp x $EXOMONAD_DIR/policy.py",
+    "X=$EXOMONAD_DIR make",
     "cat <$X/lead.token",  # a variable set earlier: the name still tells
     "sort <$D/tokens.json",
 ]

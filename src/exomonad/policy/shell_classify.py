@@ -54,6 +54,7 @@ from exomonad.policy.shell_wrap import (
     skip_options,
     unwrap,
 )
+from exomonad.policy.state_reads import expands_state_var
 from exomonad.policy.vcs import gh, git
 
 __all__ = ["SHELLS", "classify_shell"]
@@ -117,9 +118,12 @@ def classify_shell(
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
-        # A path a redirection takes only at run time: judged by its words, as an
-        # argument's are (``cat <"$EXOMONAD_DIR/lead.token"`` was allowed).
+        # A path a redirection takes only at run time, and any word that expands the
+        # state dir's variable whatever program reads it: judged by their words, as a
+        # command's arguments are (``cat <"$EXOMONAD_DIR/lead.token"`` was allowed;
+        # ``curl --unix-socket $EXOMONAD_DIR/server.sock`` was asked, not refused).
         at_run_time = tuple(f"{r.op}{r.target.text}" for r in cmd.redirs if r.target.dynamic)
+        at_run_time += tuple(w.text for w in cmd.words if expands_state_var(w.text))
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
         if env.links_made:
