@@ -13,12 +13,8 @@ False
 
 from __future__ import annotations
 
-import functools
-import os
 import posixpath
-import re
 from collections.abc import Callable
-from fnmatch import fnmatchcase
 from typing import TypeVar
 
 from exomonad.policy.actions import (
@@ -27,9 +23,9 @@ from exomonad.policy.actions import (
     DeleteFile,
     GitPush,
     Network,
-    ReadFile,
     Shell,
 )
+from exomonad.policy.credentials import secret_path
 from exomonad.policy.predicates_state import (
     HasPath,
     command_words,
@@ -43,11 +39,9 @@ from exomonad.policy.predicates_state import (
 )
 from exomonad.policy.request import Context
 from exomonad.policy.shell_classify import SHELLS
-from exomonad.policy.shell_env import is_within
 from exomonad.policy.state_reads import (
     STATE_FILES,
     STATE_NAMES,
-    glob_could_name,
     holds_state_dir,
 )
 from exomonad.util.selfexec import HOOK_FRONT
@@ -113,35 +107,6 @@ SYSTEM_DIRS = frozenset(
         "/snap",
     }
 )
-_SECRET_HOME = (
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".config/gh",
-    ".netrc",
-    ".docker/config.json",
-    ".kube/config",
-    ".pypirc",
-    ".npmrc",
-    ".git-credentials",
-    ".claude.json",
-    ".config/gcloud",
-    ".azure",
-    # The coding agents' own sign-ins (found probing: a worker read them all; their
-    # names as Claude Code 2.1, Codex 0.169 and Gemini CLI 0.61 write them).
-    ".claude/.credentials.json",
-    ".codex/auth.json",
-    ".codex/.credentials.json",
-    ".gemini/oauth_creds.json",
-    ".gemini/gemini-credentials.json",
-    ".gemini/mcp-oauth-tokens.json",
-    ".gemini/a2a-oauth-tokens.json",
-)
-
-
-@functools.lru_cache(maxsize=8)
-def _secret_roots(home: str) -> tuple[str, ...]:
-    return tuple(posixpath.normpath(posixpath.join(home, s)) for s in _SECRET_HOME)
 
 
 def in_worktree(action: HasPath, ctx: Context) -> bool:
@@ -152,46 +117,6 @@ def in_worktree(action: HasPath, ctx: Context) -> bool:
 def in_project(action: HasPath, ctx: Context) -> bool:
     """The action's path is inside the project root."""
     return ctx.in_project(action.path)
-
-
-#: What ``/proc`` shows of another process that carries its secrets: its environment
-#: (an agent's ``EXOMONAD_TOKEN``), its memory, the files it holds open (the server's
-#: databases) and its mapped files.
-_PROC_SECRET = re.compile(r"/proc/[^/]+(?:/task/[^/]+)?/(?:environ|mem|fd|map_files)(?:/|$)")
-
-
-#: Files that are credentials wherever the home directory is.
-_SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
-
-
-def secret_path(action: HasPath, ctx: Context) -> bool:
-    """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
-    a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
-    directory holding one of the stores in the home directory, unless it is narrowed to
-    some file names (``--include=*.py``)."""
-    path = action.path
-    if path is None:
-        return False
-    real = os.path.realpath(path)
-    again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
-    if real != path and secret_path(again, ctx):
-        return True  # a symlink to a credential (made by a git checkout, say)
-    roots = _secret_roots(ctx.home)
-    if any(path == root or path.startswith(root + "/") for root in roots):
-        return True
-    tree = getattr(action, "recursive", False) and not getattr(action, "include", ())
-    if tree and any(is_within(root, path) for root in roots):
-        return True
-    if _PROC_SECRET.match(path):
-        return True
-    base = posixpath.basename(path)
-    if path in _SECRET_FILES or base == ".env" or base.startswith(".env."):
-        return True
-    if any(c in path for c in "*?[{"):  # a glob that could name one (cat ~/.ss?/id_rsa)
-        path, base = path.lower(), base.lower()  # whatever their case (nocaseglob)
-        named = any(glob_could_name(t.lower(), path, below=True) for t in (*roots, *_SECRET_FILES))
-        return named or fnmatchcase(".env", base) or fnmatchcase(".env.local", base)
-    return False
 
 
 #: ``exomonad`` commands an agent may run (read-only); every other one is a person's.

@@ -42,6 +42,7 @@ from exomonad.policy.shell_parse import (
 )
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
+from exomonad.policy.shell_secrets import credential_words, printed_credential
 from exomonad.policy.shell_setvars import sets_at_run_time
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
@@ -118,6 +119,9 @@ def classify_shell(
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
+        named = [*cmd.words, *(r.target for r in cmd.redirs if r.target.dynamic or r.op == "<<<")]
+        out.extend(r for r in credential_words(named, words[0].text if words else None)
+                   if r not in out[start:])  # fmt: skip
         # A path a redirection takes only at run time, and any word that expands the
         # state dir's variable whatever program reads it: judged by their words, as a
         # command's arguments are (``cat <"$EXOMONAD_DIR/lead.token"`` was allowed;
@@ -195,6 +199,9 @@ def _argv(
         return _nested(joined, [], cwd, env, depth, full)
     if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
         return _runner(name, args, cwd, env, depth, full, privileged)
+    printed = printed_credential(name, args)  # gh auth token, gpg --export-secret-keys...
+    if printed is not None:
+        return [*printed, Shell(full, cwd)]
     if name == "git" or name.startswith("git-"):
         if name != "git":
             args = [Word(name[4:]), *args]

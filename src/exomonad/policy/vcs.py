@@ -35,6 +35,7 @@ from exomonad.policy.shell_env import ShellEnv, is_within, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
+from exomonad.policy.shell_secrets import git_credential
 
 __all__ = ["SAFE_CONFIG", "gh", "git"]
 
@@ -300,6 +301,9 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     if i >= len(args):
         return [Shell(("git", *_texts(args)), cwd)]
     sub, rest = args[i], args[i + 1 :]
+    printed = git_credential(sub.text) if not (sub.dynamic or sub.glob) else None
+    if printed is not None:  # git credential fill: what the helpers hold, printed
+        return [*printed, Shell(("git", *_texts(args)), cwd)]
     if sub.dynamic or sub.glob or sub.text not in _GIT_KNOWN:
         return [Unknown(raw)]
     if sub.text == "push":

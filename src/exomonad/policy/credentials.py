@@ -1,0 +1,191 @@
+"""Credential stores: which paths are credentials, and which shell text names one.
+
+Split from :mod:`exomonad.policy.predicates`, which exports :func:`secret_path`. The
+stores in the home directory are listed once (:data:`SECRET_HOME`); the shell's
+classifier asks :func:`named_secrets` which of them a word names where no read of a
+known path shows it (``python3 -c "open('/root/.ssh/id_rsa')"``, ``cat
+"$(echo ~)/.ssh/id_rsa"``).
+
+>>> from exomonad.policy.actions import ReadFile
+>>> ctx = Context(role="w")
+>>> [secret_path(ReadFile(ctx.home + p), ctx) for p in ("/.ssh/id_rsa", "/.ssh.md")]
+[True, False]
+>>> named_secrets("print(open('~/.aws/credentials').read())", "/h", run_time=False)
+['/h/.aws/credentials']
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import posixpath
+import re
+from fnmatch import fnmatchcase
+from typing import Protocol
+
+from exomonad.policy.actions import ReadFile
+from exomonad.policy.request import Context
+from exomonad.policy.shell_env import is_within
+from exomonad.policy.state_reads import glob_could_name
+
+__all__ = ["SECRET_FILES", "SECRET_HOME", "named_secrets", "secret_path", "store"]
+
+#: Credential stores, relative to the home directory.
+SECRET_HOME = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".netrc",
+    ".docker/config.json",
+    ".kube/config",
+    ".pypirc",
+    ".npmrc",
+    ".git-credentials",
+    ".claude.json",
+    ".config/gcloud",
+    ".azure",
+    # The coding agents' own sign-ins (found probing: a worker read them all; their
+    # names as Claude Code 2.1, Codex 0.169 and Gemini CLI 0.61 write them).
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".codex/.credentials.json",
+    ".gemini/oauth_creds.json",
+    ".gemini/gemini-credentials.json",
+    ".gemini/mcp-oauth-tokens.json",
+    ".gemini/a2a-oauth-tokens.json",
+    # What the commands that print a credential read (:mod:`.shell_secrets`), and the
+    # tokens of the package registries and forges' other clients.
+    ".config/git/credentials",
+    ".config/glab-cli",
+    ".config/hub",
+    ".config/tea",
+    ".config/op",
+    ".password-store",
+    ".local/share/keyrings",
+    ".vault-token",
+    ".fly",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".pgpass",
+    ".my.cnf",
+    ".terraform.d/credentials.tfrc.json",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+)
+
+#: Files that are credentials wherever the home directory is.
+SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+
+#: What ``/proc`` shows of another process that carries its secrets: its environment
+#: (an agent's ``EXOMONAD_TOKEN``), its memory, the files it holds open (the server's
+#: databases) and its mapped files.
+_PROC_SECRET = r"/proc/[^/\s'\"]+(?:/task/[^/\s'\"]+)?/(?:environ|mem|fd|map_files)(?=/|$|[^\w.-])"
+_PROC = re.compile(_PROC_SECRET)
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str | None: ...
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_roots(home: str) -> tuple[str, ...]:
+    return tuple(posixpath.normpath(posixpath.join(home, s)) for s in SECRET_HOME)
+
+
+def store(relative: str) -> ReadFile:
+    """A read of the credential store ``relative`` to the home directory."""
+    return ReadFile(posixpath.join(os.path.expanduser("~"), relative))
+
+
+def secret_path(action: _HasPath, ctx: Context) -> bool:
+    """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
+    a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
+    directory holding one of the stores in the home directory, unless it is narrowed to
+    some file names (``--include=*.py``). A path known only at run time counts when its
+    words name a store (``$X/.ssh/id_rsa``: :func:`named_secrets`)."""
+    path = action.path
+    if path is None:
+        return False
+    if "$" in path or "`" in path:
+        return bool(named_secrets(path, ctx.home, run_time=True))
+    real = os.path.realpath(path)
+    again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
+    if real != path and secret_path(again, ctx):
+        return True  # a symlink to a credential (made by a git checkout, say)
+    roots = _secret_roots(ctx.home)
+    if any(path == root or path.startswith(root + "/") for root in roots):
+        return True
+    tree = getattr(action, "recursive", False) and not getattr(action, "include", ())
+    if tree and any(is_within(root, path) for root in roots):
+        return True
+    if _PROC.match(path):
+        return True
+    base = posixpath.basename(path)
+    if path in SECRET_FILES or base == ".env" or base.startswith(".env."):
+        return True
+    if any(c in path for c in "*?[{"):  # a glob that could name one (cat ~/.ss?/id_rsa)
+        path, base = path.lower(), base.lower()  # whatever their case (nocaseglob)
+        named = any(glob_could_name(t.lower(), path, below=True) for t in (*roots, *SECRET_FILES))
+        return named or fnmatchcase(".env", base) or fnmatchcase(".env.local", base)
+    return False
+
+
+#: A character that may continue a file name (what ends a path in code: a quote, a
+#: bracket, a space...).
+_NAME = r"[\w.@+-]"
+#: The rest of a path, in code (up to a quote, a bracket, a space...).
+_REST = re.compile(r"[^\s'\"(),;`]*")
+#: ``~/``, ``$HOME/`` and ``${HOME}/`` where a path starts (not ``a~/``).
+_HOME_REF = re.compile(r"(?<![\w.~/-])(?:~|\$HOME|\$\{HOME\})(?=/)")
+
+
+@functools.lru_cache(maxsize=8)
+def _absolute(home: str) -> re.Pattern[str]:
+    """An absolute path into a store of ``home``, or a file in :data:`SECRET_FILES`, or a
+    process's secrets in ``/proc``."""
+    stores = "|".join(re.escape(p) for p in (*_secret_roots(home), *SECRET_FILES))
+    return re.compile(rf"(?<![\w.~-])(?:(?:{stores})(?!{_NAME})|{_PROC_SECRET}){_REST.pattern}")
+
+
+#: After an expansion, a store's name as a path's parts: ``$X/.ssh/id_rsa``,
+#: ``"$(echo ~)/.aws/credentials"``, ``$D/.env``.
+_RELATIVE = re.compile(
+    rf"/(?:{'|'.join(re.escape(s) for s in SECRET_HOME)}|\.env(?:\.{_NAME}*)?)(?!{_NAME})"
+)
+
+
+#: What a word holds when it is code, not a path (``-c``'s or ``-e``'s program).
+_CODE = re.compile(r"[\s()'\"+,;]")
+
+
+def named_secrets(text: str, home: str, *, run_time: bool) -> list[str]:
+    """The credential paths shell text names: absolute ones, ones from ``~/`` or
+    ``$HOME/`` and, where the rest of the path is not known (``run_time``: the text
+    expands something whose value is known only when it runs; or the text is code, a
+    ``-c`` or ``-e`` program), a store's name as a path's last parts (``$X/.ssh``,
+    ``HOME + '/.ssh/id_rsa'``). Best effort: code that builds the name itself from parts
+    names none (guarantees.md, "What a script does").
+
+    >>> named_secrets("curl -F f=@/h/.ssh/id_rsa", "/h", run_time=False)
+    ['/h/.ssh/id_rsa']
+    >>> named_secrets("$(echo ~)/.ssh/id_rsa", "/h", run_time=True)
+    ['$(echo ~)/.ssh/id_rsa']
+    >>> named_secrets("os.environ['HOME'] + '/.aws/credentials'", "/h", run_time=False)
+    ['/h/.aws/credentials']
+    >>> named_secrets("/h/.sshrc /h/.ssh.md notes/.sshx", "/h", run_time=False)
+    []
+    """
+    found = [m.group(0) for m in _absolute(home).finditer(_HOME_REF.sub(lambda _: home, text))]
+    if found:
+        return found
+    after = min((i for i in (text.find("$"), text.find("`")) if i >= 0), default=-1)
+    if run_time and after >= 0 and _RELATIVE.search(text, after):
+        return [text]
+    named = _RELATIVE.search(text) if _CODE.search(text) else None
+    if named is not None:  # HOME + '/.ssh/id_rsa' in code: taken to be the home's
+        rest = _REST.match(text, named.end())
+        return [home + named.group(0) + (rest.group(0) if rest else "")]
+    return []
