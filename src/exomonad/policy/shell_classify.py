@@ -32,6 +32,7 @@ from exomonad.policy.shell_escape import (
     unsets,
     wrapper_escape,
 )
+from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, makes_links
 from exomonad.policy.shell_parse import (
@@ -208,6 +209,8 @@ def _argv(
         return git(args, cwd, env)
     if name == "gh":
         return gh(args, cwd, env)
+    if name == "hub":
+        return hub(args, cwd, env)
     if name == "find":
         return _find(args, cmd, cwd, env, depth, full, privileged)
     patch_args = apply_patch_args(name, args)

@@ -400,7 +400,7 @@ def gh(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         return [Deploy("gh", f"release {verb}")]
     elif group == "workflow" and verb == "run":
         return [Deploy("gh", "workflow run")]
-    elif (group == "repo" and verb in ("delete", "archive", "rename", "edit")) or (
+    elif (group == "repo" and verb in ("delete", "archive", "rename", "edit", "sync")) or (
         group in ("secret", "variable") and verb in ("set", "delete", "remove")
     ):
         return [Unknown("gh " + " ".join(_texts(args)))]
