@@ -36,6 +36,15 @@ REFUSED = [
     "X=$EXOMONAD_DIR make",
     "cat <$X/lead.token",  # a variable set earlier: the name still tells
     "sort <$D/tokens.json",
+    # A command substitution naming the variable (printed the lead's token, allowed).
+    'cat "$(printenv EXOMONAD_DIR)/$(echo lead).token"',
+    "d=$(printenv EXOMONAD_DIR); cat $d/$(ls $d | grep tok)",
+    "X=$(env | grep EXOMONAD_DIR | cut -d= -f2); cat $X/x",
+    # A loop's words are what its body reads (printed the lead's token, allowed).
+    'for f in ../../.exomonad/*; do cat "$f"; done',
+    'for f in $EXOMONAD_DIR/*; do cat "$f"; done',
+    'for f in "$(printenv EXOMONAD_DIR)"/*; do cat "$f"; done',
+    "select f in ../../.exo*/lead.token; do cat $f; done",
 ]
 
 
@@ -52,6 +61,10 @@ def test_the_state_dir_through_its_variable_is_refused(command: str) -> None:
      ("cat <$f | sort", Allow),
      ('grep -c x <<< "$v"', Allow),
      ("echo $EXOMONAD_DIRS", Allow),  # another variable
+     ("printenv EXOMONAD_DIR", Allow),  # the path alone
+     ("for i in 1 2 3; do echo $i; done", Allow),
+     ('for f in src/*.py; do wc -l "$f"; done', Allow),
+     ("for BASH_ENV in ./x; do bash -c true; done", Escalate),  # sets it at run time
      ("make 2>$LOG", Escalate)],  # a write to an unknown path, as before
 )  # fmt: skip
 def test_other_run_time_paths_are_judged_as_before(command: str, kind: type) -> None:
@@ -70,3 +83,23 @@ def test_a_worker_cannot_read_the_lead_token_through_its_variable(live: Live) ->
     for attempt in (command, "cat $EXOMONAD_DIR/config.toml"):
         answer = live.hook(attempt, token=token, cwd=worktree)
         assert answer["permissionDecision"] == "deny", (attempt, answer)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['cat "$(printenv EXOMONAD_DIR)/$(echo lead).token"',
+     'for f in ../../.exomonad/*; do cat "$f"; done'],
+)  # fmt: skip
+def test_a_worker_cannot_read_the_lead_token_through_a_substitution_or_a_loop(
+    live: Live, command: str
+) -> None:
+    """The real effect first: from the worktree, with the worker's environment, bash
+    prints the lead's token. Then the real hook client refuses the command."""
+    token, worktree = live.spawn_worker()
+    env = {**os.environ, "EXOMONAD_DIR": str(live.state), "EXOMONAD_TOKEN": token}
+    leaked = subprocess.run(["bash", "-c", command], cwd=worktree, env=env,
+                            capture_output=True, timeout=30, check=False)  # fmt: skip
+    assert (live.state / "lead.token").read_bytes().strip() in leaked.stdout, leaked.stderr
+    answer = live.hook(command, token=token, cwd=worktree)
+    assert answer["permissionDecision"] == "deny", answer
+    assert "ExoMonad's state" in answer["permissionDecisionReason"], answer

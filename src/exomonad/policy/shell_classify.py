@@ -151,6 +151,8 @@ def _argv(
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
+    if words[0].text in ("for", "select") and not words[0].quoted:
+        return _loop(args[2:], full, cwd)
     dropped = unsets(name, args)
     if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
         return [Unknown("unsets " + dropped)]
@@ -220,6 +222,15 @@ def _argv(
     if handled is not None:
         return handled
     return runs(name, args, full, cwd, env.worktree, privileged, modelled=name in modelled())
+
+
+def _loop(listed: list[Word], full: tuple[str, ...], cwd: str | None) -> list[Action]:
+    """``for NAME in WORDS``: the words are what the loop's body reads (``for f in
+    ../../.exomonad/*; do cat "$f"; done`` printed the lead's token), judged as a
+    command's when they may name a file; ``for i in 1 2`` is nothing of its own."""
+    named = any(w.glob or w.dynamic or "/" in w.text or w.text.startswith((".", "~"))
+                for w in listed)  # fmt: skip
+    return [Shell(full, cwd)] if named else []
 
 
 def _wrapper(

@@ -285,8 +285,6 @@ class _Walker:
         if not argv:
             return bool(cmd.redirs or cmd.words)  # assignments / bare redirections (> file)
         name = argv[0].text
-        if not argv[0].quoted and name in ("for", "select"):
-            return False
         if name in ("cd", "pushd", "popd") and not argv[0].quoted:
             if not (apart or self.piped_in):
                 args = list(argv[1:])

@@ -2,10 +2,10 @@
 
 ``printf -v GIT_DIR ../../.git; export GIT_DIR; git commit`` moved the lead's ``main``
 (found probing, a fourth round): the rules on ``GIT_DIR=``, ``TMPDIR=``, code variables
-and the like read assignment words, and ``printf -v``, ``read``, ``mapfile`` and
-``${NAME:=value}`` set a variable too. Such a setter of an environment-style name
-(upper case, or npm's ``npm_config_*``) is :class:`Unknown`; a shell's own lower-case
-variables (``while read -r line``) stay ordinary.
+and the like read assignment words, and ``printf -v``, ``read``, ``mapfile``,
+``${NAME:=value}`` and a loop (``for NAME in ...``) set a variable too. Such a setter of
+an environment-style name (upper case, or npm's ``npm_config_*``) is :class:`Unknown`; a
+shell's own lower-case variables (``while read -r line``) stay ordinary.
 
 >>> from exomonad.policy.shell_lex import Word
 >>> def judge(line):
@@ -80,6 +80,8 @@ def sets_at_run_time(words: list[Word]) -> Unknown | None:
         names = _names(rest, _MAPFILE_ARGS)[:1]
     elif head == "getopts":
         names = [w.text for w in rest[1:2]]
+    elif head in ("for", "select") and not words[0].quoted:
+        names = [w.text for w in rest[:1]]
     for name in names:
         if _environmental(name):
             return Unknown(f"sets {name} at run time ({how})")

@@ -33,15 +33,22 @@ __all__ = [
 STATE_NAMES = (".exomonad", "lead.token", "tokens.json", "approvals.db", "ledger.db")
 
 #: An expansion of ``$EXOMONAD_DIR``, the state dir ExoMonad gives every agent it starts
-#: (``$EXOMONAD_DIR``, ``${EXOMONAD_DIR}``, ``${EXOMONAD_DIR:-x}``, ``${!EXOMONAD_DIR}``).
-_STATE_VAR = re.compile(r"\$\{?[!#]?EXOMONAD_DIR(?![A-Za-z0-9_])")
+#: (``$EXOMONAD_DIR``, ``${EXOMONAD_DIR}``, ``${EXOMONAD_DIR:-x}``, ``${!EXOMONAD_DIR}``),
+#: or a command substitution that names it (``$(printenv EXOMONAD_DIR)``).
+_STATE_VAR = re.compile(
+    r"\$\{?[!#]?EXOMONAD_DIR(?![A-Za-z0-9_])|(?:\$\(|`).*?(?<![A-Za-z0-9_])EXOMONAD_DIR(?![A-Za-z0-9_])"
+)
 
 
 def expands_state_var(text: str) -> bool:
     """Whether shell text expands ``$EXOMONAD_DIR`` (found probing as a worker: ``cat
-    $EXOMONAD_DIR/config.toml`` and ``cat <"$EXOMONAD_DIR/lead.token"`` were allowed).
+    $EXOMONAD_DIR/config.toml`` and ``cat <"$EXOMONAD_DIR/lead.token"`` were allowed),
+    or holds a command substitution naming it (``cat "$(printenv
+    EXOMONAD_DIR)/$(echo lead).token"`` printed the lead's token, allowed).
 
     >>> expands_state_var('cat "${EXOMONAD_DIR}"/x'), expands_state_var("$EXOMONAD_DIRS")
+    (True, False)
+    >>> expands_state_var("$(printenv EXOMONAD_DIR)/x"), expands_state_var("EXOMONAD_DIR")
     (True, False)
     """
     return _STATE_VAR.search(text) is not None
