@@ -20,13 +20,12 @@ import functools
 import os
 import posixpath
 import re
-from fnmatch import fnmatchcase
 from typing import Protocol
 
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
-from exomonad.policy.state_reads import glob_could_name
+from exomonad.policy.state_reads import expand_now, glob_could_name, shell_glob_matches
 
 __all__ = ["SECRET_FILES", "SECRET_HOME", "named_secrets", "secret_path", "store"]
 
@@ -127,9 +126,13 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     if path in SECRET_FILES or base == ".env" or base.startswith(".env."):
         return True
     if any(c in path for c in "*?[{"):  # a glob that could name one (cat ~/.ss?/id_rsa)
-        path, base = path.lower(), base.lower()  # whatever their case (nocaseglob)
-        named = any(glob_could_name(t.lower(), path, below=True) for t in (*roots, *SECRET_FILES))
-        return named or fnmatchcase(".env", base) or fnmatchcase(".env.local", base)
+        low, base = path.lower(), base.lower()  # whatever their case (nocaseglob)
+        named = any(glob_could_name(t.lower(), low, below=True, dotglob=True)
+                    for t in (*roots, *SECRET_FILES))  # fmt: skip
+        if named or any(shell_glob_matches(base, env) for env in (".env", ".env.local")):
+            return True
+        now = expand_now(path)  # a link among its names (`cat *` next to x -> ~/.ssh/id_rsa)
+        return now is None or any(secret_path(ReadFile(name), ctx) for name in now)
     return False
 
 

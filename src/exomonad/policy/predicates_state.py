@@ -29,12 +29,14 @@ from exomonad.policy.control_files import (
 from exomonad.policy.request import Context
 from exomonad.policy.shell_archive import ARCHIVERS, unpack_dirs
 from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_parse import may_climb
 from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_reads import (
     STATE_NAMES,
     expands_state_var,
     glob_could_name,
     glob_names_state,
+    glob_reaches_state,
     holds_state_dir,
     in_state_dir,
 )
@@ -209,9 +211,27 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
         if state and posixpath.normpath(posixpath.join(action.cwd or "/", word)
                                         ).startswith(state):  # fmt: skip
             return True
-        if glob_names_state(word):
+        if _glob_names_state(given, word, action.cwd, ctx.state_dir):
             return True
     return False
+
+
+def _glob_names_state(given: str, word: str, cwd: str | None, state: str | None) -> bool:
+    """A glob among a command's words that could name the state: where it points from
+    ``cwd`` (``*`` skips dot names: ``ls *`` in a worktree names none of it), and now
+    through a link; by its text alone (:func:`glob_names_state`) when the cwd or the
+    state dir is unknown, the glob expands a variable (``cat $X/*``) or may match
+    ``..`` (``.*/.*/.*/*``). ``word`` is ``given`` with its case folded for
+    ``nocaseglob``."""
+    if not is_glob(word):
+        return False
+    if cwd is None or state is None or "$" in word or "`" in word or may_climb(word):
+        return glob_names_state(word)
+    pattern = posixpath.normpath(posixpath.join(cwd, word))
+    folded = state.lower() if word != given else state
+    if glob_could_name(folded, pattern, below=True, dotglob=True):
+        return True
+    return glob_reaches_state(posixpath.normpath(posixpath.join(cwd, given)), state)
 
 
 #: Programs that only read the files they are given.

@@ -10,6 +10,9 @@ reading a directory tree that holds it (``grep -r token ../..`` from a worktree)
 
 from __future__ import annotations
 
+import glob
+import itertools
+import os
 import posixpath
 import re
 from fnmatch import fnmatchcase
@@ -19,14 +22,18 @@ from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
 
 __all__ = [
+    "EXPAND_AT_MOST",
     "STATE_FILES",
     "STATE_NAMES",
+    "expand_now",
     "expands_state_var",
     "glob_could_name",
     "glob_names_state",
+    "glob_reaches_state",
     "holds_state_dir",
     "in_state_dir",
     "reads_state_tree",
+    "shell_glob_matches",
 ]
 
 #: Names in ExoMonad's state dir that say "token" or "database" on their own.
@@ -75,8 +82,10 @@ def _glob_reaches(path: str, ctx: Context) -> bool:
         return False
     parts = path.split("/")
     deep = next((k for k, part in enumerate(parts) if "**" in part), None)
-    if ctx.state_dir is None or deep is None or not path.startswith("/"):
+    if ctx.state_dir is None or not path.startswith("/"):
         return True
+    if deep is None:
+        return glob_reaches_state(path, ctx.state_dir)
     last = parts[-1]
     if "{" in last or any(fnmatchcase(n, last) for n in (*STATE_NAMES, *STATE_FILES)):
         return True
@@ -84,6 +93,40 @@ def _glob_reaches(path: str, ctx: Context) -> bool:
     if any(glob_could_name(ctx.state_dir, prefix, below=b) for b in (False, True)):
         return True
     return glob_names_state("/".join(part for part in parts if "**" not in part))
+
+
+#: How many names a glob may expand to for the policy to look at each (beyond, it is
+#: judged by its text alone: :func:`glob_names_state`).
+EXPAND_AT_MOST = 1024
+
+
+def expand_now(pattern: str) -> list[str] | None:
+    """What the absolute shell glob ``pattern`` may expand to now, each name with the
+    links on it followed (dot names too: ``shopt -s dotglob`` may be on); None if it
+    expands to more than :data:`EXPAND_AT_MOST` names."""
+    found = list(itertools.islice(glob.iglob(pattern, include_hidden=True), EXPAND_AT_MOST + 1))
+    return None if len(found) > EXPAND_AT_MOST else [os.path.realpath(f) for f in found]
+
+
+def glob_reaches_state(pattern: str, state: str) -> bool:
+    """Whether the absolute shell glob ``pattern`` could name the state dir or a path in
+    it: by its text (``*`` matching dot names too, as with ``shopt -s dotglob``; a
+    worktree's ``*`` names none of it: found as a worker, ``ls *`` and ``grep -n x *``
+    were refused as the state's), or now through a link among the names it expands to
+    (``st -> ../../.exomonad``: ``cat st/*``).
+
+    >>> glob_reaches_state("/p/.worktrees/w/*", "/p/.exomonad")
+    False
+    >>> [glob_reaches_state(p, "/p/.exomonad") for p in ("/p/.exo*/*", "/p/*", "/p/.*")]
+    [True, True, True]
+    """
+    if glob_could_name(state, pattern, below=True, dotglob=True):
+        return True
+    names = expand_now(pattern)
+    if names is None:
+        return glob_names_state(pattern)
+    real = os.path.realpath(state)
+    return any(is_within(name, real) for name in names)
 
 
 def glob_names_state(text: str) -> bool:
@@ -113,9 +156,10 @@ def holds_state_dir(path: str | None, ctx: Context) -> bool:
     return glob_could_name(state, path, below=False)
 
 
-def glob_could_name(target: str, pattern: str, *, below: bool) -> bool:
-    """Whether the shell glob ``pattern`` (``*`` skips dot names) could name ``target``
-    itself and, with ``below``, a path under it; without, a directory above it.
+def glob_could_name(target: str, pattern: str, *, below: bool, dotglob: bool = False) -> bool:
+    """Whether the shell glob ``pattern`` (``*`` skips dot names, unless ``dotglob``)
+    could name ``target`` itself and, with ``below``, a path under it; without, a
+    directory above it.
 
     >>> glob_could_name("/h/.ssh", "/h/.ss?/id_rsa", below=True)
     True
@@ -127,14 +171,15 @@ def glob_could_name(target: str, pattern: str, *, below: bool) -> bool:
     parts, names = pattern.rstrip("/").split("/"), posixpath.normpath(target).split("/")
     if (len(parts) < len(names)) if below else (len(parts) > len(names)):
         return False
-    return all(_shell_glob_matches(p, n) for p, n in zip(parts, names, strict=False))
+    return all(shell_glob_matches(p, n, dotglob=dotglob)
+               for p, n in zip(parts, names, strict=False))  # fmt: skip
 
 
-def _shell_glob_matches(pattern: str, name: str) -> bool:
-    """A shell glob's matching of one path part (no dotglob; braces and ``**`` match)."""
+def shell_glob_matches(pattern: str, name: str, *, dotglob: bool = False) -> bool:
+    """A shell glob's matching of one path part (braces and ``**`` match)."""
     if "{" in pattern or "**" in pattern:
         return True
-    if name.startswith(".") and not pattern.startswith("."):
+    if name.startswith(".") and not pattern.startswith(".") and not dotglob:
         return False
     return fnmatchcase(name, pattern)
 
