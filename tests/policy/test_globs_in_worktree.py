@@ -18,7 +18,7 @@ import pytest
 
 from exomonad.policy.decisions import Allow, Deny
 from tests.policy.test_state_tree_live import Live
-from tests.policy.worker import bash
+from tests.policy.worker import WT, bash, decide
 
 ORDINARY = ["ls *", "ls src/*", "du -sh *", "cat *", "head -5 *", "grep -n foo *",
             "wc -l *", "rm -f *.pyc", "ls -la src/*/", "cat */*.token", "ls /*"]  # fmt: skip
@@ -74,3 +74,11 @@ def test_globs_are_judged_by_what_they_expand_to_now(live: Live) -> None:
         answer = live.hook(command, token=token, cwd=worktree)
         assert answer["permissionDecision"] == "deny", (command, answer)
         assert reason in answer["permissionDecisionReason"], answer
+
+
+def test_a_path_whose_glob_may_climb_is_judged_by_its_text() -> None:
+    """``.*`` may match ``..`` (dash, bash without ``globskipdots``): the Read tool's
+    ``<worktree>/.*/.*/.*/lead.tok*`` reaches ``.exomonad/lead.token``."""
+    verdict = decide("Read", {"file_path": f"{WT}/.*/.*/.*/lead.tok*"})
+    assert isinstance(verdict, Deny), verdict
+    assert isinstance(decide("Read", {"file_path": f"{WT}/*"}), Allow)

@@ -218,11 +218,11 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
 
 def _glob_names_state(given: str, word: str, cwd: str | None, state: str | None) -> bool:
     """A glob among a command's words that could name the state: where it points from
-    ``cwd`` (``*`` skips dot names: ``ls *`` in a worktree names none of it), and now
-    through a link; by its text alone (:func:`glob_names_state`) when the cwd or the
-    state dir is unknown, the glob expands a variable (``cat $X/*``) or may match
-    ``..`` (``.*/.*/.*/*``). ``word`` is ``given`` with its case folded for
-    ``nocaseglob``."""
+    ``cwd`` (``*`` matching dot names too, for ``dotglob``: ``ls *`` in a worktree names
+    none of it, ``ls ../../*`` does), and now through a link; by its text alone
+    (:func:`glob_names_state`) when the cwd or the state dir is unknown, the glob
+    expands a variable (``cat $X/*``) or may match ``..`` (``.*/.*/.*/*``). ``word`` is
+    ``given`` with its case folded for ``nocaseglob``."""
     if not is_glob(word):
         return False
     if cwd is None or state is None or "$" in word or "`" in word or may_climb(word):

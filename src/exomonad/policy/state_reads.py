@@ -20,6 +20,7 @@ from fnmatch import fnmatchcase
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_parse import may_climb
 
 __all__ = [
     "EXPAND_AT_MOST",
@@ -84,8 +85,10 @@ def _glob_reaches(path: str, ctx: Context) -> bool:
     deep = next((k for k, part in enumerate(parts) if "**" in part), None)
     if ctx.state_dir is None or not path.startswith("/"):
         return True
-    if deep is None:
-        return glob_reaches_state(path, ctx.state_dir)
+    if deep is None:  # a part that may match `..` climbs where the text cannot tell
+        return (
+            glob_names_state(path) if may_climb(path) else glob_reaches_state(path, ctx.state_dir)
+        )
     last = parts[-1]
     if "{" in last or any(fnmatchcase(n, last) for n in (*STATE_NAMES, *STATE_FILES)):
         return True
