@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.policy.test_state_tree_live import Live, served
+from tests.policy.test_state_tree_live import QUICK_ESCALATIONS, Live, served
 from tests.support.tmux import TmuxServer
 
 PolicyWriter = Callable[[str], Path]
@@ -79,6 +79,5 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
     """The live server, escalations answered at once (no one approves them here)."""
-    config = "[policy]\napproval_timeout = 1\npopup = false\n"
-    with served(tmp_path, tmux_server, config) as running:
+    with served(tmp_path, tmux_server, QUICK_ESCALATIONS) as running:
         yield running

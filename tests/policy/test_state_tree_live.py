@@ -65,6 +65,10 @@ class Live:
         return answer
 
 
+#: ``served``'s config for tests that need no one to approve an escalation.
+QUICK_ESCALATIONS = "[policy]\napproval_timeout = 1\npopup = false\n"
+
+
 @contextmanager
 def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "",
            home: Path | None = None) -> Iterator[Live]:  # fmt: skip

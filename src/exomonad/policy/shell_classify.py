@@ -32,6 +32,7 @@ from exomonad.policy.shell_escape import (
     unsets,
     wrapper_escape,
 )
+from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, makes_links
@@ -57,7 +58,7 @@ from exomonad.policy.shell_wrap import (
     unwrap,
 )
 from exomonad.policy.state_reads import expands_state_var
-from exomonad.policy.vcs import gh, git
+from exomonad.policy.vcs import git
 
 __all__ = ["SHELLS", "classify_shell"]
 
@@ -210,7 +211,7 @@ def _argv(
             args = [Word(name[4:]), *args]
         return git(args, cwd, env)
     if name == "gh":
-        return gh(args, cwd, env)
+        return gh(args, cwd)
     if name == "hub":
         return hub(args, cwd, env)
     if name == "find":

@@ -1,25 +1,17 @@
-"""Classify ``git`` and ``gh`` command lines into typed actions.
+"""Classify ``git`` command lines into typed actions (``gh``: :mod:`.shell_gh`, ``hub``:
+:mod:`.shell_hub`).
 
 >>> from exomonad.policy.shell_lex import Word
 >>> git([Word(t) for t in "-C sub push -f origin HEAD:main".split()], "/w", ShellEnv())
 [GitPush(remote='origin', branch='main', force=True, lease=False, repo='/w/sub')]
->>> gh([Word(t) for t in "pr merge 12 --squash".split()], "/w", ShellEnv())
-[MergePR(number=12)]
 """
 
 from __future__ import annotations
 
-import re
-
 from exomonad.policy.actions import (
     Action,
-    CloseIssue,
-    ClosePR,
-    CreatePR,
     DeleteBranch,
-    Deploy,
     GitCommit,
-    MergePR,
     Shell,
     Unknown,
 )
@@ -37,7 +29,7 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
 from exomonad.policy.shell_secrets import git_credential
 
-__all__ = ["SAFE_CONFIG", "gh", "git"]
+__all__ = ["SAFE_CONFIG", "git"]
 
 #: Global options of git before the subcommand (exact spellings: git.c does not abbreviate).
 _GIT_GLOBAL_FLAGS = frozenset(
@@ -165,65 +157,10 @@ _CONFIG_OK = (
     )
     | _CONFIG_READS
 )
-_GH_WITH_ARG = frozenset(
-    {
-        "-R",
-        "--repo",
-        "-B",
-        "--base",
-        "-H",
-        "--head",
-        "-t",
-        "--title",
-        "-b",
-        "--body",
-        "-F",
-        "--body-file",
-        "-a",
-        "--assignee",
-        "-l",
-        "--label",
-        "-m",
-        "--milestone",
-        "-p",
-        "--project",
-        "-r",
-        "--reviewer",
-        "-T",
-        "--template",
-        "-c",
-        "--comment",
-        "--reason",
-        "--subject",
-        "-X",
-        "--method",
-        "-f",
-        "--field",
-        "--raw-field",
-        "--input",
-        "-q",
-        "--jq",
-        "--hostname",
-        "-A",
-        "--author-email",
-        "--match-head-commit",
-        "--notes",
-        "-n",
-        "--notes-file",
-    }
-)
-_NUMBER = re.compile(r"(?:^#?|/(?:pull|issues)/)(\d+)/?$")
 
 
 def _texts(words: list[Word]) -> tuple[str, ...]:
     return tuple(w.text for w in words)
-
-
-def _number(word: Word | None) -> int | None:
-    if word is None or word.dynamic:
-        return None
-    match = _NUMBER.search(word.text)
-    return int(match.group(1)) if match else None
 
 
 def _safe_key(text: str) -> bool:
@@ -361,47 +298,3 @@ def _branch_delete(args: list[Word]) -> list[Action] | None:
     remote = "<remote-tracking>" if flags & {"-r"} or "--remotes" in opts else None
     names = [None if w.dynamic else w.text for w in positionals] or [None]
     return [DeleteBranch(name, remote, force) for name in names]
-
-
-def gh(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
-    """Actions for ``gh ARGS`` (GitHub CLI)."""
-    del env
-    positionals, opts = scan_options(args, _GH_WITH_ARG)
-    words = [w.text for w in positionals]
-    shell: list[Action] = [Shell(("gh", *_texts(args)), cwd)]
-    if any(w.dynamic for w in positionals[:2]):
-        return [Unknown("gh " + " ".join(_texts(args)))]
-    if len(words) < 2:
-        return shell
-    group, verb = words[0], words[1]
-    target = positionals[2] if len(positionals) > 2 else None
-
-    def opt(*names: str) -> str | None:
-        for name in names:
-            for value in opts.get(name, []):
-                return None if value is None or value.dynamic else value.text
-        return None
-
-    if group == "pr":
-        if verb in ("create", "new"):
-            return [CreatePR(opt("-B", "--base"), opt("-H", "--head"))]
-        if verb == "merge":
-            return [MergePR(_number(target))]
-        if verb == "close":
-            return [ClosePR(_number(target))]
-    elif group == "issue" and verb in ("close", "delete"):
-        return [CloseIssue(_number(target))]
-    elif group == "api":
-        method = (opt("-X", "--method") or "").upper()
-        writes = any(k in opts for k in ("-f", "-F", "--field", "--raw-field", "--input"))
-        if method not in ("", "GET") or (writes and method != "GET"):
-            return [Unknown("gh " + " ".join(_texts(args)))]
-    elif group == "release" and verb in ("create", "upload", "delete", "edit"):
-        return [Deploy("gh", f"release {verb}")]
-    elif group == "workflow" and verb == "run":
-        return [Deploy("gh", "workflow run")]
-    elif (group == "repo" and verb in ("delete", "archive", "rename", "edit", "sync")) or (
-        group in ("secret", "variable") and verb in ("set", "delete", "remove")
-    ):
-        return [Unknown("gh " + " ".join(_texts(args)))]
-    return shell
