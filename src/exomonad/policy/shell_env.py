@@ -21,6 +21,7 @@ __all__ = [
     "ShellEnv",
     "agent_var",
     "code_var",
+    "in_a_row",
     "is_within",
     "nested_repo",
     "risky_assignment",
@@ -28,6 +29,16 @@ __all__ = [
     "short_cluster",
     "written_by",
 ]
+
+
+def in_a_row(seq: tuple[str, ...], words: list[str]) -> bool:
+    """Whether ``seq`` stands among ``words`` in a row (a program's verbs, wherever its
+    options put them: ``aws --profile p configure get``).
+
+    >>> in_a_row(("config", "set"), ["--global", "config", "set", "x"])
+    True
+    """
+    return any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words)))
 
 
 def is_within(path: str | None, root: str | None) -> bool:

@@ -19,6 +19,8 @@ and ``--opt=VALUE``. Options that make gpg run a program (``--photo-viewer``,
 
 from __future__ import annotations
 
+import os
+
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
@@ -57,6 +59,31 @@ _LOOKS = frozenset(
 _SHORT_LOOKS = frozenset("dkKh")
 
 
+#: Commands that change the user's keys or whom they trust, in the home directory's
+#: keyring (found probing: ``gpg --quick-gen-key`` and ``--delete-keys`` were allowed).
+#: Importing a public key (``--import``, ``--recv-keys``) stays ordinary: it is how a
+#: download's signature is checked, and an imported key is not trusted.
+_KEYRING = ("--edit-key", "--delete-keys", "--delete-secret-keys",
+            "--delete-secret-and-public-key", "--gen-key", "--generate-key", "--full-gen-key",
+            "--full-generate-key", "--quick-gen-key", "--quick-generate-key", "--quick-add-uid",
+            "--quick-add-key", "--quick-sign-key", "--quick-lsign-key", "--quick-set-expire",
+            "--quick-revoke-uid", "--sign-key", "--lsign-key", "--import-ownertrust",
+            "--update-trustdb", "--change-passphrase", "--passwd", "--card-edit",
+            "--edit-card")  # fmt: skip
+
+
+def changes_keyring(name: str) -> bool:
+    """``name`` (a long option, maybe abbreviated to 8 characters or more) changes the
+    keyring in the home directory.
+
+    >>> changes_keyring("--quick-gen"), changes_keyring("--import"), changes_keyring("--sign")
+    (True, False, False)
+    """
+    if name in _KEYRING or name in _LOOKS:  # an option's own name wins over a prefix
+        return name in _KEYRING
+    return len(name) >= 8 and any(k.startswith(name) for k in _KEYRING)
+
+
 def _long(name: str, names: tuple[str, ...]) -> str | None:
     """The option among ``names`` that ``name`` abbreviates (gpg takes unique prefixes)."""
     if len(name) < 3 or name in _LOOKS:
@@ -69,7 +96,7 @@ def gpg_writes(args: list[Word], cwd: str | None) -> list[Action]:
     raw = "gpg " + " ".join(w.text for w in args)
     out: list[Action] = []
     operands: list[Word] = []
-    looks = output = False
+    looks = output = keyring = False
     i = 0
     while i < len(args):
         w, text = args[i], args[i].text
@@ -87,6 +114,9 @@ def gpg_writes(args: list[Word], cwd: str | None) -> list[Action]:
                                 f"{raw}")]  # fmt: skip
             found = _long(name, _WRITES)
             looks = looks or name in _LOOKS or name.startswith("--list-")
+            if changes_keyring(name) and not keyring:
+                keyring = True
+                out.append(WriteFile(os.path.expanduser("~/.gnupg")))
             if found is not None:
                 target = Word(value, w.dynamic, w.quoted) if eq else nxt
                 i += 0 if eq else 1

@@ -24,6 +24,7 @@ import posixpath
 
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.credentials import named_secrets, store
+from exomonad.policy.shell_env import in_a_row
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_tools import modelled
 
@@ -91,7 +92,7 @@ def printed_credential(name: str, args: list[Word]) -> list[ReadFile] | None:
     where, verbs = _PRINTERS[name]
     words = [t for t in texts if not t.startswith("-")]
     for seq, needs in verbs:
-        if _in_a_row(seq, words) and (not needs or needs & options):
+        if in_a_row(seq, words) and (not needs or needs & options):
             return [store(where)]
     return None
 
@@ -102,10 +103,6 @@ def git_credential(sub: str) -> list[ReadFile] | None:
     if sub == "credential" or sub.startswith("credential-"):
         return [store(".git-credentials")]
     return None
-
-
-def _in_a_row(seq: tuple[str, ...], words: list[str]) -> bool:
-    return any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words)))
 
 
 def credential_words(words: list[Word], name: str | None) -> list[ReadFile]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from exomonad.policy.actions import Action, Shell, Unknown
-from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_env import in_a_row, is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment, resolve_path
 
@@ -124,14 +124,53 @@ _CONFIGURED = frozenset({"npm", "pnpm", "yarn", "pip", "pip3", "poetry", "pdm", 
 _READ_ONLY_CONFIG = frozenset({"get", "list", "ls", "show", "debug", "--help", "-h"})
 
 
+#: Other programs' commands that write the user's own configuration or credentials,
+#: which every later run reads (found probing, a sixth round, each allowed: ``kubectl
+#: config use-context prod`` points the user's next ``kubectl apply`` elsewhere, ``docker
+#: context use``, a registry login (``npm login``, ``cargo login``, ``docker login``),
+#: ``npm token create``, the user's default toolchain (``pyenv global``, ``rustup
+#: default``, ``nvm alias default``), ``helm repo add``, the desktop's defaults).
+_USER_STATE: dict[str, tuple[tuple[str, ...], ...]] = {
+    **dict.fromkeys(("npm", "pnpm"), (("login",), ("adduser",), ("logout",), ("token",),
+                                      ("profile",), ("owner",))),
+    "yarn": (("login",), ("logout",), ("npm", "login"), ("npm", "logout")),
+    "cargo": (("login",), ("logout",), ("owner",)),
+    "docker": (("login",), ("logout",), ("context", "use"), ("context", "create"),
+               ("context", "update"), ("context", "rm"), ("buildx", "use")),
+    "kubectl": tuple(("config", verb) for verb in (
+        "use-context", "use", "set-context", "set-credentials", "set-cluster", "set",
+        "unset", "delete-context", "delete-cluster", "delete-user", "rename-context")),
+    "helm": (("repo", "add"), ("repo", "remove"), ("registry", "login"), ("plugin", "install")),
+    "gcloud": (("auth", "login"), ("auth", "activate-service-account"), ("auth", "revoke"),
+               ("auth", "application-default", "login")),
+    "az": (("login",), ("logout",), ("account", "set")),
+    "aws": (("sso", "login"), ("sso", "logout")),
+    "pyenv": (("global",),),
+    "rustup": (("default",), ("override",), ("set",)),
+    "nvm": (("alias",), ("unalias",)),
+    "xdg-mime": (("default",),),
+    "xdg-settings": (("set",),),
+    "gsettings": (("set",), ("reset",), ("reset-recursively",)),
+    "dconf": (("write",), ("reset",), ("load",)),
+}  # fmt: skip
+
+
 def sets_user_config(name: str, texts: list[str]) -> bool:
     """``npm config set ...``, ``npm set ...``, ``pip config set ...``, ``yarn config
-    set``, ``poetry config KEY VALUE``: anything but reading the configuration.
+    set``, ``poetry config KEY VALUE``: anything but reading the configuration; the
+    commands of :data:`_USER_STATE`; ``ssh-add`` but listing (it adds to, or deletes
+    from, the user's agent).
 
     >>> sets_user_config("npm", ["config", "get", "x"]), sets_user_config("npm", ["set", "a=b"])
     (False, True)
+    >>> sets_user_config("kubectl", ["config", "use-context", "prod"])
+    True
     """
     words = [t for t in texts if not t.startswith("-")]
+    if name == "ssh-add":
+        return not texts or any(t not in ("-l", "-L") for t in texts)
+    if any(in_a_row(verbs, words) for verbs in _USER_STATE.get(name, ())):
+        return True
     if name not in _CONFIGURED or not words:
         return False
     if words[0] == "set" and name in ("npm", "pnpm", "yarn"):
