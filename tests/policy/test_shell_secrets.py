@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -169,3 +170,46 @@ def test_a_worker_cannot_print_a_stored_credential(live_home: tuple[Live, Path])
 def test_git_reads_of_a_run_time_path_count_but_its_messages_do_not() -> None:
     assert isinstance(bash("git diff --no-index /dev/null $X/.ssh/id_rsa"), Deny)
     assert isinstance(bash('git commit -m "see ~/.ssh/config"'), Allow)
+
+
+ATTACHED = ["strace -p 1234 -e read", "strace -fp1234", "ltrace -p 1", "gdb -p 1234 -batch",
+            "gcore 1234", "py-spy dump --pid 1234 --locals", "eu-stack -p 1234", "lldb -p 12",
+            "perf record -p 12", "gstack 12", "strace -p $(pgrep claude)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ATTACHED)
+def test_attaching_to_another_process_reads_its_memory(command: str) -> None:
+    """Found probing: ``gcore PID`` and ``py-spy dump --pid PID`` were allowed, ``strace
+    -p PID`` asked; each reads what ``cat /proc/PID/mem`` would."""
+    verdict = bash(command)
+    assert isinstance(verdict, Deny), verdict
+    assert "reading credentials" in verdict.reason
+
+
+@pytest.mark.parametrize("command", ["strace ls", "strace -etrace=%process ls", "gdb ./a.out"])
+def test_tracing_a_program_of_ones_own_is_asked_as_before(command: str) -> None:
+    assert isinstance(bash(command), Escalate), bash(command)
+
+
+def test_a_worker_cannot_trace_another_process_for_its_secrets(live: Live) -> None:
+    """A process of the same user (as the lead's Claude Code is) writes a secret now and
+    then; from the worktree, the real strace attached to it prints the secret. The real
+    hook client refuses the command."""
+    strace = shutil.which("strace")
+    assert strace is not None, "strace is missing: `make sysdeps` installs it"
+    token, worktree = live.spawn_worker()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import os, time\nwhile True:\n"
+         "    os.write(os.open(os.devnull, os.O_WRONLY), b'exo-held-secret'); time.sleep(0.05)"],
+    )  # fmt: skip
+    try:
+        command = f"timeout 3 strace -p {holder.pid} -e trace=write -s 64"
+        ran = subprocess.run(["bash", "-c", command], cwd=worktree, env={**live.env},
+                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+        assert "exo-held-secret" in ran.stderr, ran.stderr[-500:]
+        answer = live.hook(command, token=token, cwd=worktree)
+        assert answer["permissionDecision"] == "deny", answer
+        assert "reading credentials" in answer["permissionDecisionReason"], answer
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)

@@ -44,7 +44,11 @@ from exomonad.policy.shell_parse import (
 )
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
-from exomonad.policy.shell_secrets import credential_words, printed_credential
+from exomonad.policy.shell_secrets import (
+    attached_process,
+    credential_words,
+    printed_credential,
+)
 from exomonad.policy.shell_setvars import sets_at_run_time
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
@@ -192,6 +196,9 @@ def _argv(
         inner = _nested(script, [], cwd, env, depth, full) if script is not None else []
         wrapped = Shell(full, cwd, True, _stdin_file(cmd))
         return [wrapped, *(a for a in inner if not isinstance(a, Shell))]
+    printed = printed_credential(name, args) or attached_process(name, args)
+    if printed is not None:  # gh auth token, gpg --export-secret-keys, strace -p PID...
+        return [*printed, Shell(full, cwd)]
     if name in OPAQUE_RUNNERS:
         return [Unknown(" ".join(full))]
     if name in SHELLS:
@@ -203,9 +210,6 @@ def _argv(
         return _nested(joined, [], cwd, env, depth, full)
     if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
         return _runner(name, args, cwd, env, depth, full, privileged)
-    printed = printed_credential(name, args)  # gh auth token, gpg --export-secret-keys...
-    if printed is not None:
-        return [*printed, Shell(full, cwd)]
     if name == "git" or name.startswith("git-"):
         if name != "git":
             args = [Word(name[4:]), *args]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.credentials import named_secrets, store
@@ -28,7 +29,7 @@ from exomonad.policy.shell_env import in_a_row
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_tools import modelled
 
-__all__ = ["credential_words", "git_credential", "printed_credential"]
+__all__ = ["attached_process", "credential_words", "git_credential", "printed_credential"]
 
 #: Per program: its store, and the verbs (one of them in a row among its words) that
 #: print a credential, each with the options it needs (empty: none).
@@ -94,6 +95,43 @@ def printed_credential(name: str, args: list[Word]) -> list[ReadFile] | None:
     for seq, needs in verbs:
         if in_a_row(seq, words) and (not needs or needs & options):
             return [store(where)]
+    return None
+
+
+#: Tracers and debuggers that read another process's memory, or the data of its system
+#: calls, once attached to it: the options that name the pid (found probing: ``strace -p
+#: PID -e read`` of the lead's Claude Code shows what it reads, its tokens among it,
+#: asked; ``gcore PID`` and ``py-spy dump --pid PID --locals`` were allowed).
+_ATTACH: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("strace", "ltrace"), ("-p", "--attach")),
+    **dict.fromkeys(
+        ("gdb", "py-spy", "eu-stack", "perf", "memray", "austin"), ("-p", "--pid", "-pid")
+    ),
+    "lldb": ("-p", "--attach-pid", "-n", "--attach-name"),
+}
+#: Programs whose operands are the pids they dump or trace.
+_PID_OPERANDS = frozenset({"gcore", "gstack", "pstack", "pyrasite", "pystack", "procdump"})
+
+
+def attached_process(name: str, args: list[Word]) -> list[ReadFile] | None:
+    """A read of ``/proc/PID/mem`` when program ``name`` attaches to a process (refused
+    as ``cat /proc/PID/mem`` is), else None.
+
+    >>> attached_process("strace", [Word("-fp1234")]), attached_process("strace", [Word("ls")])
+    ([ReadFile(path='/proc/PID/mem', recursive=False, include=())], None)
+    """
+    if name in _PID_OPERANDS:
+        return (
+            [ReadFile("/proc/PID/mem")] if any(not w.text.startswith("-") for w in args) else None
+        )
+    opts = _ATTACH.get(name, ())
+    for w in args:
+        text = w.text
+        named = text.split("=", 1)[0] in opts or any(  # -p PID, --pid=PID, -fp1234
+            len(o) == 2 and re.fullmatch(rf"-[A-Za-z]*{o[1]}[0-9]*", text) for o in opts
+        )
+        if named:
+            return [ReadFile("/proc/PID/mem")]
     return None
 
 
