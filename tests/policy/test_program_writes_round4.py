@@ -201,7 +201,6 @@ ALLOWED = [
     "openssl rand -writerand seed 8",
     "openssl dgst -sha256 f",
     "openssl req -new -x509 -nodes -keyout k.pem -out c.pem -subj /CN=x",
-    "openssl s_client -connect h:443 -msgfile m.txt",
     "openssl x509 -in c.pem -noout -text",
     "gpg --list-keys",
     "gpg --list-keys",

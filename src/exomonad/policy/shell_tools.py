@@ -32,9 +32,12 @@ from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_network import (
     HTTP_CLIENTS,
+    LOOKUP_CLIENTS,
     REMOTE_CLIENTS,
     bash_socket,
     http_client,
+    lookup_client,
+    openssl_client,
     remote_client,
 )
 from exomonad.policy.shell_outputs import link_targets, outputs, writers
@@ -278,6 +281,8 @@ def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 _HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(HTTP_CLIENTS, http_client),
     **dict.fromkeys(REMOTE_CLIENTS, remote_client),
+    **dict.fromkeys(LOOKUP_CLIENTS, lookup_client),
+    "openssl": openssl_client,
     **dict.fromkeys(DEPLOY_VERBS, _deploy),
     **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
     **dict.fromkeys(("vercel", "vc"), _vercel),
@@ -326,7 +331,8 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 #: ../..``, ``uv venv ../../x``, ``docker build -o ../..``, ``curl -o``).
 _IN_PART = frozenset(
     {*DEPLOY_VERBS, "aws", "gcloud", "az", "vercel", "vc", "curl", "wget", "http", "https",
-     "xh", "aria2c", "ssh", "sftp", "nc", "ncat", "telnet", "mosh", "perl", "ruby"}
+     "xh", "aria2c", "ssh", "sftp", "nc", "ncat", "telnet", "mosh", "perl", "ruby",
+     *LOOKUP_CLIENTS, "openssl"}
 )  # fmt: skip
 
 
