@@ -49,6 +49,7 @@ PRINTERS = [
     "secret-tool lookup service x",
     "docker-credential-pass get",
     "op read op://vault/item/field",
+    "op run -- printenv",  # the vault's secrets in the command's environment
     "vault print token",
     "heroku auth:token",
     "fly auth token",

@@ -46,7 +46,7 @@ ORDINARY = ["gpg --verify x.sig", "gpg --list-keys", "gpg --import key.asc", "gp
             "ssh-add -l",
             "ssh-add -L", "kubectl config view", "kubectl config get-contexts",
             "docker ps", "npm test", "cargo build", "pyenv versions", "rustup show",
-            "nvm use 18"]  # fmt: skip
+            "nvm use 18", "npm test -- --grep login", "docker run img login"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("command", "said"), ASKED)

@@ -32,12 +32,17 @@ __all__ = [
 
 
 def in_a_row(seq: tuple[str, ...], words: list[str]) -> bool:
-    """Whether ``seq`` stands among ``words`` in a row (a program's verbs, wherever its
-    options put them: ``aws --profile p configure get``).
+    """Whether a program's verbs ``seq`` stand among its positional ``words``: two or
+    more in a row anywhere (after the values of its options: ``aws --profile p configure
+    get``), a single one only first (``npm test -- --grep login`` is no login).
 
-    >>> in_a_row(("config", "set"), ["--global", "config", "set", "x"])
+    >>> in_a_row(("configure", "get"), ["p", "configure", "get", "x"])
     True
+    >>> in_a_row(("login",), ["login"]), in_a_row(("login",), ["test", "login"])
+    (True, False)
     """
+    if len(seq) == 1:
+        return words[:1] == list(seq)
     return any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words)))
 
 

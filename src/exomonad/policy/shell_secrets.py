@@ -57,7 +57,7 @@ _PRINTERS: dict[str, tuple[str, tuple[tuple[tuple[str, ...], frozenset[str]], ..
     "az": (".azure", ((("account", "get-access-token"), frozenset()),)),
     "kubectl": (".kube/config", ((("config", "view"), frozenset({"--raw", "--raw=true"})),)),
     "op": (".config/op", tuple((verbs, frozenset()) for verbs in (
-        ("read",), ("inject",), ("item", "get"), ("document", "get"),
+        ("read",), ("inject",), ("run",), ("item", "get"), ("document", "get"),
     ))),
     "vault": (".vault-token", ((("print", "token"), frozenset()),)),
     "heroku": (".netrc", ((("auth:token",), frozenset()),)),
