@@ -100,7 +100,7 @@ def _glob_reaches(path: str, ctx: Context) -> bool:
 
 #: How many names a glob may expand to for the policy to look at each (beyond, it is
 #: judged by its text alone: :func:`glob_names_state`).
-EXPAND_AT_MOST = 1024
+EXPAND_AT_MOST = 10_000
 
 
 def expand_now(pattern: str) -> list[str] | None:
