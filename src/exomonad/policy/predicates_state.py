@@ -227,10 +227,10 @@ def _glob_names_state(given: str, word: str, cwd: str | None, state: str | None)
         return False
     if cwd is None or state is None or "$" in word or "`" in word or may_climb(word):
         return glob_names_state(word)
-    pattern = posixpath.normpath(posixpath.join(cwd, word))
-    folded = state.lower() if word != given else state
-    if glob_could_name(folded, pattern, below=True, dotglob=True):
-        return True
+    if word != given:  # its case folded: the lexical check again, on the folded names
+        folded = posixpath.normpath(posixpath.join(cwd, word))
+        if glob_could_name(state.lower(), folded, below=True, dotglob=True):
+            return True
     return glob_reaches_state(posixpath.normpath(posixpath.join(cwd, given)), state)
 
 

@@ -78,10 +78,6 @@ _ASKED: dict[str, frozenset[str] | None] = {
 }  # fmt: skip
 
 
-def _texts(words: list[Word]) -> tuple[str, ...]:
-    return tuple(w.text for w in words)
-
-
 def _number(word: Word | None) -> int | None:
     if word is None or word.dynamic:
         return None
@@ -93,11 +89,12 @@ def gh(args: list[Word], cwd: str | None) -> list[Action]:
     """Actions for ``gh ARGS``."""
     positionals, opts = scan_options(args, _WITH_ARG)
     words = [w.text for w in positionals]
-    raw = "gh " + " ".join(_texts(args))
+    texts = tuple(w.text for w in args)
+    raw, shell = "gh " + " ".join(texts), Shell(("gh", *texts), cwd)
     if any(w.dynamic for w in positionals[:2]):
         return [Unknown(raw)]
     if len(words) < 2:
-        return [Shell(("gh", *_texts(args)), cwd)]
+        return [shell]
     group, verb = words[0], words[1]
     target = positionals[2] if len(positionals) > 2 else None
 
@@ -113,7 +110,7 @@ def gh(args: list[Word], cwd: str | None) -> list[Action]:
         named = [w for w in positionals[3:4] if not w.text.startswith("-")]
         name = target.text.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         into = named[0] if named else Word(name, target.dynamic)
-        return [WriteFile(resolve_path(cwd, into)), Shell(("gh", *_texts(args)), cwd)]
+        return [WriteFile(resolve_path(cwd, into)), shell]
     if group == "pr" and verb in ("create", "new"):
         return [CreatePR(opt("-B", "--base"), opt("-H", "--head"))]
     if group == "pr" and verb in ("merge", "close"):
@@ -129,4 +126,4 @@ def gh(args: list[Word], cwd: str | None) -> list[Action]:
         return [Deploy("gh", f"release {verb}")]
     if group == "workflow" and verb == "run":
         return [Deploy("gh", "workflow run")]
-    return [Shell(("gh", *_texts(args)), cwd)]
+    return [shell]
