@@ -49,6 +49,7 @@ PRINTERS = [
     "secret-tool lookup service x",
     "docker-credential-pass get",
     "op read op://vault/item/field",
+    "op --account a read op://vault/item/field",  # the verb after an option's value
     "op run -- printenv",  # the vault's secrets in the command's environment
     "vault print token",
     "heroku auth:token",

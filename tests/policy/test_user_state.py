@@ -31,6 +31,9 @@ ASKED = [
     ("docker context use prod", "changes the user's configuration"),
     ("docker login -u x", "changes the user's configuration"),
     ("npm login", "changes the user's configuration"),
+    ("npm --registry http://example.invalid login", "changes the user's configuration"),
+    ("npm --loglevel silent token create", "changes the user's configuration"),
+    ("docker --context x login", "changes the user's configuration"),
     ("npm token create", "changes the user's configuration"),
     ("cargo login tok", "changes the user's configuration"),
     ("pyenv global 3.12", "changes the user's configuration"),
@@ -46,7 +49,8 @@ ORDINARY = ["gpg --verify x.sig", "gpg --list-keys", "gpg --import key.asc", "gp
             "ssh-add -l",
             "ssh-add -L", "kubectl config view", "kubectl config get-contexts",
             "docker ps", "npm test", "cargo build", "pyenv versions", "rustup show",
-            "nvm use 18", "npm test -- --grep login", "docker run img login"]  # fmt: skip
+            "nvm use 18", "npm test -- --grep login", "docker run img login",
+            "npm install --save login"]  # fmt: skip
 
 
 @pytest.mark.parametrize(("command", "said"), ASKED)

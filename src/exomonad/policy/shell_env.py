@@ -31,19 +31,36 @@ __all__ = [
 ]
 
 
-def in_a_row(seq: tuple[str, ...], words: list[str]) -> bool:
-    """Whether a program's verbs ``seq`` stand among its positional ``words``: two or
-    more in a row anywhere (after the values of its options: ``aws --profile p configure
-    get``), a single one only first (``npm test -- --grep login`` is no login).
+def in_a_row(seq: tuple[str, ...], texts: list[str]) -> bool:
+    """Whether a program's verbs ``seq`` stand in its arguments ``texts``: two or more in
+    a row anywhere among the words that are not options (``aws --profile p configure
+    get``); a single one as the program's verb, the first word that does not follow an
+    option (which may take it as its value: ``npm --registry R login``, ``op --account A
+    read``; a word right after an option that is the verb counts too). ``npm test --
+    --grep login`` and ``docker run img login`` are no login.
 
-    >>> in_a_row(("configure", "get"), ["p", "configure", "get", "x"])
+    >>> in_a_row(("configure", "get"), ["--profile", "p", "configure", "get", "x"])
     True
-    >>> in_a_row(("login",), ["login"]), in_a_row(("login",), ["test", "login"])
-    (True, False)
+    >>> [in_a_row(("login",), t.split()) for t in ("login", "--registry r login",
+    ...                                          "--global login", "test -- --grep login")]
+    [True, True, True, False]
     """
-    if len(seq) == 1:
-        return words[:1] == list(seq)
-    return any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words)))
+    if len(seq) > 1:
+        words = [t for t in texts if not t.startswith("-")]
+        return any(tuple(words[i : i + len(seq)]) == seq for i in range(len(words)))
+    valued = False  # the word before was an option that may take this one as its value
+    for text in texts:
+        if text == "--":
+            return False
+        if text.startswith("-"):
+            valued = "=" not in text
+            continue
+        if text == seq[0]:
+            return True
+        if not valued:
+            return False
+        valued = False
+    return False
 
 
 def is_within(path: str | None, root: str | None) -> bool:

@@ -91,9 +91,8 @@ def printed_credential(name: str, args: list[Word]) -> list[ReadFile] | None:
     if name not in _PRINTERS:
         return None
     where, verbs = _PRINTERS[name]
-    words = [t for t in texts if not t.startswith("-")]
     for seq, needs in verbs:
-        if in_a_row(seq, words) and (not needs or needs & options):
+        if in_a_row(seq, texts) and (not needs or needs & options):
             return [store(where)]
     return None
 

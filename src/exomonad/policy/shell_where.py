@@ -169,7 +169,7 @@ def sets_user_config(name: str, texts: list[str]) -> bool:
     words = [t for t in texts if not t.startswith("-")]
     if name == "ssh-add":
         return not texts or any(t not in ("-l", "-L") for t in texts)
-    if any(in_a_row(verbs, words) for verbs in _USER_STATE.get(name, ())):
+    if any(in_a_row(verbs, texts) for verbs in _USER_STATE.get(name, ())):
         return True
     if name not in _CONFIGURED or not words:
         return False
