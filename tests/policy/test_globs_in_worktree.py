@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from exomonad.policy import state_reads
 from exomonad.policy.decisions import Allow, Deny
+from exomonad.policy.state_reads import expand_now
 from tests.policy.test_state_tree_live import Live
 from tests.policy.worker import WT, bash, decide
 
@@ -82,3 +85,18 @@ def test_a_path_whose_glob_may_climb_is_judged_by_its_text() -> None:
     verdict = decide("Read", {"file_path": f"{WT}/.*/.*/.*/lead.tok*"})
     assert isinstance(verdict, Deny), verdict
     assert isinstance(decide("Read", {"file_path": f"{WT}/*"}), Allow)
+
+
+def test_expanding_a_glob_reads_a_bounded_number_of_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found trying the gate as a worker: ``cat /usr/*/*/*/*/*/*/nope`` walked all of
+    ``/usr`` for a name that is nowhere (2 s a call). The names read are counted, not
+    only the names found: past the bound the glob is judged by its text (refused)."""
+    for i in range(10):
+        (tmp_path / f"d{i}").mkdir()
+    assert expand_now(f"{tmp_path}/*/nope") == []
+    monkeypatch.setattr(state_reads, "EXPAND_AT_MOST", 5)
+    assert expand_now(f"{tmp_path}/*/nope") is None
+    verdict = bash("cat /usr/*/*/*/*/*/*/*/*/*/*/nope")
+    assert isinstance(verdict, Deny), verdict
