@@ -86,3 +86,12 @@ def test_a_worker_cannot_push_its_branch_to_a_host_unasked(live: Live, tmp_path:
         git(worktree, "push", "-q", url, "HEAD")
         served.join(timeout=60)
     assert git(base / "r.git", "rev-parse", "exo/w1") == git(worktree, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("command", ["git push 'ext::sh -c touch% x' HEAD", "git push fd::3 HEAD"])
+def test_a_push_through_a_remote_helper_is_unknown(command: str) -> None:
+    """``ext::CMD`` is a command git runs, not a host (it was asked as "network access to
+    ext")."""
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert "through the remote helper" in verdict.reason, verdict.reason

