@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny, Escalate
+from exomonad.policy.state_reads import expands_state_var
 from tests.policy.test_state_tree_live import Live
 from tests.policy.worker import bash
 
@@ -103,3 +104,14 @@ def test_a_worker_cannot_read_the_lead_token_through_a_substitution_or_a_loop(
     answer = live.hook(command, token=token, cwd=worktree)
     assert answer["permissionDecision"] == "deny", answer
     assert "ExoMonad's state" in answer["permissionDecisionReason"], answer
+
+
+def test_a_long_command_full_of_substitutions_is_judged_in_one_pass() -> None:
+    """Found trying the gate as a worker: the check for a substitution naming the
+    variable was a lazy regular expression, quadratic in the number of ``$(``: 30 KB of
+    ``$(x`` in a quoted word took 5.6 s of the server's time, 480 KB would take hours.
+    Searched from the first ``$(`` now (pytest's time-out is the backstop)."""
+    text = "$(x" * 160_000
+    assert not expands_state_var(text)
+    assert expands_state_var(text + " EXOMONAD_DIR)")
+    assert isinstance(bash(f"echo '{text}'"), Allow)
