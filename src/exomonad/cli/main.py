@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 from exomonad import __version__
@@ -52,6 +54,22 @@ demo.register(app)
 def version() -> None:
     """Print the ExoMonad version."""
     typer.echo(__version__)
+
+
+def one_line_summaries(group: typer.Typer) -> None:
+    """Give each command of ``group`` (and of its subgroups) a one-line summary for its
+    group's list: the first paragraph of its help with the line breaks joined, which
+    typer's rich mode would otherwise print as they are in the docstring."""
+    for info in group.registered_commands:
+        text = info.help if info.help is not None else inspect.getdoc(info.callback) or ""
+        if info.short_help is None:
+            info.short_help = " ".join(text.split("\n\n")[0].split())
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            one_line_summaries(sub.typer_instance)
+
+
+one_line_summaries(app)
 
 
 def main() -> None:
