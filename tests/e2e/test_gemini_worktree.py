@@ -22,7 +22,10 @@ Asserted:
   holding `.exomonad/policy.py`: before it was caught, a permissive policy planted this
   way let a worker read `lead.token` and force-push `main`) is denied, the policy intact;
 * two workers writing the same path in their worktrees do not see each other's work;
-* removing a worker with uncommitted work keeps its worktree and says where and why.
+* removing a worker with uncommitted work keeps its worktree and says where and why;
+* a tool of the user's own MCP server (``repo``, in the worker's Gemini settings) that
+  acts (``merge_branch``: moves the bare remote's ``main``) goes to a person and does not
+  run unanswered, while its read (``get_log``) runs.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ from tests.support.git import GIT_ENV, git, make_repo
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 TEAM = "proj"
+#: The user's own MCP server (see its module): a forge's read and merge.
+REPO_SERVER = Path(__file__).with_name("repo_mcp_server.py")
 #: w2 packs a policy of its own as ``.exomonad/policy.py`` (a name tar makes up at
 #: packing, so the command never spells it) and unpacks it over the project's state dir
 #: (``../..`` from its worktree), as found probing.
@@ -257,3 +262,40 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
     kept_paths = [k["path"] for k in orjson.loads(listed.stdout)["kept_worktrees"]]
     assert str(wt1) in kept_paths
     assert os.path.isdir(wt2)
+
+
+def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
+    project: Project, tmp_path: Path
+) -> None:
+    """Measured before the fix: a worker's ``mcp_repo_merge_branch`` (a tool of an MCP
+    server the user configured, as a GitHub server's ``merge_pull_request`` is) was
+    allowed for every role, and moved the bare remote's ``main`` to the worker's branch,
+    a merge no person saw. Now it is escalated to a person (nobody answers here: denied
+    on time-out), the server never ran it and ``main`` did not move; the same server's
+    read (``get_log``) still runs, allowed."""
+    p = project
+    sh = "run_shell_command"
+    wt = p.root / ".worktrees" / "w1"
+    repo = {"command": sys.executable, "args": [str(REPO_SERVER), str(p.remote)], "trust": True}
+    with ScriptedGemini() as m:
+        m.add_function_call("write_file", {"file_path": str(wt / "feature.py"), "content": "1\n"})
+        m.add_function_call(sh, {"command": "git add feature.py && git commit -q -m 'w1 feature' "
+                                            "&& git push -q origin exo/w1"})  # fmt: skip
+        m.add_function_call("mcp_repo_get_log", {"ref": "exo/w1"})
+        m.add_function_call("mcp_repo_merge_branch", {"branch": "exo/w1"})
+        m.add_text("w1 done")
+        home = prepare_home(tmp_path / "gem-w1", mcp_servers={"repo": repo})
+        command = worker_launcher(home, m.url, extra_env=GIT_ENV)
+        worker = {"name": "w1", "task": "merge", "command": str(command), "runtime": "gemini"}
+        out = p.lead().tool("spawn_workers", {"workers": [worker]})
+        assert all(w["ready"] for w in out["workers"]), out
+        _wait(lambda: _answered(m, 4) is not None, "w1's 4 tool calls answered", p, [m])
+    assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
+    assert p.remote_log("main") == ["exomonad init", "initial"]
+    assert Path(f"{p.remote}.calls").read_text().splitlines() == ["get_log exo/w1"]
+    responses = responses_of(m, 4)
+    assert "w1 feature" in responses  # the read ran: the branch's log came back
+    assert "Tool execution blocked" in responses, responses
+    decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
+    assert decisions == [("write_file", "allow"), (sh, "allow"), ("mcp_repo_get_log", "allow"),
+                         ("mcp_repo_merge_branch", "human")], decisions  # fmt: skip

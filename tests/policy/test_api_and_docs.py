@@ -73,6 +73,7 @@ POLICY_ALL = [
     "in_project",
     "in_worktree",
     "known_host",
+    "mcp_reads",
     "negate",
     "no_blind_force",
     "own_branch",

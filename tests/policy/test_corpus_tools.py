@@ -243,23 +243,26 @@ def test_total_corpus_size() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tool_input", "expected"),
+    ("tool", "tool_input", "expected"),
     [
-        ({"path": "/repo/.exomonad/policy.py", "content": "policy = ..."}, "deny"),
-        ({"path": "/repo/.exomonad/lead.token"}, "deny"),
-        ({"edits": [{"file": "/repo/.mcp.json"}]}, "deny"),  # nested, any key
-        ({"path": "../../.gemini/settings.json"}, "deny"),  # relative to the worktree
-        ({"path": "/repo/.worktrees/w1/src/a.py", "content": "x"}, "allow"),
-        ({"path": "/repo/src/a.py", "content": "x"}, "tl"),  # the lead's checkout
-        ({"query": "how to parse"}, "allow"),
+        ("write_file", {"path": "/repo/.exomonad/policy.py", "content": "policy = ..."}, "deny"),
+        ("read_file", {"path": "/repo/.exomonad/lead.token"}, "deny"),
+        ("edit_file", {"edits": [{"file": "/repo/.mcp.json"}]}, "deny"),  # nested, any key
+        ("read_file", {"path": "../../.gemini/settings.json"}, "deny"),  # from the worktree
+        ("read_file", {"path": "/repo/.worktrees/w1/src/a.py"}, "allow"),
+        ("read_file", {"path": "/repo/src/a.py"}, "tl"),  # the lead's checkout
+        ("search_files", {"query": "how to parse"}, "allow"),
+        # A tool that acts goes to a person, even where its paths alone would pass.
+        ("write_file", {"path": "/repo/.worktrees/w1/src/a.py", "content": "x"}, "human"),
+        ("write_file", {"path": "/repo/src/a.py", "content": "x"}, "human"),
     ],
 )
 def test_other_mcp_servers_file_tools_meet_the_path_rules(
-    tool_input: dict[str, object], expected: str
+    tool: str, tool_input: dict[str, object], expected: str
 ) -> None:
     """Measured (issue 10): `mcp__filesystem__write_file` was allowed for every role,
     .exomonad/ included. Every path in another server's tool input counts as a write."""
-    req = ToolRequest("claude", "worker", "w1", "mcp__filesystem__write_file", tool_input,
+    req = ToolRequest("claude", "worker", "w1", f"mcp__filesystem__{tool}", tool_input,
                       cwd="/repo/.worktrees/w1", worktree="/repo/.worktrees/w1",
                       branch="exo/w1")  # fmt: skip
     engine = PolicyEngine(project_root="/repo", state_dir="/repo/.exomonad")

@@ -30,6 +30,7 @@ from exomonad.policy.actions import (
     WriteFile,
     mcp_arguments,
 )
+from exomonad.policy.mcp_names import OWN_MCP_SERVERS, SELF_MCP_SERVER
 from exomonad.policy.mcp_paths import possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
@@ -39,11 +40,6 @@ from exomonad.policy.shell_network import host_of
 from exomonad.policy.shell_parse import resolve_path
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
-
-#: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
-SELF_MCP_SERVER = "exomonad"
-#: ExoMonad's MCP server as `init` names it for Claude Code (.mcp.json) and Gemini CLI.
-OWN_MCP_SERVERS = frozenset({SELF_MCP_SERVER, "exo"})
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+", re.IGNORECASE)
 Handler = Callable[[ToolRequest, ShellEnv], list[Action] | None]

@@ -11,11 +11,13 @@ import it and derive from it (``DEFAULT_POLICY.with_role("dev", DEV.extend(...))
   ``inbox send``, ``mcp-stdio``, ``hook``, ...), never read credential stores, never
   signal ExoMonad's processes (:mod:`exomonad.policy.shell_signal`).
 - ``dev``: read the project, write/commit in its worktree, push its own branch
-  (``--force-with-lease`` allowed), shell without sudo, web search, MCP tools.
+  (``--force-with-lease`` allowed), shell without sudo, web search, ExoMonad's MCP
+  tools, other MCP servers' tools whose names say they read (``mcp_reads``).
 - ``worker``: the same as ``dev`` (a worker in its own worktree pushes its own branch);
   the two roles differ in the ExoMonad tools they see (``[roles.tools]``).
 - ``tl``: read anything but secrets, write in the project, push any unprotected branch,
-  delete unprotected branches, open PRs, close PRs and issues, any known host.
+  delete unprotected branches, open PRs, close PRs and issues, any known host, any MCP
+  tool (another agent's MCP tool that acts goes to a person).
   A dev's request within the lead's set: reads and plain shell are allowed by the lead's
   policy; the rest is asked of the lead agent.
 - Not in any of these sets (merging a PR, deploying, sudo, unknown commands) → a human.
@@ -48,6 +50,7 @@ from exomonad.policy.predicates import (
     in_project,
     in_worktree,
     known_host,
+    mcp_reads,
     no_blind_force,
     own_branch,
     protected_branch,
@@ -148,7 +151,7 @@ FORBID: tuple[ForbidBase, ...] = (
 EVERYONE: tuple[GrantBase, ...] = (
     Grant(Internal, delegate="allow"),
     Grant(WebSearch, delegate="allow"),
-    Grant(McpTool, delegate="allow"),
+    Grant(McpTool, mcp_reads, delegate="allow"),
 )
 
 WORKER = Role(
@@ -179,6 +182,7 @@ TL = Role(
     Grant(ClosePR),
     Grant(CloseIssue),
     Grant(Network, known_host),
+    Grant(McpTool, delegate="human", why="its own MCP servers"),
     description="team lead: any unprotected branch, PRs, issues",
 )
 

@@ -22,10 +22,12 @@ from exomonad.policy.actions import (
     DeleteBranch,
     DeleteFile,
     GitPush,
+    McpTool,
     Network,
     Shell,
 )
 from exomonad.policy.credentials import secret_path
+from exomonad.policy.mcp_names import OWN_MCP_SERVERS, reads_only
 from exomonad.policy.predicates_state import (
     HasPath,
     command_words,
@@ -60,6 +62,7 @@ __all__ = [
     "in_project",
     "in_worktree",
     "known_host",
+    "mcp_reads",
     "negate",
     "no_blind_force",
     "own_branch",
@@ -232,6 +235,14 @@ def known_host(action: Network, ctx: Context) -> bool:
     """The host could be determined."""
     del ctx
     return action.host is not None
+
+
+def mcp_reads(action: McpTool, ctx: Context) -> bool:
+    """ExoMonad's own tool (the server gates those by role and judges their arguments),
+    or another server's tool whose name says it only reads (``get_issue``, ``list_files``,
+    ``search_code``: :func:`~exomonad.policy.mcp_names.reads_only`); not
+    ``merge_pull_request``, ``run_command`` nor ``fetch``."""
+    return action.server in OWN_MCP_SERVERS or reads_only(action.tool)
 
 
 def host_in(*domains: str) -> Callable[[Network, Context], bool]:
