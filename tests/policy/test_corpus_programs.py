@@ -68,8 +68,11 @@ BRANCHES_AND_GH: list[Case] = [
 
 NETWORK: list[Case] = [
     bash("curl https://example.com", Network("example.com")),
-    bash("curl -sSL -o out.tgz https://Example.COM:8443/a.tgz",
-         WriteFile(f"{W}/out.tgz"), Network("example.com")),
+    bash(
+        "curl -sSL -o out.tgz https://Example.COM:8443/a.tgz",
+        WriteFile(f"{W}/out.tgz"),
+        Network("example.com"),
+    ),
     bash(
         "curl -X POST -H 'Content-Type: application/json' -d '{\"a\":1}' https://api.x.io/v1",
         Network("api.x.io"),

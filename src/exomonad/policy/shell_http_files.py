@@ -12,20 +12,23 @@ question. Each file an option names is now a read or a write of its own, judged 
 >>> from exomonad.policy.shell_lex import Word
 >>> words = [Word(t) for t in "-sS -d @../t -F f=<k;type=x -o out URL".split()]
 >>> _, opts = scan_options(words, CURL_WITH_ARG)
->>> http_files("curl", opts, "/w")
+>>> http_files("curl", [], opts, "/w")
 [ReadFile(path='/t', recursive=False, include=()), ReadFile(path='/w/k', \
 recursive=False, include=()), WriteFile(path='/w/out')]
 """
 
 from __future__ import annotations
 
-from exomonad.policy.actions import Action, ReadFile, WriteFile
+import posixpath
+import re
+
+from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import Options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import option_set
 
-__all__ = ["CURL_WITH_ARG", "WGET_WITH_ARG", "http_files"]
+__all__ = ["ARIA2_WITH_ARG", "CURL_WITH_ARG", "HTTPIE_WITH_ARG", "WGET_WITH_ARG", "http_files"]
 
 #: curl's options naming a file it reads, as a whole value.
 _CURL_READS = ("-T", "--upload-file", "-K", "--config", "--netrc-file", "--key", "--cert",
@@ -75,6 +78,49 @@ WGET_WITH_ARG = option_set(
     "--post-data --post-file --body-file --user --password --load-cookies --save-cookies "
     "--method --body-data --config --ca-certificate --certificate --private-key "
     "--ca-directory --crl-file --hsts-file --warc-file --rejected-log --execute"
+)
+
+#: httpie's and xh's options naming a file they read / write; a request item that reads
+#: a file (``f=@F``, ``f:=@F``, ``h:@F``, a form's ``f@F``, the body's ``@F``).
+_HTTPIE_READS = ("--cert", "--cert-key", "--session-read-only")
+_HTTPIE_WRITES = ("-o", "--output")
+_ITEM_FILE = re.compile(r"[^=:@]*(?::=@|=@|:@|@)(.+)", re.DOTALL)
+HTTPIE_WITH_ARG = option_set(
+    "-o --output -a --auth -A --auth-type --session --session-read-only --cert --cert-key "
+    "--verify --proxy --timeout --max-redirects --pretty -s --style -p --print "
+    "--format-options --response-charset --response-mime --boundary --ssl --ciphers "
+    "--default-scheme --unix-socket"
+)
+#: aria2c's options naming a file it reads / writes; its ``-o`` is within its ``-d``.
+_ARIA2_READS = ("-i", "--input-file", "--conf-path", "--load-cookies", "-T", "--torrent-file",
+                "-M", "--metalink-file", "--netrc-path", "--server-stat-if",
+                "--ca-certificate", "--certificate", "--private-key")  # fmt: skip
+_ARIA2_WRITES = ("-d", "--dir", "-l", "--log", "--save-session", "--save-cookies",
+                 "--dht-file-path", "--dht-file-path6", "--server-stat-of")  # fmt: skip
+_ARIA2_HOOKS = (
+    "--on-download-complete",
+    "--on-download-error",
+    "--on-download-start",
+    "--on-download-stop",
+    "--on-download-pause",
+    "--on-bt-download-complete",
+)
+ARIA2_WITH_ARG = option_set(
+    " ".join(
+        (
+            *_ARIA2_READS,
+            *_ARIA2_WRITES,
+            *_ARIA2_HOOKS,
+            "-o",
+            "--out",
+            "-x",
+            "-s",
+            "-k",
+            "-j",
+            "-U",
+            "--user-agent",
+        )
+    )
 )
 
 
@@ -128,9 +174,42 @@ def _wgetrc(words: list[Word], keys: frozenset[str], cwd: str | None) -> list[st
     return found
 
 
-def http_files(name: str, opts: Options, cwd: str | None) -> list[Action]:
-    """What ``curl`` or ``wget`` reads and writes of the local files its options name
-    (none for other clients: httpie's ``@file`` items are not read here)."""
+def _httpie(items: list[Word], opts: Options, cwd: str | None) -> list[Action]:
+    """httpie's or xh's request ``items`` reading files, its session and output files."""
+    reads = [_file(w, m.group(1), cwd) for w in items
+             if (m := _ITEM_FILE.fullmatch(w.text)) is not None]  # fmt: skip
+    reads += _paths(_values(opts, _HTTPIE_READS), cwd)
+    verify = [w for w in _values(opts, ("--verify",))
+              if w.text.lower() not in ("yes", "no", "true", "false")]  # fmt: skip
+    sessions = [w for w in _values(opts, ("--session",)) if "/" in w.text or w.dynamic]
+    reads += _paths(verify + sessions, cwd)
+    written = _paths(_values(opts, _HTTPIE_WRITES) + sessions, cwd)
+    return [*(ReadFile(p) for p in reads), *(WriteFile(p) for p in written)]
+
+
+def _aria2(opts: Options, cwd: str | None) -> list[Action]:
+    """aria2c's files; a command it runs on an event (``--on-download-complete``) is
+    :class:`~exomonad.policy.actions.Unknown`."""
+    hooks = [f"{k}={' '.join(w.text for w in ws if w is not None)}"
+             for k, ws in opts.items() if k.startswith("--on-")]  # fmt: skip
+    reads = _paths(_values(opts, _ARIA2_READS), cwd)
+    written = _paths(_values(opts, _ARIA2_WRITES), cwd)
+    dirs = _values(opts, ("-d", "--dir"))
+    base = _file(dirs[-1], dirs[-1].text, cwd) if dirs else cwd
+    for out in _values(opts, ("-o", "--out")):
+        written.append(None if base is None or out.dynamic
+                       else posixpath.normpath(posixpath.join(base, out.text)))  # fmt: skip
+    return [*(Unknown(f"aria2c runs {h}") for h in hooks), *(ReadFile(p) for p in reads),
+            *(WriteFile(p) for p in written)]  # fmt: skip
+
+
+def http_files(name: str, items: list[Word], opts: Options, cwd: str | None) -> list[Action]:
+    """What ``curl``, ``wget``, httpie, ``xh`` or ``aria2c`` reads and writes of the
+    local files its options (and httpie's request ``items``) name."""
+    if name in ("http", "https", "xh"):
+        return _httpie(items, opts, cwd)
+    if name == "aria2c":
+        return _aria2(opts, cwd)
     writes: tuple[str, ...]
     if name == "wget":
         commands = _values(opts, ("-e", "--execute"))

@@ -17,7 +17,13 @@ from urllib.parse import unquote, urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, WriteFile
 from exomonad.policy.shell_env import scan_options
-from exomonad.policy.shell_http_files import CURL_WITH_ARG, WGET_WITH_ARG, http_files
+from exomonad.policy.shell_http_files import (
+    ARIA2_WITH_ARG,
+    CURL_WITH_ARG,
+    HTTPIE_WITH_ARG,
+    WGET_WITH_ARG,
+    http_files,
+)
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
@@ -44,6 +50,7 @@ _NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
 #: Options naming a Unix socket to connect to (``curl``/``xh``; ``nc -U``/``ncat
 #: --unixsock``: the host).
 _CURL_SOCKET = "--unix-socket"
+_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _NC_SOCKET = ("U", "--unixsock")
 
 
@@ -116,20 +123,28 @@ def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
 
 def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """An HTTP client's hosts (one unknown host when none is readable), after the Unix
-    sockets ``curl`` and ``xh`` connect to and the files ``curl`` and ``wget`` read and
-    write (:mod:`~exomonad.policy.shell_http_files`)."""
-    with_arg = WGET_WITH_ARG if name == "wget" else CURL_WITH_ARG
+    sockets ``curl`` and ``xh`` connect to and the local files it reads and writes
+    (:mod:`~exomonad.policy.shell_http_files`)."""
+    with_arg = {
+        "wget": WGET_WITH_ARG,
+        "aria2c": ARIA2_WITH_ARG,
+        "http": HTTPIE_WITH_ARG,
+        "https": HTTPIE_WITH_ARG,
+        "xh": HTTPIE_WITH_ARG,
+    }.get(name, CURL_WITH_ARG)
     positionals, opts = scan_options(args, with_arg)
     urls = [w for w in opts.get("--url", []) if w is not None] + positionals
     sockets = [w for w in opts.get(_CURL_SOCKET, []) if w is not None and name in ("curl", "xh")]
+    items: list[Word] = []
     if name in ("http", "https", "xh"):  # httpie: [METHOD] URL [items]
-        urls = [
-            w
-            for w in positionals
-            if w.text.upper() not in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-        ][:1]
+        rest = (
+            positionals[1:]
+            if positionals and positionals[0].text.upper() in _METHODS
+            else positionals
+        )
+        urls, items = rest[:1], rest[1:]
     uploads = any(opts.get(o) for o in ("-T", "--upload-file")) and name == "curl"
-    files = http_files(name, opts, cwd)
+    files = http_files(name, items, opts, cwd)
     return _sockets(sockets, cwd) + files + (_hosts(urls, uploads) or [Network(None)])
 
 
