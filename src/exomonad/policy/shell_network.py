@@ -25,6 +25,7 @@ from exomonad.policy.shell_http_files import (
     http_files,
 )
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_local_commands import LOCAL_COMMAND_OPTIONS, local_commands
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
@@ -45,8 +46,10 @@ __all__ = [
 HTTP_CLIENTS = ("curl", "wget", "http", "https", "xh", "aria2c")
 REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh")
 
-_SSH_WITH_ARG = option_set("-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P")
-_NC_WITH_ARG = option_set("-p -s -w -i -x -X -q -e -c")
+_SSH_WITH_ARG = option_set(
+    f"-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P {LOCAL_COMMAND_OPTIONS}"
+)
+_NC_WITH_ARG = option_set(f"-p -s -w -i -x -X -q -e -c {LOCAL_COMMAND_OPTIONS}")
 #: Options naming a Unix socket to connect to (``curl``/``xh``; ``nc -U``/``ncat
 #: --unixsock``: the host).
 _CURL_SOCKET = "--unix-socket"
@@ -150,10 +153,12 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
 
 def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """A remote shell's or copy's host; a copy's local sources (or, for a copy with no
-    remote side, the command itself); the socket ``nc -U`` connects to."""
+    remote side, the command itself); the socket ``nc -U`` connects to; first, the
+    local commands it runs on the way (:mod:`~exomonad.policy.shell_local_commands`)."""
     positionals, opts = scan_options(
         args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
     )
+    ran = local_commands(name, opts)
     if name in ("scp", "rsync", "sftp"):
         remote = [
             w
@@ -162,6 +167,8 @@ def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
             or "://" in w.text
             or (":" in w.text and not w.text.startswith(("/", "./")))
         ]
+        if name == "sftp" and not remote:  # sftp [user@]host: found allowed, unasked
+            remote = positionals[:1]
         out: list[Action] = [
             Network(
                 None
@@ -175,10 +182,10 @@ def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
                                if w not in remote]  # fmt: skip
         if not out and reads:  # a local copy: the command as it is, and what it reads
             out = [Shell((name, *(w.text for w in args)), cwd)]
-        return out + reads or None
+        return ran + out + reads or None
     if name in ("nc", "ncat") and flags(opts, *_NC_SOCKET):  # the socket is the host
-        return [*_sockets(positionals[:1], cwd), Network(None)]
-    return _hosts(positionals[:1]) or [Network(None)]
+        return [*ran, *_sockets(positionals[:1], cwd), Network(None)]
+    return ran + (_hosts(positionals[:1]) or [Network(None)])
 
 
 #: Programs that reach the hosts they are given by name: DNS lookups (the name itself
