@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from exomonad.policy.actions import Action, Shell, Unknown
+from exomonad.policy.shell_containers import escapes
 from exomonad.policy.shell_env import in_a_row, is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment, resolve_path
@@ -63,6 +64,9 @@ def runs(name: str, args: list[Word], full: tuple[str, ...], cwd: str | None,
     rules on commands (control commands, signals) still deny."""
     shell: list[Action] = [Shell(full, cwd, privileged)]
     command = " ".join(full)
+    host = escapes(name, [w.text for w in args])
+    if host is not None:  # a person's to approve, for every role (the lead's too)
+        return [*shell, Unknown(f"{command} ({host})")]
     if worktree is None or name in QUIET:
         return shell
     if sets_user_config(name, [w.text for w in args]):
