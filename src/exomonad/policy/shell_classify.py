@@ -50,6 +50,7 @@ from exomonad.policy.shell_secrets import (
     printed_credential,
 )
 from exomonad.policy.shell_setvars import sets_at_run_time
+from exomonad.policy.shell_stdin import SHELLS, stdin_as_words
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
@@ -66,8 +67,6 @@ from exomonad.policy.vcs import git
 
 __all__ = ["SHELLS", "classify_shell"]
 
-#: Programs whose ``-c STRING`` (or stdin) is a shell script.
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
 _GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=")
 _STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
 
@@ -125,6 +124,7 @@ def classify_shell(
             env.stdin_redirected = True
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
+            out.extend(stdin_as_words(cmd, posixpath.basename(words[0].text), cmd.cwd))
         named = [*cmd.words, *(r.target for r in cmd.redirs if r.target.dynamic or r.op == "<<<")]
         out.extend(r for r in credential_words(named, words[0].text if words else None)
                    if r not in out[start:])  # fmt: skip

@@ -1,0 +1,82 @@
+"""A here-document or here-string a program may read as instructions is judged by its
+words (see :mod:`exomonad.policy.shell_stdin`).
+
+Found probing as a worker: each command below printed ``.exomonad/lead.token`` from a
+worktree (run for real here), allowed, while the same code given with ``-c``/``-e``
+was refused.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from exomonad.policy.decisions import Allow, Deny
+from tests.policy.test_state_tree_live import Live
+from tests.policy.worker import bash, scratch_worktree
+
+SECRET = "exo_lead_token_value"
+TOKEN = "../../.exomonad/lead.token"
+
+READ = [
+    f"xargs cat <<< {TOKEN}",
+    f"sqlite3 :memory: <<< \"select readfile('{TOKEN}');\"",
+    f"sed -f - x <<< 'r {TOKEN}'",
+    f"ed -s x <<< $'r {TOKEN}\\n,p'",
+    f"python3 - <<'EOF'\nprint(open('{TOKEN}').read())\nEOF",
+    f"node <<'EOF'\nconsole.log(require('fs').readFileSync('{TOKEN}', 'utf8'))\nEOF",
+    f"perl <<< 'open(F, \"<{TOKEN}\"); print <F>'",
+]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[Path, Path]:
+    root, wt = scratch_worktree(tmp_path)
+    (root / ".exomonad").mkdir()
+    (root / ".exomonad" / "lead.token").write_text(SECRET)
+    (wt / "x").write_text("x\n")
+    return root, wt
+
+
+@pytest.mark.parametrize("command", READ)
+def test_a_program_reading_its_here_document_as_code_is_refused(
+    command: str, project: tuple[Path, Path]
+) -> None:
+    root, wt = project
+    done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert SECRET in done.stdout, (command, done.stdout, done.stderr)  # the real effect
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command, verdict)
+
+
+def test_a_credential_store_named_in_a_here_document_is_a_read() -> None:
+    code = "node <<'EOF'\nrequire('fs').readFileSync(process.env.HOME + '/.ssh/id_rsa')\nEOF"
+    verdict = bash(code)
+    assert isinstance(verdict, Deny), verdict
+    assert "reading credentials" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat > notes.md <<'EOF'\nExoMonad keeps its state in .exomonad/\nEOF",
+        "git commit -q -F - <<'EOF'\ndocs: explain .exomonad/\nEOF",
+        "sed s/a/b/ <<< 'mention .exomonad'",
+        "python3 - <<'EOF'\nprint(1)\nEOF",
+        "python3 - <<'EOF'\ndef f(*a, **kw): return [x for x in '*?']\nprint(2*3)\nEOF",
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ok.txt\n+x\n*** End Patch\nEOF",
+        "xargs echo <<< 'a b'",
+        "bash <<'EOF'\necho hi\nEOF",
+    ],
+)
+def test_data_and_harmless_code_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)
+
+
+def test_the_hook_client_refuses_it_on_a_live_server(live: Live) -> None:
+    token, worktree = live.spawn_worker()
+    answer = live.hook(f"xargs cat <<< {TOKEN}", token=token, cwd=worktree)
+    assert answer["permissionDecision"] == "deny", answer
