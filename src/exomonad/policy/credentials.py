@@ -26,6 +26,7 @@ from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.state_reads import expand_now, glob_could_name, shell_glob_matches
+from exomonad.util.paths import real_path
 
 __all__ = ["SECRET_FILES", "SECRET_HOME", "named_secrets", "secret_path", "store"]
 
@@ -110,7 +111,7 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
         return False
     if "$" in path or "`" in path:
         return bool(named_secrets(path, ctx.home, run_time=True))
-    real = os.path.realpath(path)
+    real = real_path(path)
     again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
     if real != path and secret_path(again, ctx):
         return True  # a symlink to a credential (made by a git checkout, say)

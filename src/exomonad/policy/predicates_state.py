@@ -41,6 +41,7 @@ from exomonad.policy.state_reads import (
     in_state_dir,
 )
 from exomonad.policy.state_reads import reads_state_tree as _reads_state_tree
+from exomonad.util.paths import real_path
 
 __all__ = [
     "HasPath",
@@ -84,7 +85,7 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
         return False
     if _in_state_dir(path, ctx):
         return True
-    real = os.path.realpath(path)  # a symlink to an agent's settings
+    real = real_path(path)  # a symlink to an agent's settings
     if any(names_control(p) for p in {path, real}):
         return True
     if any(_in_own_config(p, ctx) for p in {path, real}):
@@ -185,7 +186,7 @@ def reads_others_mail(action: ReadFile, ctx: Context) -> bool:
     if ctx.role == "tl" or action.path is None:
         return False
     teams, _ = _team_dirs(ctx)
-    real = os.path.realpath(action.path)
+    real = real_path(action.path)
     own = f"/inboxes/{ctx.agent}.json"
     for path in {action.path, real}:
         inside = path.startswith(teams + "/") and "/inboxes/" in path[len(teams) :] + "/"

@@ -20,6 +20,7 @@ from typing import Any
 
 from exomonad import runtimes
 from exomonad.policy.shell_env import is_within
+from exomonad.util.paths import real_path
 
 __all__ = ["RUNTIMES", "Context", "Runtime", "ToolRequest"]
 
@@ -149,7 +150,7 @@ def really_within(path: str | None, root: str | None) -> bool:
     """
     if path is None or root is None:
         return False
-    return is_within(os.path.realpath(path), os.path.realpath(root))
+    return is_within(real_path(path), real_path(root))
 
 
 def git_metadata(path: str | None) -> bool:

@@ -20,13 +20,13 @@ the settings live), that is Unknown.
 
 from __future__ import annotations
 
-import os
 import posixpath
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.util.paths import real_path
 
 __all__ = ["into_directory"]
 
@@ -49,7 +49,7 @@ def into_directory(
         return []
     # `here -> .`: a link to where the command runs (or above) is the same directory
     above = cwd is not None and (
-        is_within(cwd, where) or is_within(os.path.realpath(cwd), os.path.realpath(where))
+        is_within(cwd, where) or is_within(real_path(cwd), real_path(where))
     )
     named_dir = named_dir or target.text.endswith("/") or posixpath.basename(
         target.text

@@ -19,6 +19,7 @@ from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_parse import may_climb
+from exomonad.util.paths import real_path
 
 __all__ = [
     "EXPAND_AT_MOST",
@@ -137,7 +138,7 @@ def expand_now(pattern: str) -> list[str] | None:
             except OSError:  # not a directory, or not readable: names nothing
                 continue
         paths = found
-    return [os.path.realpath(p) for p in paths]
+    return [real_path(p) for p in paths]
 
 
 def glob_reaches_state(pattern: str, state: str) -> bool:
@@ -157,7 +158,7 @@ def glob_reaches_state(pattern: str, state: str) -> bool:
     names = expand_now(pattern)
     if names is None:
         return glob_names_state(pattern)
-    real = os.path.realpath(state)
+    real = real_path(state)
     return any(is_within(name, real) for name in names)
 
 
