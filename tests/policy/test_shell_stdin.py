@@ -22,6 +22,7 @@ TOKEN = "../../.exomonad/lead.token"
 
 READ = [
     f"xargs cat <<< {TOKEN}",
+    f'read -r f <<< {TOKEN}; cat "$f"',
     f"sqlite3 :memory: <<< \"select readfile('{TOKEN}');\"",
     f"sed -f - x <<< 'r {TOKEN}'",
     f"ed -s x <<< $'r {TOKEN}\\n,p'",

@@ -45,7 +45,7 @@ DATA_STDIN = frozenset(
      "basenc", "xxd", "od", "hexdump", "gzip", "gunzip", "bzip2", "xz", "zstd", "md5sum",
      "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "grep", "egrep", "fgrep", "rg",
      "jq", "yq", "cmp", "comm", "iconv", "less", "more", "git", "gh", "hub", "true",
-     "false", "read", "mapfile", "readarray", "wl-copy", "xclip", "xsel", "pbcopy"}
+     "false", "wl-copy", "xclip", "xsel", "pbcopy"}
 )  # fmt: skip
 #: Programs whose script may come from stdin by an operand (``sed -f -``, ``awk -f
 #: /dev/stdin``); their stdin is data otherwise.
