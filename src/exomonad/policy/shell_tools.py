@@ -35,6 +35,7 @@ from exomonad.policy.shell_network import (
     LOOKUP_CLIENTS,
     REMOTE_CLIENTS,
     bash_socket,
+    getent_client,
     http_client,
     lookup_client,
     openssl_client,
@@ -283,6 +284,7 @@ _HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(REMOTE_CLIENTS, remote_client),
     **dict.fromkeys(LOOKUP_CLIENTS, lookup_client),
     "openssl": openssl_client,
+    "getent": getent_client,
     **dict.fromkeys(DEPLOY_VERBS, _deploy),
     **dict.fromkeys(("aws", "gcloud", "az"), _cloud),
     **dict.fromkeys(("vercel", "vc"), _vercel),
@@ -332,7 +334,7 @@ def handle(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
 _IN_PART = frozenset(
     {*DEPLOY_VERBS, "aws", "gcloud", "az", "vercel", "vc", "curl", "wget", "http", "https",
      "xh", "aria2c", "ssh", "sftp", "nc", "ncat", "telnet", "mosh", "perl", "ruby",
-     *LOOKUP_CLIENTS, "openssl"}
+     *LOOKUP_CLIENTS, "openssl", "getent"}
 )  # fmt: skip
 
 

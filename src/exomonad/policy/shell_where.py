@@ -31,6 +31,7 @@ from exomonad.policy.actions import Action, Shell, Unknown
 from exomonad.policy.shell_containers import escapes
 from exomonad.policy.shell_env import in_a_row, is_within
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_network import url_hosts
 from exomonad.policy.shell_parse import is_assignment, resolve_path
 
 __all__ = ["QUIET", "names_outside", "points_outside", "runs", "scratch", "sets_user_config"]
@@ -69,6 +70,7 @@ def runs(name: str, args: list[Word], full: tuple[str, ...], cwd: str | None,
         return [*shell, Unknown(f"{command} ({host})")]
     if worktree is None or name in QUIET:
         return shell
+    shell += url_hosts(args)  # a URL it is given: the host it reaches
     if sets_user_config(name, [w.text for w in args]):
         return [*shell, Unknown(f"{command} (changes the user's configuration)")]
     if cwd is None or not is_within(cwd, worktree):

@@ -15,7 +15,7 @@ from exomonad.policy.actions import (
     Shell,
     Unknown,
 )
-from exomonad.policy.git_push import push
+from exomonad.policy.git_push import push, reached_by
 from exomonad.policy.git_shared import shares_a_write
 from exomonad.policy.git_writes import (
     moves_a_branch,
@@ -258,7 +258,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     reads = [*git_file_reads(sub.text, rest, repo or named),
              *git_tree_reads(sub.text, rest, repo or named)]  # fmt: skip
     acts = _subcommand(sub, rest, args, repo, raw, env)
-    found = [*reads, *writes]
+    found = [*reads, *writes, *reached_by(sub.text, rest)]
     return [*found, *acts] if found and not isinstance(acts[0], Unknown) else acts
 
 
