@@ -1,6 +1,9 @@
 """Classify network clients: HTTP clients (``curl``, ``wget``, httpie, ``aria2c``) and
 remote shells and copies (``ssh``, ``scp``, ``rsync``, ``nc``...): the hosts they reach,
-the Unix sockets they connect to, the local files a copy reads.
+the Unix sockets they connect to, the local files a copy reads; a ``file:`` URL's path;
+the local files an HTTP client's options name (:mod:`~.shell_http_files`) and the local
+commands a remote client runs (:mod:`~.shell_local_commands`); DNS lookups and probes;
+the hosts of the URLs any other program is given (:func:`url_hosts`).
 
 >>> from exomonad.policy.shell_lex import Word
 >>> http_client("curl", [Word(t) for t in "-sS --unix-socket s http://h/x".split()], "/w")
