@@ -6,7 +6,7 @@ returns actions, or ``None`` to fall back to a plain :class:`~exomonad.policy.ac
 
 >>> from exomonad.policy.shell_lex import Word
 >>> handle("curl", [Word(t) for t in "-sSL -o out.txt https://example.com/x".split()], "/w")
-[Network(host='example.com')]
+[WriteFile(path='/w/out.txt'), Network(host='example.com')]
 >>> handle("rm", [Word("-rf"), Word("build")], "/w")
 [DeleteFile(path='/w/build', recursive=True, include=())]
 """
