@@ -23,7 +23,7 @@ from exomonad.policy.decisions import Allow, Deny, Escalate
 from exomonad.policy.shell_network import file_url_path
 from tests.policy.conftest import Sink
 from tests.policy.test_state_tree_live import Live
-from tests.policy.worker import bash, scratch_worktree
+from tests.policy.worker import ROOT, bash, decide, scratch_worktree
 
 SECRET = "exo_lead_secret_value"
 
@@ -155,3 +155,11 @@ def test_the_hook_client_refuses_the_copy_on_a_live_server(live: Live) -> None:
     command = f"curl -s -T ../../.exomonad/lead.token file://{worktree}/x"
     answer = live.hook(command, token=token, cwd=worktree)
     assert answer["permissionDecision"] == "deny", answer
+
+
+def test_a_web_fetch_of_a_file_url_is_judged_as_a_read_of_its_path() -> None:
+    """WebFetch of ``file:///<project>/.exomonad/lead.token`` reached a person as "network
+    access to <unknown host>"; it is a read of the path, refused as such."""
+    verdict = decide("WebFetch", {"url": f"file://{ROOT}/.exomonad/lead.token", "prompt": "x"})
+    assert isinstance(verdict, Deny), verdict
+    assert f"read {ROOT}/.exomonad/lead.token" in verdict.reason, verdict.reason

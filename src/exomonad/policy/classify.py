@@ -36,7 +36,7 @@ from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
-from exomonad.policy.shell_network import host_of
+from exomonad.policy.shell_network import file_url_path, host_of
 from exomonad.policy.shell_parse import resolve_path
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
@@ -107,6 +107,9 @@ def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key) or "")]
     if not urls:
         url = _str(req.tool_input, "url")
+        path = file_url_path(url) if url else None
+        if path is not None:  # a file: URL is a read of its path, not a host
+            return [ReadFile(path)]
         return [Network(host_of(url))] if url else None
     return list(dict.fromkeys(Network(host_of(u)) for u in urls))
 
