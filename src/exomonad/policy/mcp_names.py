@@ -27,7 +27,8 @@ __all__ = ["ACTING_WORDS", "OWN_MCP_SERVERS", "READING_VERBS", "SELF_MCP_SERVER"
 
 #: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
 SELF_MCP_SERVER = "exomonad"
-#: ExoMonad's MCP server as `init` names it for Claude Code (.mcp.json) and Gemini CLI.
+#: ExoMonad's MCP server as ``init`` names it: ``exomonad`` in Claude Code's ``.mcp.json``,
+#: ``exo`` for Gemini CLI and Codex CLI.
 OWN_MCP_SERVERS = frozenset({SELF_MCP_SERVER, "exo"})
 
 #: First words of tool names that only read (or search) what a server can reach.

@@ -43,7 +43,7 @@ def escapes(name: str, texts: list[str]) -> str | None:
         if not eq and i + 1 < len(texts):
             value = texts[i + 1]
         if option in _ALWAYS or (option in _HOST and value == "host"):
-            shown = text if eq or option in ("--privileged",) else f"{option} {value}"
+            shown = text if eq or option == "--privileged" else f"{option} {value}"
             return f"{shown} gives the container the host"
         if option == "--security-opt" and any(u in value for u in _UNCONFINED):
             return f"--security-opt {value} gives the container the host"

@@ -105,23 +105,8 @@ _ARIA2_HOOKS = (
     "--on-download-pause",
     "--on-bt-download-complete",
 )
-ARIA2_WITH_ARG = option_set(
-    " ".join(
-        (
-            *_ARIA2_READS,
-            *_ARIA2_WRITES,
-            *_ARIA2_HOOKS,
-            "-o",
-            "--out",
-            "-x",
-            "-s",
-            "-k",
-            "-j",
-            "-U",
-            "--user-agent",
-        )
-    )
-)
+ARIA2_WITH_ARG = option_set(" ".join((*_ARIA2_READS, *_ARIA2_WRITES, *_ARIA2_HOOKS,
+                                      "-o --out -x -s -k -j -U --user-agent")))  # fmt: skip
 
 
 def _values(opts: Options, names: tuple[str, ...]) -> list[Word]:
@@ -174,6 +159,32 @@ def _wgetrc(words: list[Word], keys: frozenset[str], cwd: str | None) -> list[st
     return found
 
 
+def _files(reads: list[str | None], written: list[str | None]) -> list[Action]:
+    return [*(ReadFile(p) for p in reads), *(WriteFile(p) for p in written)]
+
+
+def _curl(opts: Options, cwd: str | None) -> list[Action]:
+    """curl's files: whole values, ``@file`` data, ``name@file``, form files, a cookie
+    file (a ``-b`` value without ``=``), and what it writes."""
+    reads = _paths(_values(opts, _CURL_READS), cwd)
+    reads += [_file(w, f, cwd) for w in _values(opts, _CURL_AT)
+              if (f := _after_at(w, named=False)) is not None]  # fmt: skip
+    reads += [_file(w, f, cwd) for w in _values(opts, _CURL_NAME_AT)
+              if (f := _after_at(w, named=True)) is not None]  # fmt: skip
+    reads += [_file(w, f, cwd) for w in _values(opts, _CURL_FORMS)
+              if (f := _form_file(w)) is not None]  # fmt: skip
+    reads += _paths([w for w in _values(opts, ("-b", "--cookie")) if "=" not in w.text], cwd)
+    return _files(reads, _paths(_values(opts, _CURL_WRITES), cwd))
+
+
+def _wget(opts: Options, cwd: str | None) -> list[Action]:
+    """wget's files, by option and by wgetrc line (``-e KEY=FILE``)."""
+    commands = _values(opts, ("-e", "--execute"))
+    reads = _paths(_values(opts, _WGET_READS), cwd) + _wgetrc(commands, _WGETRC_READS, cwd)
+    written = _paths(_values(opts, _WGET_WRITES), cwd) + _wgetrc(commands, _WGETRC_WRITES, cwd)
+    return _files(reads, written)
+
+
 def _httpie(items: list[Word], opts: Options, cwd: str | None) -> list[Action]:
     """httpie's or xh's request ``items`` reading files, its session and output files."""
     reads = [_file(w, m.group(1), cwd) for w in items
@@ -183,8 +194,7 @@ def _httpie(items: list[Word], opts: Options, cwd: str | None) -> list[Action]:
               if w.text.lower() not in ("yes", "no", "true", "false")]  # fmt: skip
     sessions = [w for w in _values(opts, ("--session",)) if "/" in w.text or w.dynamic]
     reads += _paths(verify + sessions, cwd)
-    written = _paths(_values(opts, _HTTPIE_WRITES) + sessions, cwd)
-    return [*(ReadFile(p) for p in reads), *(WriteFile(p) for p in written)]
+    return _files(reads, _paths(_values(opts, _HTTPIE_WRITES) + sessions, cwd))
 
 
 def _aria2(opts: Options, cwd: str | None) -> list[Action]:
@@ -199,8 +209,7 @@ def _aria2(opts: Options, cwd: str | None) -> list[Action]:
     for out in _values(opts, ("-o", "--out")):
         written.append(None if base is None or out.dynamic
                        else posixpath.normpath(posixpath.join(base, out.text)))  # fmt: skip
-    return [*(Unknown(f"aria2c runs {h}") for h in hooks), *(ReadFile(p) for p in reads),
-            *(WriteFile(p) for p in written)]  # fmt: skip
+    return [*(Unknown(f"aria2c runs {h}") for h in hooks), *_files(reads, written)]
 
 
 def http_files(name: str, items: list[Word], opts: Options, cwd: str | None) -> list[Action]:
@@ -210,24 +219,6 @@ def http_files(name: str, items: list[Word], opts: Options, cwd: str | None) -> 
         return _httpie(items, opts, cwd)
     if name == "aria2c":
         return _aria2(opts, cwd)
-    writes: tuple[str, ...]
     if name == "wget":
-        commands = _values(opts, ("-e", "--execute"))
-        reads = _paths(_values(opts, _WGET_READS), cwd) + _wgetrc(commands, _WGETRC_READS, cwd)
-        written = _wgetrc(commands, _WGETRC_WRITES, cwd)
-        writes = _WGET_WRITES
-    elif name == "curl":
-        reads = _paths(_values(opts, _CURL_READS), cwd)
-        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_AT)
-                  if (f := _after_at(w, named=False)) is not None]  # fmt: skip
-        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_NAME_AT)
-                  if (f := _after_at(w, named=True)) is not None]  # fmt: skip
-        reads += [_file(w, f, cwd) for w in _values(opts, _CURL_FORMS)
-                  if (f := _form_file(w)) is not None]  # fmt: skip
-        cookies = [w for w in _values(opts, ("-b", "--cookie")) if "=" not in w.text]
-        reads += _paths(cookies, cwd)
-        writes, written = _CURL_WRITES, []
-    else:
-        return []
-    written += _paths(_values(opts, writes), cwd)
-    return [*(ReadFile(p) for p in reads), *(WriteFile(p) for p in written)]
+        return _wget(opts, cwd)
+    return _curl(opts, cwd) if name == "curl" else []

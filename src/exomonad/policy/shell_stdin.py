@@ -32,10 +32,10 @@ from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_parse import SimpleCommand
 
+__all__ = ["DATA_STDIN", "SHELLS", "stdin_as_words"]
+
 #: Programs whose ``-c STRING`` (or stdin) is a shell script.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
-
-__all__ = ["DATA_STDIN", "SHELLS", "stdin_as_words"]
 
 #: Programs that read stdin only as data (text to print, store, filter, hash or send as
 #: a message), never as instructions or arguments.
