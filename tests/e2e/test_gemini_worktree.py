@@ -272,7 +272,9 @@ def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
     allowed for every role, and moved the bare remote's ``main`` to the worker's branch,
     a merge no person saw. Now it is escalated to a person (nobody answers here: denied
     on time-out), the server never ran it and ``main`` did not move; the same server's
-    read (``get_log``) still runs, allowed."""
+    read (``get_log``) still runs, allowed. The same server named ``exo_repo`` (Gemini
+    calls its tool ``mcp_exo_repo_merge_branch``, which read as ExoMonad's own ``exo``
+    server's: allowed) is refused alike."""
     p = project
     sh = "run_shell_command"
     wt = p.root / ".worktrees" / "w1"
@@ -283,19 +285,21 @@ def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
                                             "&& git push -q origin exo/w1"})  # fmt: skip
         m.add_function_call("mcp_repo_get_log", {"ref": "exo/w1"})
         m.add_function_call("mcp_repo_merge_branch", {"branch": "exo/w1"})
+        m.add_function_call("mcp_exo_repo_merge_branch", {"branch": "exo/w1"})
         m.add_text("w1 done")
-        home = prepare_home(tmp_path / "gem-w1", mcp_servers={"repo": repo})
+        home = prepare_home(tmp_path / "gem-w1", mcp_servers={"repo": repo, "exo_repo": repo})
         command = worker_launcher(home, m.url, extra_env=GIT_ENV)
         worker = {"name": "w1", "task": "merge", "command": str(command), "runtime": "gemini"}
         out = p.lead().tool("spawn_workers", {"workers": [worker]})
         assert all(w["ready"] for w in out["workers"]), out
-        _wait(lambda: _answered(m, 4) is not None, "w1's 4 tool calls answered", p, [m])
+        _wait(lambda: _answered(m, 5) is not None, "w1's 5 tool calls answered", p, [m])
     assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
     assert p.remote_log("main") == ["exomonad init", "initial"]
     assert Path(f"{p.remote}.calls").read_text().splitlines() == ["get_log exo/w1"]
-    responses = responses_of(m, 4)
+    responses = responses_of(m, 5)
     assert "w1 feature" in responses  # the read ran: the branch's log came back
-    assert "Tool execution blocked" in responses, responses
+    assert responses.count("Tool execution blocked") == 2, responses
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
     assert decisions == [("write_file", "allow"), (sh, "allow"), ("mcp_repo_get_log", "allow"),
-                         ("mcp_repo_merge_branch", "human")], decisions  # fmt: skip
+                         ("mcp_repo_merge_branch", "human"),
+                         ("mcp_exo_repo_merge_branch", "human")], decisions  # fmt: skip

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from exomonad.policy.decisions import Allow, Escalate
-from exomonad.policy.mcp_names import name_words, reads_only
+from exomonad.policy.mcp_names import OWN_TOOLS, name_words, own_tool, reads_only
 from exomonad.policy.request import ToolRequest
+from exomonad.server.tools import TOOLS
 from tests.policy.worker import ROOT, decide, engine_for
 
 #: Tool names of widely used servers (GitHub, filesystem, context7, Playwright, Postgres,
@@ -69,3 +70,21 @@ def test_the_leads_own_calls_and_exomonads_tools_are_allowed() -> None:
 def test_a_read_still_meets_the_path_rules() -> None:
     data = {"path": f"{ROOT}/.exomonad/lead.token"}
     assert not isinstance(decide("mcp__filesystem__read_file", data), Allow)
+
+
+def test_own_tools_are_the_servers_tools() -> None:
+    assert frozenset(TOOLS) == OWN_TOOLS
+
+
+@pytest.mark.parametrize(
+    "tool", ["mcp_exo_github_merge_pull_request", "mcp_exomonad_run_command", "mcp_exo_x_get_y"]
+)
+def test_a_server_named_like_exomonads_is_not_exomonads(tool: str) -> None:
+    """Gemini CLI names a tool ``mcp_<server>_<tool>``: a server of the user's called
+    ``exo_github`` read as ExoMonad's ``exo``, and its merge was allowed as ExoMonad's own
+    tool. Only ExoMonad's own tool names count as its own."""
+    verdict = decide(tool, {"n": 1}, runtime="gemini")
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+    assert not own_tool("exo", "github_merge_pull_request")
+    assert own_tool("exomonad", "spawn_workers")

@@ -30,7 +30,7 @@ from exomonad.policy.actions import (
     WriteFile,
     mcp_arguments,
 )
-from exomonad.policy.mcp_names import OWN_MCP_SERVERS, SELF_MCP_SERVER
+from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool
 from exomonad.policy.mcp_paths import possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
@@ -256,7 +256,7 @@ def classify(
         own = McpTool(SELF_MCP_SERVER, request.tool_name, mcp_arguments(dict(request.tool_input)))
         return [_mcp(request, ()) or own]
     mcp = _mcp(request, mcp_servers)
-    if mcp is not None and mcp.server in OWN_MCP_SERVERS:
+    if mcp is not None and own_tool(mcp.server, mcp.tool):
         return [mcp]  # ExoMonad's own tools: their arguments are judged by the server
     if mcp is not None:  # another server's tool: each path in its input may be written
         return [mcp, *possible_writes(request.tool_input, request.cwd)]

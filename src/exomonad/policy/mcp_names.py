@@ -22,14 +22,19 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ACTING_WORDS", "OWN_MCP_SERVERS", "READING_VERBS", "SELF_MCP_SERVER", "name_words",
-           "reads_only"]  # fmt: skip
+__all__ = ["ACTING_WORDS", "OWN_MCP_SERVERS", "OWN_TOOLS", "READING_VERBS", "SELF_MCP_SERVER",
+           "name_words", "own_tool", "reads_only"]  # fmt: skip
 
 #: The server name used for runtime ``"mcp"`` (calls to ExoMonad's own MCP tools).
 SELF_MCP_SERVER = "exomonad"
 #: ExoMonad's MCP server as ``init`` names it: ``exomonad`` in Claude Code's ``.mcp.json``,
 #: ``exo`` for Gemini CLI and Codex CLI.
 OWN_MCP_SERVERS = frozenset({SELF_MCP_SERVER, "exo"})
+#: ExoMonad's own MCP tools (``exomonad.server.tools.TOOLS``; a test keeps the two equal).
+OWN_TOOLS = frozenset(
+    {"notify_parent", "send_message", "team_status", "task_list", "task_get", "task_create",
+     "task_update", "task_claim", "spawn_workers", "remove_worker", "answer_permission"}
+)  # fmt: skip
 
 #: First words of tool names that only read (or search) what a server can reach.
 READING_VERBS = frozenset(
@@ -58,6 +63,19 @@ def name_words(tool: str) -> list[str]:
     (['get', 'file', 'contents'], ['resolve', 'library', 'id'])
     """
     return [w.lower() for w in _SEPARATORS.split(_CAMEL.sub("_", tool)) if w]
+
+
+def own_tool(server: str, tool: str) -> bool:
+    """Whether ``server.tool`` is one of ExoMonad's own tools, which the server gates by
+    role and whose arguments it judges. Both must match: Gemini CLI names a tool
+    ``mcp_<server>_<tool>``, so a server of the user's named ``exo_github`` reads as
+    server ``exo`` with tool ``github_merge_pull_request`` (found probing: allowed as
+    ExoMonad's own, the merge ran unasked).
+
+    >>> own_tool("exo", "notify_parent"), own_tool("exo", "github_merge_pull_request")
+    (True, False)
+    """
+    return server in OWN_MCP_SERVERS and tool in OWN_TOOLS
 
 
 def reads_only(tool: str) -> bool:

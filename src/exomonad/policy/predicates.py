@@ -27,7 +27,7 @@ from exomonad.policy.actions import (
     Shell,
 )
 from exomonad.policy.credentials import secret_path
-from exomonad.policy.mcp_names import OWN_MCP_SERVERS, reads_only
+from exomonad.policy.mcp_names import own_tool, reads_only
 from exomonad.policy.predicates_state import (
     HasPath,
     command_words,
@@ -242,7 +242,7 @@ def mcp_reads(action: McpTool, ctx: Context) -> bool:
     or another server's tool whose name says it only reads (``get_issue``, ``list_files``,
     ``search_code``: :func:`~exomonad.policy.mcp_names.reads_only`); not
     ``merge_pull_request``, ``run_command`` nor ``fetch``."""
-    return action.server in OWN_MCP_SERVERS or reads_only(action.tool)
+    return own_tool(action.server, action.tool) or reads_only(action.tool)
 
 
 def host_in(*domains: str) -> Callable[[Network, Context], bool]:
