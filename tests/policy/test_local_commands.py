@@ -85,3 +85,13 @@ def test_sftp_to_a_host_is_network_access(tmp_path: Path) -> None:
     assert isinstance(verdict, Escalate), verdict
     assert "network access to 127.0.0.1" in verdict.reason, verdict.reason
     assert "network access to h" in bash("sftp h").reason
+
+
+def test_a_long_remote_shell_is_read_in_linear_time() -> None:
+    """Found trying the gate: the plain-ssh check was a regular expression with nested
+    repeats, exponential on ``rsync -e 'ssh -p  -p ... !'`` (22 s for 14 pairs, a server
+    thread held for ever at 30). It is read word by word now; the verdict is unchanged."""
+    verdict = bash("rsync -e 'ssh" + " -p  -p" * 30 + " !' a h:b")
+    assert isinstance(verdict, Escalate), verdict
+    assert "rsync runs a local command" in verdict.reason
+    assert "runs a local command" not in bash("rsync -e 'ssh" + " -p 22" * 30 + "' a h:b").reason
