@@ -559,3 +559,36 @@ def test_lock_journal_leaves_a_lock_someone_took_since(tmp_path: Path) -> None:
     assert recover_locks(journal) == []
     assert lock.is_dir()  # another mtime: not ours
     assert list(journal.iterdir()) == []
+
+
+def test_back_to_back_locks_do_not_wake_the_refresher(
+    target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group commit takes and lets go of a lock hundreds of times a second: waking the
+    refresher thread each time cost the appender a thread switch per group."""
+    settings = LockSettings(update=5.0)
+    with FileLock(target, settings):  # the thread started and sleeping on its own
+        pass
+    notified: list[float] = []
+    real = _REFRESHER.cond.notify
+
+    def notify(n: int = 1) -> None:
+        notified.append(time.monotonic())
+        real(n)
+
+    monkeypatch.setattr(_REFRESHER.cond, "notify", notify)
+    for _ in range(200):
+        with FileLock(target, settings):
+            pass
+    assert len(notified) <= 1  # at most once, should its idle sleep have just ended
+
+
+def test_a_lock_due_before_the_refresher_wakes_wakes_it(target: Path) -> None:
+    slow = FileLock(target.with_name("slow"), LockSettings(update=60.0))
+    with slow:  # the refresher now sleeps for a minute
+        fast = FileLock(target, LockSettings(update=0.1))
+        with fast:
+            first = fast.path.stat().st_mtime_ns
+            retry_until(lambda: fast.path.stat().st_mtime_ns != first, timeout=5,
+                        message="a lock due sooner did not wake the refresher")  # fmt: skip
+            fast.check()

@@ -25,6 +25,7 @@ import contextlib
 import errno
 import functools
 import itertools
+import math
 import os
 import threading
 import time
@@ -100,7 +101,12 @@ def lock_dir_for(target: Path) -> Path:
 
 
 class _Refresher:
-    """One daemon thread that refreshes the mtime of every lock held longer than ``update``."""
+    """One daemon thread that refreshes the mtime of every lock held longer than ``update``.
+
+    The thread is woken only when a lock added is due before it would wake anyway: with
+    nothing held it sleeps one ``update`` interval before it waits for good, so locks
+    taken and released back to back (a group commit's) never wake it.
+    """
 
     def __init__(self) -> None:
         self._reset()
@@ -111,6 +117,8 @@ class _Refresher:
         self._cond = threading.Condition()
         self._held: dict[int, FileLock] = {}
         self._thread: threading.Thread | None = None
+        #: monotonic time the thread wakes by itself (inf: only when notified)
+        self._wakes_at = math.inf
 
     def add(self, lock: FileLock) -> None:
         with self._cond:
@@ -120,7 +128,8 @@ class _Refresher:
                     target=self._run, name="exomonad-lock-refresh", daemon=True
                 )
                 self._thread.start()
-            self._cond.notify()
+            if lock._next_refresh < self._wakes_at:
+                self._cond.notify()
 
     @property
     def cond(self) -> threading.Condition:
@@ -132,16 +141,22 @@ class _Refresher:
             self._held.pop(id(lock), None)
 
     def _run(self) -> None:
+        idle = 0.0  # the update interval of the last lock seen: how long to sleep idle
         with self._cond:
             while True:
-                if not self._held:
-                    self._cond.wait()
-                    continue
                 now = time.monotonic()
+                if not self._held:
+                    self._wakes_at = now + idle if idle else math.inf
+                    self._cond.wait(idle or None)
+                    idle = 0.0
+                    continue
                 nxt = min(lk._next_refresh for lk in self._held.values())
+                idle = max(lk.settings.update for lk in self._held.values())
                 if nxt > now:
+                    self._wakes_at = nxt
                     self._cond.wait(nxt - now)
                     continue
+                self._wakes_at = now
                 for lk in list(self._held.values()):
                     if lk._next_refresh <= now:
                         lk._refresh()
