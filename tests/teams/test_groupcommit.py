@@ -15,11 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from exomonad.errors import CorruptFileError, ExomonadError
 from exomonad.teams import inbox_io
-from exomonad.teams.atomic import Staged, dump_json, stage_json
+from exomonad.teams.atomic import Staged, commit_staged, dump_json, stage_bytes, stage_json
 from exomonad.teams.groupcommit import PAUSE_FACTOR, InboxQueue, Pending, commit_stats, queue_for
 from exomonad.teams.lock import LockSettings, lock_dir_for
 from exomonad.teams.mailbox import Mailbox
@@ -95,15 +96,20 @@ def joined(callers: list[Caller]) -> list[Caller]:
 
 
 def counting_writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count inbox rewrites, prepared ahead of the lock or under it (each records how many
-    entries it wrote)."""
+    """Count inbox rewrites, prepared ahead of the lock or under it, serialised whole or
+    spliced onto this process's last write (each records how many entries it wrote)."""
     writes: list[int] = []
 
     def counted(path: Path, value: Any, **kw: Any) -> Staged:
         writes.append(len(value))
         return stage_json(path, value, **kw)
 
+    def counted_bytes(path: Path, payload: bytes, **kw: Any) -> Staged:
+        writes.append(len(orjson.loads(payload)))
+        return stage_bytes(path, payload, **kw)
+
     monkeypatch.setattr(inbox_io, "stage_json", counted)
+    monkeypatch.setattr(inbox_io, "stage_bytes", counted_bytes)
     return writes
 
 
@@ -203,14 +209,14 @@ def test_followers_that_arrive_while_a_group_is_written_form_the_next_group(
     writing, release = threading.Event(), threading.Event()
     groups: list[list[str]] = []
 
-    def slow(path: Path, value: Any, **kw: Any) -> Staged:
-        groups.append([e["text"] for e in value])
+    def slow(staged: Staged, **kw: Any) -> int:  # the inbox each write puts in place
+        groups.append([e["text"] for e in orjson.loads(staged.payload)])
         if len(groups) == 1:
             writing.set()
             assert release.wait(30)
-        return stage_json(path, value, **kw)
+        return commit_staged(staged, **kw)
 
-    monkeypatch.setattr(inbox_io, "stage_json", slow)
+    monkeypatch.setattr(inbox_io, "commit_staged", slow)
     first = Caller(sender(mb, "a"))
     first.start()
     assert writing.wait(30)  # the first group (a alone) is being written, lock held

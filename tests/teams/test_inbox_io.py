@@ -1,7 +1,9 @@
 """The locked read-modify-write (``inbox_io.mutate``) with its write prepared ahead of the
 lock: the prepared file is renamed into place only if the bytes read under the lock are
-the ones it was computed from; any other change, whatever its size or timestamps, is read,
-kept and written again under the lock, and a file that turned corrupt is left alone."""
+the ones it was computed from; any other change, whatever its size or timestamps, is read
+and kept, the write prepared again with the lock let go (written under the lock after
+the last try), and a file that turned corrupt is left alone. An append to this process's
+own last write is spliced onto its bytes without parsing them."""
 
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ import pytest
 
 from exomonad.errors import CorruptFileError
 from exomonad.teams import inbox_io
-from exomonad.teams.atomic import Staged, dump_json, stage_json, write_json_atomic
+from exomonad.teams.atomic import (
+    Staged,
+    dump_json,
+    parse_json_array,
+    stage_json,
+    write_json_atomic,
+)
 from exomonad.teams.dirs import SafeDir
 from exomonad.teams.inbox_io import Mutation, mutate
 from exomonad.teams.lock import DEFAULT_LOCK, lock_dir_for
@@ -118,7 +126,7 @@ def test_the_prepared_write_is_renamed_when_the_file_is_unchanged(
 
 
 @pytest.mark.parametrize("how", ["renamed", "in place, same size and mtime"])
-def test_a_change_after_preparing_is_read_under_the_lock_and_kept(
+def test_a_change_after_preparing_is_read_and_kept(
     team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     # The same number of bytes, one entry's text changed: only the bytes tell.
@@ -137,7 +145,7 @@ def test_a_change_after_preparing_is_read_under_the_lock_and_kept(
     done = append_ahead(team, change)
     assert done.wrote
     assert done.verified
-    assert change.runs == 2  # ahead of the lock, then again on what the lock's read saw
+    assert change.runs == 2  # ahead of the lock, then again on the bytes that changed
     assert stages == [3, 3]
     assert inbox.read_bytes() == dump_json([*edited, NEW])  # the foreign edit kept
     assert leftovers(team.inboxes_dir) == []  # the stale prepared file removed
@@ -195,3 +203,146 @@ def test_a_torn_read_prepares_nothing(team: TeamPaths, inbox: Path) -> None:
         assert inbox_io._prepare(inbox, d, change, True) is None
     assert change.runs == 0
     assert leftovers(team.inboxes_dir) == []
+
+
+# -- preparing again with the lock free, and splicing onto our own last write -------------
+
+
+class LockWatching(Appender):
+    """:class:`Appender` that notes, at each run, whether the inbox's lock was held."""
+
+    def __init__(self, inbox: Path) -> None:
+        super().__init__()
+        self.locked: list[bool] = []
+        self.lock = lock_dir_for(inbox)
+
+    def __call__(self, entries: list[dict[str, Any]], d: SafeDir) -> bool:
+        self.locked.append(self.lock.exists())
+        return super().__call__(entries, d)
+
+
+def test_a_change_after_preparing_is_prepared_again_with_the_lock_free(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's writers wait while we hold the lock: a write whose basis changed is
+    thrown away, the lock let go, and the write prepared again, not redone under it."""
+    after_preparing(monkeypatch, lambda path: write_json_atomic(path, [*SEEDED, entry("cc")]))
+    change = LockWatching(inbox)
+    done = append_ahead(team, change)
+    assert done.verified
+    assert change.locked == [False, False]
+    assert inbox.read_bytes() == dump_json([*SEEDED, entry("cc"), NEW])
+    assert leftovers(team.inboxes_dir) == []
+
+
+def test_a_file_that_keeps_changing_is_written_under_the_lock_after_the_last_try(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = inbox_io._prepare
+    foreign: list[dict[str, Any]] = []
+
+    def prepare(path: Path, *args: Any) -> Any:
+        prepared = real(path, *args)
+        foreign.append(entry(f"f{len(foreign)}"))  # someone writes every time
+        write_json_atomic(path, [*SEEDED, *foreign])
+        return prepared
+
+    monkeypatch.setattr(inbox_io, "_prepare", prepare)
+    change = LockWatching(inbox)
+    done = append_ahead(team, change)
+    assert done.verified
+    assert change.locked == [False] * inbox_io.AHEAD_TRIES + [True]
+    assert inbox.read_bytes() == dump_json([*SEEDED, *foreign, NEW])
+    assert leftovers(team.inboxes_dir) == []
+
+
+def appends(*items: dict[str, Any]) -> inbox_io.Appends:
+    """The group commit's kind of change: add ``items`` unless their ids are present."""
+
+    def new(present: set[str]) -> list[dict[str, Any]]:
+        added = [e for e in items if e["msg_id"] not in present]
+        present.update(e["msg_id"] for e in added)
+        return added
+
+    return inbox_io.Appends(new)
+
+
+def append(team: TeamPaths, change: inbox_io.Appends) -> Mutation:
+    return mutate(team, "team-lead", change, lock=DEFAULT_LOCK, durable=True, ahead=True)
+
+
+def counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    parses: list[int] = []
+
+    def parse(path: Path, data: bytes) -> list[dict[str, Any]]:
+        parses.append(len(data))
+        return parse_json_array(path, data)
+
+    monkeypatch.setattr(inbox_io, "parse_json_array", parse)
+    return parses
+
+
+def test_an_append_to_our_own_last_write_is_spliced_without_parsing_the_inbox(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert append(team, appends(entry("one"))).verified  # parsed: not written by us yet
+    parses = counting_parses(monkeypatch)
+    for text in ("two", "three"):
+        done = append(team, appends(entry(text)))
+        assert (done.wrote, done.verified) == (True, True)
+    assert parses == []
+    assert inbox.read_bytes() == dump_json([*SEEDED, *map(entry, ("one", "two", "three"))])
+    again = append(team, appends(entry("two")))  # present already: nothing to write
+    assert (again.wrote, again.verified) == (False, True)
+    assert leftovers(team.inboxes_dir) == []
+
+
+def test_a_same_size_same_mtime_rewrite_after_our_append_is_read_not_spliced_over(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache of our last write is chosen by inode, mtime and size, which an in-place
+    rewrite (2.1.112) can leave as they were; the bytes read under the lock decide."""
+    assert append(team, appends(entry("mine"))).verified
+    ours = inbox.read_bytes()
+    theirs = [*SEEDED[:1], {**SEEDED[1], "text": "BBBB"}, entry("mine")]
+    assert len(dump_json(theirs)) == len(ours)
+    rewritten_in_place(inbox, dump_json(theirs))
+    done = append(team, appends(entry("next")))
+    assert done.verified
+    assert inbox.read_bytes() == dump_json([*theirs, entry("next")])
+
+
+def test_a_file_written_by_someone_else_after_our_append_is_parsed(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert append(team, appends(entry("mine"))).verified
+    write_json_atomic(inbox, [entry("mine")])  # a poller pruned the rest
+    parses = counting_parses(monkeypatch)
+    assert append(team, appends(entry("next"), entry("mine"))).verified
+    assert parses == [len(dump_json([entry("mine")]))]
+    assert inbox.read_bytes() == dump_json([entry("mine"), entry("next")])
+
+
+def _deleted_fds() -> list[str]:
+    """This process's open descriptors of files that are gone (replaced inboxes)."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.endswith(" (deleted)") and "team-lead.json" in target:
+            out.append(target)
+    return out
+
+
+def test_the_replaced_file_is_closed_after_the_lock_or_when_its_caller_says(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert append(team, appends(entry("one"))).verified
+    assert _deleted_fds() == []  # closed once the lock was let go
+    monkeypatch.setattr(inbox_io, "_deferred", [])
+    assert append(team, appends(entry("two"))).verified
+    assert len(_deleted_fds()) == 1  # kept open: freeing its blocks waits
+    inbox_io.close_deferred()
+    assert _deleted_fds() == []

@@ -44,6 +44,7 @@ __all__ = [
     "read_bytes_or_empty",
     "read_json",
     "read_json_array",
+    "stage_bytes",
     "stage_json",
     "write_json_atomic",
 ]
@@ -174,15 +175,21 @@ class Staged:
     target: str
     #: The temp file's inode: what the target is once :func:`commit_staged` renamed it.
     inode: int
+    #: What the temp file holds.
+    payload: bytes
 
 
 def stage_json(path: Path, value: Any, *, durable: bool, at: SafeDir) -> Staged:
     """The first half of :func:`write_json_atomic`: ``value`` serialised into a new
     temp file beside ``path`` (fsynced with ``durable``); :func:`commit_staged` puts it
     in place, :func:`discard_staged` removes it. No directory fsync."""
+    return stage_bytes(path, dump_json(value), durable=durable, at=at)
+
+
+def stage_bytes(path: Path, payload: bytes, *, durable: bool, at: SafeDir) -> Staged:
+    """:func:`stage_json` of bytes serialised already."""
     name = at.name_of(path)
     tmp = f"{name}.tmp.{secrets.token_hex(4)}"
-    payload = dump_json(value)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(tmp, flags, 0o644, dir_fd=at.fd)
     try:
@@ -199,7 +206,7 @@ def stage_json(path: Path, value: Any, *, durable: bool, at: SafeDir) -> Staged:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=at.fd)
         raise
-    return Staged(tmp, name, inode)
+    return Staged(tmp, name, inode, payload)
 
 
 def commit_staged(staged: Staged, *, at: SafeDir) -> int:

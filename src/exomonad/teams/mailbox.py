@@ -28,7 +28,7 @@ from exomonad.teams.config import load_config
 from exomonad.teams.dialects import Dialect, get_dialect
 from exomonad.teams.dirs import SafeDir
 from exomonad.teams.groupcommit import Pending, Take, queue_for
-from exomonad.teams.inbox_io import Change, mutate
+from exomonad.teams.inbox_io import Appends, Change, mutate
 from exomonad.teams.lock import DEFAULT_LOCK, FileLock, LockSettings
 from exomonad.teams.models import InboxMessage, message_identity, now_iso
 from exomonad.teams.paths import TeamPaths, validate_name
@@ -232,16 +232,15 @@ class Mailbox:
         backoff; return how long the file lock was held."""
         group: list[Pending] = []
 
-        def change(entries: list[dict[str, Any]], _: SafeDir) -> bool:
+        def new(present: set[str]) -> list[dict[str, Any]]:
             # Idempotent: a retry after a write that did land must not add a second copy.
             group[:] = take()
-            present = {e.get(k) for e in entries for k in ("msg_id", "messageId")}
-            before = len(entries)
+            added = []
             for p in group:
                 if p.message_id not in present:
-                    entries.append(p.entry)
+                    added.append(p.entry)
                     present.add(p.message_id)
-            return len(entries) > before
+            return added
 
         last: Exception | None = None
         delay = 0.01
@@ -250,7 +249,7 @@ class Mailbox:
                 done = mutate(
                     self.paths,
                     member,
-                    change,
+                    Appends(new),
                     lock=self.lock,
                     durable=self.durable,
                     verify=lambda: [p.message_id for p in group],
