@@ -37,6 +37,7 @@ __all__ = [
     "create_private",
     "ensure_state_dir",
     "find_state_dir",
+    "lock_journal",
     "nearest_state_dir",
     "open_private_db",
     "secure_state_dir",
@@ -191,13 +192,18 @@ def find_state_dir(start: Path | None = None, *, create: bool = False) -> Path:
     return found
 
 
+def lock_journal(state_dir: Path) -> Path:
+    """Where the inbox locks ExoMonad's processes hold are journalled (``locks-held``)."""
+    return state_dir / "locks-held"
+
+
 def adopt_lock_journal(state_dir: Path) -> list[Path]:
     """Journal the inbox locks this process holds under ``<state>/locks-held``, after
     removing the ones a killed ExoMonad process left behind (see
     :func:`exomonad.teams.lock.recover_locks`). Returns the lock dirs removed."""
     from exomonad.teams.lock import recover_locks, set_lock_journal
 
-    journal = ensure_state_dir(state_dir / "locks-held")
+    journal = ensure_state_dir(lock_journal(state_dir))
     removed = recover_locks(journal)
     set_lock_journal(journal)
     return removed

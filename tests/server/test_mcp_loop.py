@@ -2,7 +2,8 @@
 
 A call of ``team_status``, ``task_get`` or ``task_list`` judged by the built-in policy
 runs on the event loop, and ``notify_parent``'s is awaited there (its group write runs
-in the group commit's thread); a project's ``policy.py`` (its rules are the project's
+in the inbox appender process once the server's services run, else in the group
+commit's thread, as here); a project's ``policy.py`` (its rules are the project's
 code), a policy reload that is due, an escalation's wait and every other tool run in
 the server's thread pool.
 """
@@ -100,13 +101,13 @@ def test_notify_parent_is_awaited_on_the_loop_and_written_by_the_group_commit(
     the loop awaits it; the tool's thread form is not used."""
     thread_form = _spy(monkeypatch, "notify_parent")
     writers: list[str] = []
-    real = Mailbox._write_group
+    real = Mailbox.write_group
 
     def write_group(mb: Mailbox, member: str, take: Any) -> float:
         writers.append(threading.current_thread().name)
         return real(mb, member, take)
 
-    monkeypatch.setattr(Mailbox, "_write_group", write_group)
+    monkeypatch.setattr(Mailbox, "write_group", write_group)
     result, loop = _answer(svc, worker, "notify_parent", {"status": "success", "message": "hi"})
     assert result["isError"] is False, result
     assert thread_form == []

@@ -106,7 +106,14 @@ def test_status_has_members_tasks_approvals_and_the_user_inbox(
     assert doc["approvals"] == []
     assert doc["policy"]["error"] is None
     services = doc["server"]["services"]
-    assert list(services) == ["events", "lead", "watcher", "github", "dashboard"]  # start order
+    assert list(services) == [
+        "events",
+        "inbox_appender",
+        "lead",
+        "watcher",
+        "github",
+        "dashboard",
+    ]  # start order
 
 
 def test_a_worker_joins_active_and_leaves_terminated(svc: Services, lead: Identity) -> None:

@@ -509,3 +509,38 @@ def test_a_workers_code_gets_no_worker_token(project: Project) -> None:
     lead = ServerClient.as_lead(project.state)
     assert lead.call("POST", "/teammate/token", {"name": "d3", "team": "proj", "role": "dev"})
     assert anon.call("POST", "/teammate/token", {"name": "c3", "team": "proj"})["token"]
+
+
+def test_workers_reports_are_written_by_the_appender_process_which_ends_with_the_server(
+    project: Project, tmux_server: TmuxServer
+) -> None:
+    """notify_parent through a real session: the first report starts the inbox appender
+    (written by the server meanwhile), the next ones are written by it, each once; the
+    server's SIGTERM ends it too."""
+    project.proc.send_signal(signal.SIGTERM)  # tokens are read when the server starts
+    project.proc.communicate(timeout=30)
+    register_synthetic(TeamPaths("proj", project.root), "w1")
+    token = TokenStore(project.state).issue(Identity("w1", "worker", "proj", "team-lead"))
+    project.proc = _start(project.env, tmux_server)
+    client = ServerClient(project.state, timeout=30)
+    retry_until((project.state / "server.sock").exists, timeout=30)
+    _hook(project, "post-tool-use", {"session_id": "lead-1", "tool_name": "TeamCreate",
+                                     "tool_input": {"team_name": "proj"}}, token=None)  # fmt: skip
+
+    def report(n: int) -> tuple[str, Any]:
+        return ("notify_parent", {"status": "success", "message": f"step {n}"})
+
+    _, first = anyio.run(_session, project, "worker", token, [report(0)])
+    retry_until(lambda: client.health()["services"]["inbox_appender"]["running"], timeout=30,
+                message="the appender never became ready")  # fmt: skip
+    pid = client.health()["services"]["inbox_appender"]["pid"]
+    _, rest = anyio.run(_session, project, "worker", token, [report(n) for n in range(1, 6)])
+    assert [err for err, _ in first + rest] == [False] * 6, first + rest
+    appender = client.health()["services"]["inbox_appender"]
+    assert (appender["appended"], appender["by_the_server"]) == (5, 1)
+    texts = [e["text"] for e in Mailbox(TeamPaths("proj", project.root)).read_raw("team-lead")]
+    assert texts == [f"[from: w1] success: step {n}" for n in range(6)]
+    project.proc.send_signal(signal.SIGTERM)
+    _, err = project.proc.communicate(timeout=30)
+    assert project.proc.returncode == 0, err
+    assert not Path(f"/proc/{pid}").exists()  # ended and reaped by the server

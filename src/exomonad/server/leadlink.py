@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from exomonad.errors import ExomonadError
 from exomonad.server.events import Delivery
 from exomonad.server.service import Passive
 from exomonad.teams import load_config, register_synthetic, remove_synthetic
+from exomonad.teams.mailbox import new_entry
 from exomonad.teams.models import TeamConfig, message_identity
-from exomonad.util.futures import then
 
 if TYPE_CHECKING:
     from exomonad.server.services import Services
@@ -109,20 +108,16 @@ class LeadLink(Passive):
         self.watch_unread(team, parent, mid, text)
         return mid
 
-    def tell_later(
-        self, team: str, parent: str, *, sender: str, text: str, summary: str
-    ) -> Future[str]:
-        """:meth:`tell` without waiting (:meth:`Mailbox.append_later
-        <exomonad.teams.Mailbox.append_later>`): the future gives the message id once the
-        entry is verified and watched (:meth:`watch_unread`)."""
-        sent = self.svc.mailbox(team).send_later(parent, sender=sender, text=text,
-                                                 summary=summary)  # fmt: skip
-
-        def watched(mid: str) -> str:
-            self.watch_unread(team, parent, mid, text)
-            return mid
-
-        return then(sent, watched)
+    async def tell_on_loop(self, team: str, parent: str, *, sender: str, text: str,
+                           summary: str) -> str:  # fmt: skip
+        """:meth:`tell` for the event loop: the entry is written by the inbox appender
+        (:class:`~exomonad.server.appender.InboxAppender`) while the caller awaits it."""
+        box = self.svc.mailbox(team)
+        pending = box.prepare(parent, new_entry(sender, text, summary))
+        await self.svc.appender.commit(box, parent, pending)
+        mid = box.delivered(parent, pending)
+        self.watch_unread(team, parent, mid, text)
+        return mid
 
     def watch_unread(self, team: str, lead: str, message_id: str, text: str) -> None:
         """After ``poll_grace``, type ``text`` into the lead's pane if still unread."""

@@ -15,6 +15,7 @@ from exomonad.bridge.watcher import InboxWatcher
 from exomonad.errors import ExomonadError
 from exomonad.panes import PaneBackend, TmuxBackend
 from exomonad.policy import ApprovalStore, PolicyEngine
+from exomonad.server.appender import InboxAppender
 from exomonad.server.bus import EventBus
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.server.feeds import Feeds
@@ -26,7 +27,7 @@ from exomonad.server.permissions import Gatekeeper
 from exomonad.server.presence import PresenceBook
 from exomonad.server.service import ServiceHost
 from exomonad.setup import keep_searches_out
-from exomonad.state import adopt_lock_journal, secure_state_dir
+from exomonad.state import adopt_lock_journal, lock_journal, secure_state_dir
 from exomonad.teams import Dialect, Mailbox, TeamPaths, get_dialect
 from exomonad.teams.paths import config_root
 from exomonad.worktrees import WorktreeManager
@@ -88,6 +89,7 @@ class Services:
             timeout=self.config.policy.approval_timeout, on_timeout=self.config.policy.on_timeout,
             backend=self.backend, popup=self.config.policy.popup, publish=self.bus.publish,
         )  # fmt: skip
+        self.appender = self.services.register(InboxAppender(lock_journal(self.state_dir)))
         self.lead = self.services.register(LeadLink(self))
         self.watcher = self.services.register(InboxWatcher(
             self.ledger, self.backend, root=self.root, dialect=self.dialect,

@@ -8,7 +8,6 @@ which tool is configured in ``[roles.tools]`` (see :mod:`exomonad.server.config`
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import shlex
@@ -75,13 +74,12 @@ def notify_parent(svc: Services, who: Identity, a: NotifyParentArgs) -> dict[str
 async def notify_parent_on_loop(svc: Services, who: Identity,
                                 a: NotifyParentArgs) -> dict[str, Any]:  # fmt: skip
     """:func:`notify_parent` for the event loop: the caller awaits its entry's group write
-    (done by the group commit's thread) instead of holding a thread of its own; the pane
-    fallback, which types into tmux, runs in a thread."""
+    (done by the inbox appender, :mod:`exomonad.server.appender`) instead of holding a
+    thread of its own; the pane fallback, which types into tmux, runs in a thread."""
     team, text = svc.team_of(who), _report(who, a)
-    sent = svc.lead.tell_later(team, who.parent, sender=who.name, text=text,
-                               summary=_summary(who))  # fmt: skip
     try:
-        mid = await asyncio.wrap_future(sent)
+        mid = await svc.lead.tell_on_loop(team, who.parent, sender=who.name, text=text,
+                                          summary=_summary(who))  # fmt: skip
     except _NOT_IN_INBOX as exc:
         return await in_thread(_notify_by_pane, svc, who, team, text, exc)
     return _notified(svc, who, mid)

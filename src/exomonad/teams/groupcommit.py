@@ -34,7 +34,16 @@ from typing import Any
 
 from exomonad.errors import DeliveryError
 
-__all__ = ["MAX_GROUP", "PAUSE_FACTOR", "InboxQueue", "Pending", "commit_stats", "queue_for"]
+__all__ = [
+    "MAX_GROUP",
+    "PAUSE_FACTOR",
+    "InboxQueue",
+    "Pending",
+    "commit_stats",
+    "free_after",
+    "queue_for",
+    "record_group",
+]
 
 #: Most entries one write carries (the rest wait for the next group).
 MAX_GROUP = 64
@@ -106,6 +115,21 @@ def commit_stats() -> dict[str, float | int]:
     """Group writes so far in this process: how many, how many entries they carried, the
     largest, and how long they held the file lock (max, mean and total, ms)."""
     return _STATS.snapshot()
+
+
+def free_after(held: float, size: int, waiting: bool) -> float:
+    """When (monotonic time) the next group may take the lock, after a group of ``size``
+    appends held it for ``held`` seconds: :data:`PAUSE_FACTOR` times that later when the
+    group had several appends or others ``waiting``; at once (0.0) after a lone append."""
+    if size <= 1 and not waiting:  # a lone caller never waits
+        return 0.0
+    return time.monotonic() + min(held * PAUSE_FACTOR, MAX_PAUSE)
+
+
+def record_group(size: int, held: float) -> None:
+    """Count a group write of ``size`` appends that held the lock ``held`` seconds (a
+    group written elsewhere on this process's behalf counts too: :func:`commit_stats`)."""
+    _STATS.record(size, held)
 
 
 class InboxQueue:
@@ -188,9 +212,7 @@ class InboxQueue:
             for p in group:
                 p.error = error if p is own or error is None else _for_follower(error)
                 p.done = True
-            pause = min(held * PAUSE_FACTOR, MAX_PAUSE)
-            busy = bool(self._waiting) or len(group) > 1  # a lone caller never waits
-            self.free_at = time.monotonic() + pause if busy else 0.0
+            self.free_at = free_after(held, len(group), bool(self._waiting))
             if self._waiting and all(p.future is not None for p in self._waiting):
                 successor = self._waiting[0]  # no thread waits to lead: the pool does
             else:

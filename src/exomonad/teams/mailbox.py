@@ -34,7 +34,7 @@ from exomonad.teams.models import InboxMessage, message_identity, now_iso
 from exomonad.teams.paths import TeamPaths, validate_name
 from exomonad.util.futures import then
 
-__all__ = ["CompactionResult", "Mailbox"]
+__all__ = ["CompactionResult", "Mailbox", "new_entry"]
 
 #: Recipients that are never members but always valid.
 _ALWAYS_VALID = frozenset({"user"})
@@ -49,8 +49,10 @@ class CompactionResult:
     archive: Path | None
 
 
-def _message(sender: str, text: str, summary: str | None, color: str | None,
-             extra: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def new_entry(sender: str, text: str, summary: str | None = None, color: str | None = None,
+              **extra: Any) -> dict[str, Any]:  # fmt: skip
+    """A new inbox entry from ``sender``, stamped with the time now (no message id yet:
+    :meth:`Mailbox.prepare` gives it one)."""
     entry: dict[str, Any] = {"from": sender, "text": text, "timestamp": now_iso()}
     if summary is not None:
         entry["summary"] = summary
@@ -170,14 +172,8 @@ class Mailbox:
         **extra: Any,
     ) -> str:
         """Append a new message to ``to``'s inbox and return its message id."""
-        entry = _message(sender, text, summary, color, extra)
+        entry = new_entry(sender, text, summary, color, **extra)
         return self.append(to, entry, check_member=check_member)
-
-    def send_later(
-        self, to: str, *, sender: str, text: str, summary: str | None = None, **extra: Any
-    ) -> Future[str]:
-        """:meth:`send` without waiting (see :meth:`append_later`)."""
-        return self.append_later(to, _message(sender, text, summary, None, extra))
 
     def append(
         self, to: str, entry: dict[str, Any] | InboxMessage, *, check_member: bool = True
@@ -191,25 +187,33 @@ class Mailbox:
         non-members, :class:`CorruptFileError` if the inbox cannot be parsed (its bytes
         are left alone), and :class:`DeliveryError` once every attempt failed.
         """
-        pending, path = self._pending(to, entry, check_member)
-        queue_for(path, self.durable).submit(pending, lambda take: self._write_group(to, take))
-        return self._delivered(to, pending)
+        pending = self.prepare(to, entry, check_member=check_member)
+        queue_for(self.paths.inbox(to), self.durable).submit(
+            pending, lambda take: self.write_group(to, take)
+        )
+        return self.delivered(to, pending)
 
     def append_later(self, to: str, entry: dict[str, Any]) -> Future[str]:
         """:meth:`append`, returning at once: the future gives the message id once the
         entry is verified on disk, or :meth:`append`'s error. A bad entry or an unknown
         recipient raises here, before anything is queued. For an event loop: the write
         happens in a thread of the group commit's own (one per group, not per caller)."""
-        pending, path = self._pending(to, entry, True)
-        written = queue_for(path, self.durable).submit_later(
-            pending, lambda take: self._write_group(to, take)
-        )
-        return then(written, lambda _: self._delivered(to, pending))
+        pending = self.prepare(to, entry)
+        written = self.commit_later(to, pending)
+        return then(written, lambda _: self.delivered(to, pending))
 
-    def _pending(
-        self, to: str, entry: dict[str, Any] | InboxMessage, check_member: bool
-    ) -> tuple[Pending, Path]:
-        """``entry`` checked and stamped for the group commit, and the inbox it goes to."""
+    def commit_later(self, to: str, pending: Pending) -> Future[None]:
+        """Queue ``pending`` (from :meth:`prepare`) for ``to``'s inbox in this process's
+        group commit; the future completes once it is verified on disk."""
+        return queue_for(self.paths.inbox(to), self.durable).submit_later(
+            pending, lambda take: self.write_group(to, take)
+        )
+
+    def prepare(
+        self, to: str, entry: dict[str, Any] | InboxMessage, *, check_member: bool = True
+    ) -> Pending:
+        """``entry`` checked and stamped for the group commit (the first half of
+        :meth:`append`): raises as :meth:`append` does for a bad entry or recipient."""
         raw = entry.to_json() if isinstance(entry, InboxMessage) else dict(entry)
         for key in ("from", "text", "timestamp"):
             if not isinstance(raw.get(key), str):
@@ -218,18 +222,22 @@ class Mailbox:
             self.check_recipient(to)
         has_id = any(isinstance(raw.get(k), str) and raw[k] for k in ("msg_id", "messageId"))
         message_id = message_identity(raw) if has_id else self.dialect.new_message_id()
-        return Pending(message_id, self.dialect.stamp(raw, message_id)), self.paths.inbox(to)
+        return Pending(message_id, self.dialect.stamp(raw, message_id))
 
-    def _delivered(self, to: str, pending: Pending) -> str:
-        """After ``pending`` was verified on disk: tell who listens; its message id."""
+    def delivered(self, to: str, pending: Pending) -> str:
+        """After ``pending`` was verified on disk: tell who listens (the last half of
+        :meth:`append`); its message id."""
         self._our_version.pop(to, None)
         if self.on_append is not None:
             self.on_append(to, pending.entry)
         return pending.message_id
 
-    def _write_group(self, member: str, take: Take) -> float:
+    def write_group(
+        self, member: str, take: Take, *, before_lock: Callable[[], None] | None = None
+    ) -> float:
         """Write the appends ``take`` hands out in one locked rewrite, retrying with
-        backoff; return how long the file lock was held."""
+        backoff; return how long the file lock was held (the group commit's ``write``).
+        ``before_lock``: called once, the write prepared, before the lock is taken."""
         group: list[Pending] = []
 
         def new(present: set[str]) -> list[dict[str, Any]]:
@@ -254,7 +262,9 @@ class Mailbox:
                     durable=self.durable,
                     verify=lambda: [p.message_id for p in group],
                     ahead=True,
+                    before_lock=before_lock,
                 )
+                before_lock = None
                 if done.verified:
                     return done.held
                 last = DeliveryError(
