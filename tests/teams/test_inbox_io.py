@@ -346,3 +346,19 @@ def test_the_replaced_file_is_closed_after_the_lock_or_when_its_caller_says(
     assert len(_deleted_fds()) == 1  # kept open: freeing its blocks waits
     inbox_io.close_deferred()
     assert _deleted_fds() == []
+
+
+def test_entries_appended_by_another_writer_since_our_write_are_parsed_alone(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's writers append between our group writes: the inbox is then our last
+    write plus their entries, and only theirs are parsed (their ids kept, so a retry of
+    one of them is not added twice)."""
+    assert append(team, appends(entry("mine"))).verified
+    theirs = [*SEEDED, entry("mine"), entry("theirs")]
+    write_json_atomic(inbox, theirs)  # as Claude Code 2.1.330 writes: temp + rename
+    parses = counting_parses(monkeypatch)
+    done = append(team, appends(entry("theirs"), entry("next")))
+    assert (done.wrote, done.verified) == (True, True)
+    assert parses == []
+    assert inbox.read_bytes() == dump_json([*theirs, entry("next")])

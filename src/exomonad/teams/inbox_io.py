@@ -9,17 +9,18 @@ released (once released, Claude Code 2.1.330 may deliver and prune it at once). 
 directory fsync of a durable write happens after the lock is released, keeping the hold
 short for Claude Code's writers, which give up after ~655 ms. Appends go further
 (``ahead``): parse, serialise, write and fsync happen before the lock, and under it only
-a read, a comparison of bytes and the rename, unless the file changed meanwhile. An
-append (:class:`Appends`, the group commit's change) to an inbox that is still exactly
-as this process's last append left it is spliced onto the bytes of that write
-(:func:`splice`) instead of parsing and serialising every entry again: the file is only
-ever stat'ed for that, and the read under the lock still decides. The replaced file is
-kept open across the rename and closed after the lock is released, so freeing its
-blocks is not done while Claude Code's writers wait.
+a read, a comparison of bytes and the rename, unless the file changed meanwhile (then
+the lock is let go and the write prepared again). An append (:class:`Appends`, the group
+commit's change) to an inbox that is as this process's last append left it, or that with
+entries appended since, is spliced onto its bytes instead of parsing and serialising
+every entry again (:mod:`~exomonad.teams.inbox_splice`); the read under the lock still
+decides. The replaced file is kept open across the rename and closed after the lock is
+released, so freeing its blocks is not done while Claude Code's writers wait.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -35,13 +36,13 @@ from exomonad.teams.atomic import (
     Staged,
     commit_staged,
     discard_staged,
-    dump_json,
     parse_json_array,
     read_bytes_or_empty,
     stage_bytes,
     stage_json,
 )
 from exomonad.teams.dirs import SafeDir
+from exomonad.teams.inbox_splice import LastWrites, appended, message_ids, splice
 from exomonad.teams.lock import FileLock, LockSettings, lock_dir_for
 from exomonad.teams.models import message_identity
 from exomonad.teams.paths import TeamPaths
@@ -55,10 +56,8 @@ __all__ = [
     "defer_closing",
     "ensure_file",
     "local_lock",
-    "message_ids",
     "missing_ids",
     "mutate",
-    "splice",
 ]
 
 #: ``change(entries, inbox_dir)``: edit ``entries`` in place; True to write them back.
@@ -67,13 +66,11 @@ Change = Callable[[list[dict[str, Any]], SafeDir], bool]
 #: ``new(present)``: the entries to append, given the message ids the inbox holds; adds
 #: the ids of those it returns to ``present``.
 New = Callable[[set[str]], list[dict[str, Any]]]
-#: The keys an entry's message id is under (ours, and Claude Code 2.1.330's).
-_ID_KEYS = ("msg_id", "messageId")
-#: The largest inbox whose bytes are kept to splice the next append onto.
-KEEP_MAX = 16 * 1024 * 1024
 #: How many times :func:`mutate` prepares a write ahead of the lock before it writes
 #: under the lock instead.
 AHEAD_TRIES = 3
+#: What this process's last append left in each inbox.
+_last = LastWrites()
 
 #: File descriptors of replaced inboxes left for :func:`close_deferred` (None: closed
 #: right after the lock is released).
@@ -140,11 +137,6 @@ def missing_ids(data: bytes, message_ids: Collection[str]) -> set[str]:
     return wanted - {message_identity(e) for e in orjson.loads(data)}
 
 
-def message_ids(entries: list[dict[str, Any]]) -> set[str]:
-    """Every message id the entries carry, under either key."""
-    return {v for e in entries for k in _ID_KEYS if isinstance(v := e.get(k), str)}
-
-
 class Appends:
     """A :data:`Change` that only appends: ``new(present)`` (see :data:`New`) gives the
     entries to add to the inbox, given the message ids already in it."""
@@ -159,38 +151,6 @@ class Appends:
         added = self.new(self.present)
         entries.extend(added)
         return bool(added)
-
-
-def splice(data: bytes, added: list[dict[str, Any]]) -> bytes:
-    """``dump_json(entries + added)``, given ``data == dump_json(entries)`` for a list of
-    objects, without parsing ``data``.
-
-    >>> splice(dump_json([]), [{"a": 1}]) == dump_json([{"a": 1}])
-    True
-    >>> splice(dump_json([{"a": 1}]), [{"b": [2]}, {}]) == dump_json([{"a": 1}, {"b": [2]}, {}])
-    True
-    """
-    if not added:
-        return data
-    items = b",\n".join(b"  " + dump_json(e).replace(b"\n", b"\n  ") for e in added)
-    if data == b"[]":
-        return b"[\n" + items + b"\n]"
-    if not data.endswith(b"\n]"):
-        raise ValueError("not what dump_json writes for a list of objects")
-    return b"".join((memoryview(data)[:-2], b",\n", items, b"\n]"))  # one copy of data
-
-
-@dataclass(frozen=True)
-class _Written:
-    """An inbox as this process's last append left it (see :class:`Appends`)."""
-
-    version: tuple[int, int, int]  # (inode, mtime_ns, size), taken under the lock
-    data: bytes
-    ids: set[str]  # never changed once kept (:func:`_prepare` copies it)
-
-
-#: inbox → its last append by this process (replaced whole, never edited in place).
-_written: dict[Path, _Written] = {}
 
 
 def _version(d: SafeDir, name: str) -> tuple[int, int, int] | None:
@@ -334,7 +294,7 @@ def _locked(
                     inode = commit_staged(staged, at=d)
                     version = _version(d, path.name)
                     ok = version is not None and version[0] == inode
-                    _remember(path, version if ok else None, staged.payload, ids)
+                    _last.remember(path, version if ok else None, staged.payload, ids)
                     done = Mutation(True, ok, version, 0.0)
             held = time.perf_counter() - acquired
     finally:
@@ -345,38 +305,40 @@ def _locked(
     return done, held
 
 
-def _remember(path: Path, version: tuple[int, int, int] | None, payload: bytes,
-              ids: set[str] | None) -> None:  # fmt: skip
-    """Keep what an append of ours left in ``path`` (forget it after any other write)."""
-    if version is None or ids is None or len(payload) > KEEP_MAX:
-        _written.pop(path, None)
-    else:
-        _written[path] = _Written(version, payload, ids)
-
-
 def _prepare(path: Path, d: SafeDir, change: Change, durable: bool) -> _Ahead | None:
     """``change`` applied to the inbox as it is now, unlocked, and written to a temp file
     (fsynced with ``durable``); None when there is nothing to prepare: the lock is held
     (its holder is about to change the file, and whoever queues meanwhile then joins the
     write made under the lock), the bytes do not parse (a torn read of an in-place write,
-    or a corrupt file: the read under the lock decides), or ``change`` wants no write."""
+    or a corrupt file: the read under the lock decides), or ``change`` wants no write.
+
+    An append (:class:`Appends`) to the inbox as our last append left it, or as that with
+    entries appended since (Claude Code's writers), is spliced onto its bytes
+    (:mod:`~exomonad.teams.inbox_splice`); anything else is parsed whole."""
     if d.exists(lock_dir_for(path).name):
         return None
-    known = _written.get(path) if isinstance(change, Appends) else None
+    appends = change if isinstance(change, Appends) else None
+    known = _last.get(path) if appends is not None else None
+    present: set[str] | None = None
     if known is not None and _version(d, path.name) == known.version:
-        assert isinstance(change, Appends)
-        present = set(known.ids)
-        added = change.new(present)
+        basis, present = known.data, set(known.ids)
+    else:
+        basis = read_bytes_or_empty(path, at=d)
+        more = appended(known.data, basis) if known is not None else None
+        if known is not None and more is not None:
+            present = known.ids | message_ids(more)
+    if appends is not None and present is not None:
+        added = appends.new(present)
         if not added:
             return None
-        payload = splice(known.data, added)
-        return _Ahead(known.data, stage_bytes(path, payload, durable=durable, at=d), present)
-    basis = read_bytes_or_empty(path, at=d)
+        with contextlib.suppress(ValueError):  # not a pretty array: parsed whole below
+            payload = splice(basis, added)
+            return _Ahead(basis, stage_bytes(path, payload, durable=durable, at=d), present)
     try:
         entries = parse_json_array(path, basis)
     except CorruptFileError:
         return None
     if not change(entries, d):
         return None
-    ids = change.present if isinstance(change, Appends) else None
+    ids = appends.present if appends is not None else None
     return _Ahead(basis, stage_json(path, entries, durable=durable, at=d), ids)
