@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -201,11 +201,54 @@ def _exactly_once(
     }
 
 
+#: Who writes the server's appends the event loop awaits: the inbox appender process
+#: (what ``exomonad serve`` runs), and the server's own group commit thread (before it;
+#: ``EXOMONAD_INBOX_APPENDER=thread``), measured in the same run.
+WRITERS = {"process": "the appender process", "thread": "the server's thread (before)"}
+
+
 def run(settings: Settings, console: Console) -> dict[str, Any]:
-    """Start the server and Claude Code's poller; measure each case; check every message."""
+    """Measure each case on a server with the appender process, then the 16 sessions'
+    notify_parent again with the server's own thread writing; check every message."""
     per = settings.scale(150, 8)
     ref_count = settings.scale(100, 10)
-    with exomonad_server(settings, workers=WORKERS) as server:
+    now = _measure(settings, console, CASES, per, ref_count, "process")
+    before = _measure(settings, console, CASES[1:2], per, ref_count, "thread")
+    return {
+        "method": (
+            "real `exomonad serve`; 16 client processes (plain JSON-RPC over keep-alive HTTP "
+            "on the Unix socket), released together; Claude Code's writers (writer.js, both "
+            f"styles, every {WRITER_PACE_MS:.0f} ms) and poller (drain.js, 1 s, prune) on the "
+            "lead's inbox; the notify_parent row again with the server's own thread writing"
+        ),
+        "rows": now["rows"] + before["rows"],
+        "writers": now["writers"] + before["writers"][1:],
+        "exactly_once": _sum(now["exactly_once"], before["exactly_once"]),
+        "drain": _sum(now["drain"], before["drain"], ("polls", "lock_failures")),
+        "inbox_commits": now["inbox_commits"],
+        "appender": now["appender"],
+        "mcp_fast": now["mcp_fast"],
+        "targets": {k: list(v) for k, v in TARGETS.items()},
+    }
+
+
+def _sum(a: dict[str, Any], b: dict[str, Any], keys: Iterable[str] | None = None) -> dict[str, int]:
+    """The counts of ``a`` and ``b`` added up (``keys``: only those)."""
+    return {k: int(a.get(k, 0)) + int(b.get(k, 0)) for k in (keys or a)}
+
+
+def _measure(
+    settings: Settings,
+    console: Console,
+    cases: tuple[tuple[str, dict[str, Any], int], ...],
+    per: int,
+    ref_count: int,
+    appender: str,
+) -> dict[str, Any]:
+    """``cases`` against one server whose loop's appends ``appender`` writes, beside
+    Claude Code's poller (and its writers during the 16 sessions' notify_parent)."""
+    env = {"EXOMONAD_INBOX_APPENDER": appender}
+    with exomonad_server(settings, workers=WORKERS, extra_env=env) as server:
         TaskStore(server.paths).create("benchmark task", "read by task_get")
         drained_out, drain_stop = server.root / "drained.jsonl", server.root / "drain.stop"
         drain = peers.drain(
@@ -213,7 +256,7 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
         )
         with _reaped([drain]):
             peers.start_together([drain])
-            console.log(f"team_load: Claude Code's writers alone, {ref_count} messages each")
+            console.log(f"team_load ({appender}): Claude Code's writers alone, {ref_count} each")
             ref = _writers(server, ref_count, None, "alone")
             with _reaped(ref):
                 peers.start_together(ref)
@@ -223,16 +266,18 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
             rows: list[dict[str, Any]] = []
             ids: list[str] = []
             beside: dict[str, Any] | None = None
-            for tool, args, n in CASES:
-                console.log(f"team_load: {n} session(s) x {per} {tool}")
+            for tool, args, n in cases:
+                console.log(f"team_load ({appender}): {n} session(s) x {per} {tool}")
                 beside_them = tool == "notify_parent" and n == len(WORKERS)
                 stop = server.root / f"{tool}.stop" if beside_them else None
                 writers = _writers(server, 100_000, stop, "beside") if stop else []
                 row, written = _sessions_row(server, tool, args, n, per, writers, stop)
+                row["writer"] = appender
                 ids += row.pop("ids") if tool == "notify_parent" else []
                 rows.append(row)
                 if written:
-                    beside = _writer_row("... beside 16 notify_parent sessions", written, "beside")
+                    case = f"... beside 16 notify_parent sessions, {WRITERS[appender]}"
+                    beside = _writer_row(case, written, "beside")
             drain_stop.touch()
             drain_summary = drain.result(timeout=30)
         health = server.health()
@@ -240,26 +285,20 @@ def run(settings: Settings, console: Console) -> dict[str, Any]:
     assert beside is not None, "the notify_parent case ran no writers beside it"
     check = _exactly_once(seen, ids, ref_row.pop("texts") + beside.pop("texts"))
     if check["missing"] or check["duplicated"]:
-        raise AssertionError(f"team_load: messages not found exactly once: {check}")
+        raise AssertionError(f"team_load ({appender}): messages not found exactly once: {check}")
     return {
-        "method": (
-            "real `exomonad serve`; 16 client processes (plain JSON-RPC over keep-alive HTTP "
-            "on the Unix socket), released together; Claude Code's writers (writer.js, both "
-            f"styles, every {WRITER_PACE_MS:.0f} ms) and poller (drain.js, 1 s, prune) on the "
-            "lead's inbox"
-        ),
         "rows": rows,
         "writers": [ref_row, beside],
         "exactly_once": check,
         "drain": drain_summary,
         "inbox_commits": health.get("inbox_commits"),
+        "appender": (health.get("services") or {}).get("inbox_appender"),
         "mcp_fast": (health.get("counters") or {}).get("mcp_fast", 0),
-        "targets": {k: list(v) for k, v in TARGETS.items()},
     }
 
 
 def _verdicts(row: dict[str, Any]) -> str:
-    if row["sessions"] != len(WORKERS):
+    if row["sessions"] != len(WORKERS) or row.get("writer", "process") != "process":
         return ""
     p50, p99, rate = TARGETS[row["case"]]
     lat, out = row["latency"], []
@@ -293,8 +332,9 @@ def render(data: dict[str, Any], console: Console) -> None:
     for r in data["rows"]:
         lat, g = r["latency"], r.get("commits")
         groups = f"{g['entries'] / g['groups']:.1f}, {g['hold_mean_ms']:.2f} ms" if g else ""
+        who = f" ({WRITERS[r['writer']]})" if r["case"] == "notify_parent" else ""
         table.add_row(
-            f"{r['case']}, {r['sessions']} session{'s' if r['sessions'] > 1 else ''}",
+            f"{r['case']}, {r['sessions']} session{'s' if r['sessions'] > 1 else ''}{who}",
             str(r["calls"]),
             fmt_ms(lat["p50"]),
             fmt_ms(lat["p90"]),
@@ -321,7 +361,7 @@ def render(data: dict[str, Any], console: Console) -> None:
             str(w["drops"]),
         )
     console.print(writers)
-    c, d, g = data["exactly_once"], data["drain"], data["inbox_commits"]
+    c, d, g, a = data["exactly_once"], data["drain"], data["inbox_commits"], data.get("appender")
     groups = (
         ""
         if not g
@@ -335,4 +375,10 @@ def render(data: dict[str, Any], console: Console) -> None:
         f"missing, {c['duplicated']} duplicated; drain {d['polls']} polls, "
         f"{d['lock_failures']} lock failures{groups}; "
         f"{data.get('mcp_fast', 0)} MCP requests answered by the fast path"
+        + (
+            f"; the appender process wrote {a['appended']} appends, the server "
+            f"{a['by_the_server']} (before it was ready)"
+            if a
+            else ""
+        )
     )
