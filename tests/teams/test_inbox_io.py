@@ -8,6 +8,7 @@ own last write is spliced onto its bytes without parsing them."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -189,9 +190,43 @@ def test_nothing_is_prepared_while_someone_holds_the_lock(team: TeamPaths, inbox
     lock.mkdir()
     try:
         with team.open_dir(inbox.parent) as d:
-            assert inbox_io._prepare(inbox, d, Appender(), True) is None
+            assert isinstance(inbox_io._prepare(inbox, d, Appender(), True), inbox_io._Busy)
     finally:
         lock.rmdir()
+    assert leftovers(team.inboxes_dir) == []
+
+
+def test_a_write_that_finds_the_lock_held_is_prepared_after_its_holder_wrote(
+    team: TeamPaths, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's writer holds the lock (and is about to append): our write waits for
+    it to let go, then is prepared from what it wrote, instead of being parsed,
+    serialised and fsynced whole under the lock while Claude Code's next writer waits."""
+    lock = lock_dir_for(inbox)
+    lock.mkdir()
+    waiting = threading.Event()
+    real = inbox_io._until_free
+
+    def until_free(d: SafeDir, name: str) -> bool:
+        waiting.set()
+        return real(d, name)
+
+    monkeypatch.setattr(inbox_io, "_until_free", until_free)
+    monkeypatch.setattr(inbox_io, "BUSY_WAIT", 60.0)  # however slow the machine
+
+    def claude_code_writes() -> None:
+        assert waiting.wait(30)  # our write found the lock held and waits for it
+        write_json_atomic(inbox, [*SEEDED, entry("theirs")])
+        lock.rmdir()
+
+    writer = threading.Thread(target=claude_code_writes)
+    writer.start()
+    change = LockWatching(inbox)
+    done = append_ahead(team, change)
+    writer.join()
+    assert done.verified
+    assert change.locked == [False]  # prepared once, after their write, the lock free
+    assert inbox.read_bytes() == dump_json([*SEEDED, entry("theirs"), NEW])
     assert leftovers(team.inboxes_dir) == []
 
 
