@@ -150,7 +150,7 @@ async def test_after_max_starts_the_server_keeps_writing_itself(
     assert read_json_array(team.inbox("team-lead"))[-1]["text"] == "after"
 
 
-async def test_stopping_lets_the_process_answer_what_it_holds(
+async def test_stopping_lets_the_process_write_and_answer_what_it_holds(
     tmp_path: Path, team: TeamPaths
 ) -> None:
     service = InboxAppender(tmp_path / "journal", enabled=True)
@@ -161,8 +161,9 @@ async def test_stopping_lets_the_process_answer_what_it_holds(
     await started(service, box)
     proc = service._proc
     assert proc is not None
-    sending = [asyncio.create_task(send(service, box, f"m{n}")) for n in range(30)]
-    await asyncio.sleep(0)  # queued; not yet answered
+    # 1 MB of appends: more than the pipe holds, so some are still queued in the server
+    sending = [asyncio.create_task(send(service, box, f"m{n} " + "x" * 2000)) for n in range(500)]
+    await asyncio.sleep(0)  # handed over, or queued for the pipe; not yet answered
     service.request_stop()
     await asyncio.wait_for(task, 30)
     ids = await asyncio.gather(*sending)

@@ -274,11 +274,17 @@ class InboxAppender(Passive):
     async def _close(self) -> None:
         self._closing = True
         self._ready = False
-        proc = self._proc
-        if proc is None:
+        proc, loop = self._proc, self._loop
+        if proc is None or loop is None:
             return
-        self._flush()
         if proc.stdin is not None:
+            fd = proc.stdin.fileno()
+            loop.remove_writer(fd)
+            with contextlib.suppress(OSError):  # gone: its output's end tells the rest
+                os.set_blocking(fd, True)  # what is still queued, whole, before the end
+                while self._out:
+                    del self._out[: os.write(fd, self._out)]
+            self._out.clear()
             with contextlib.suppress(OSError):
                 proc.stdin.close()
         try:  # its output ends once everything is answered (or handed over: _lost)
