@@ -173,9 +173,8 @@ def serve(inp: int, out: int) -> None:
     open_input = True
     while open_input or appender.due() is not None:
         wait = appender.due()
-        if open_input and wait != 0.0:
-            readable, _, _ = select.select([inp], [], [], wait)
-            if readable:
+        if open_input:  # what has arrived joins the group due (a poll when it is due now)
+            if select.select([inp], [], [], wait)[0]:
                 data = os.read(inp, _READ)
                 open_input = bool(data)
                 appender.feed(data)
