@@ -32,8 +32,6 @@ import logging
 import os
 import subprocess
 import sys
-from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,14 +55,6 @@ MAX_STARTS = 3
 #: Seconds the process gets to write what is queued once its input is closed.
 _STOP_TIMEOUT = 10.0
 _READ = 1 << 20
-
-
-@dataclass
-class _InFlight:
-    future: asyncio.Future[None]
-    box: Mailbox
-    to: str
-    pending: Pending
 
 
 class InboxAppender(Passive):
@@ -93,7 +83,8 @@ class InboxAppender(Passive):
         self._seq = 0
         self._boxes: dict[int, int] = {}  # id(mailbox) → its key in the process
         self._keep: list[Mailbox] = []  # the mailboxes defined, so their ids stay theirs
-        self._in_flight: dict[int, _InFlight] = {}
+        #: sequence number → its caller's future: True once written, False if handed back
+        self._in_flight: dict[int, asyncio.Future[bool]] = {}
         self._out = bytearray()  # lines not yet written to the process
         self._partial = b""
         self._ended = asyncio.Event()  # set when the process's output ends
@@ -105,17 +96,18 @@ class InboxAppender(Passive):
     async def commit(self, box: Mailbox, to: str, pending: Pending) -> None:
         """Write ``pending`` into ``to``'s inbox of ``box``; return once it is verified
         on disk (raises as :meth:`Mailbox.append` does)."""
-        if not self._ready:
+        if self._ready:
+            future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+            self._seq += 1
+            self._in_flight[self._seq] = future
+            self._send({"n": self._seq, "box": self._key(box), "to": to,
+                        "id": pending.message_id, "entry": pending.entry})  # fmt: skip
+            if await future:
+                return
+        else:  # handed back (the process ended) or not running: the server writes it
             self._start_soon()
-            self.fallbacks += 1
-            await asyncio.wrap_future(box.commit_later(to, pending))
-            return
-        future = asyncio.get_running_loop().create_future()
-        self._seq += 1
-        self._in_flight[self._seq] = _InFlight(future, box, to, pending)
-        self._send({"n": self._seq, "box": self._key(box), "to": to, "id": pending.message_id,
-                    "entry": pending.entry})  # fmt: skip
-        await future
+        self.fallbacks += 1
+        await asyncio.wrap_future(box.commit_later(to, pending))
 
     def _key(self, box: Mailbox) -> int:
         key = self._boxes.get(id(box))
@@ -222,13 +214,13 @@ class InboxAppender(Passive):
             self.appended += len(seqs)
             for seq in seqs:
                 done = self._in_flight.pop(seq, None)
-                if done is not None and not done.future.done():
-                    done.future.set_result(None)
+                if done is not None and not done.done():
+                    done.set_result(True)
             return
         for seq in line["err"]:
             done = self._in_flight.pop(seq, None)
-            if done is not None and not done.future.done():
-                done.future.set_exception(_error(line))
+            if done is not None and not done.done():
+                done.set_exception(_error(line))
 
     def _lost(self) -> None:
         """The process ended: recover its locks, hand its appends to the server."""
@@ -251,9 +243,9 @@ class InboxAppender(Passive):
         for lock in recover_locks(self.journal):
             log.warning("removed an inbox lock left by the inbox appender: %s", lock)
         in_flight, self._in_flight = self._in_flight, {}
-        for item in in_flight.values():
-            self.fallbacks += 1
-            _chain(item.box.commit_later(item.to, item.pending), item.future, loop)
+        for future in in_flight.values():  # their callers write them (commit)
+            if not future.done():
+                future.set_result(False)
         self._ended.set()
 
     # -- the service -------------------------------------------------------------------
@@ -309,19 +301,3 @@ def _error(line: dict[str, Any]) -> Exception:
     if kind == "corrupt":
         return CorruptFileError(Path(line["path"]), str(line["reason"]))
     return DeliveryError(str(line.get("message")))
-
-
-def _chain(source: Future[None], target: asyncio.Future[None],
-           loop: asyncio.AbstractEventLoop) -> None:  # fmt: skip
-    """Complete ``target`` (on ``loop``) as the concurrent future ``source`` completes."""
-
-    def copy(done: Future[None]) -> None:
-        if target.done():
-            return
-        error = done.exception()
-        if error is None:
-            target.set_result(None)
-        else:
-            target.set_exception(error)
-
-    source.add_done_callback(lambda done: loop.call_soon_threadsafe(copy, done))
