@@ -219,7 +219,7 @@ class InboxQueue:
                 self._leading = False
             self._cond.notify_all()
         if error is None:
-            _STATS.record(len(group), held)
+            record_group(len(group), held)
         for p in group:
             future, p.future = p.future, None  # no cycle through its callbacks
             if future is not None:
