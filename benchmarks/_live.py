@@ -36,6 +36,7 @@ __all__ = [
     "cpu_seconds",
     "cpu_times",
     "exomonad_server",
+    "machine_cpu_seconds",
     "temp_root",
     "tmux_server",
     "uds_request",
@@ -77,6 +78,14 @@ def cpu_times(pid: int) -> tuple[float, float]:
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far."""
     return sum(cpu_times(pid))
+
+
+def machine_cpu_seconds() -> float:
+    """CPU seconds every core of the machine spent busy so far, all processes and the
+    kernel's own work together (``/proc/stat``: user, nice, system, irq and softirq)."""
+    with open("/proc/stat", encoding="ascii") as f:
+        user, nice, system, _idle, _iowait, irq, softirq = map(int, f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / CLK_TCK
 
 
 @contextmanager

@@ -20,6 +20,7 @@ Server CPU per call from ``/proc``; latency is call → result in the client pro
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -34,7 +35,13 @@ from tests.interop import peers
 from tests.interop.peers import Peer, Style
 
 from benchmarks._common import Settings, fmt_ms, summarize
-from benchmarks._live import ExoServer, exomonad_server, verdict
+from benchmarks._live import (
+    ExoServer,
+    cpu_seconds,
+    exomonad_server,
+    machine_cpu_seconds,
+    verdict,
+)
 from exomonad.teams import Mailbox, message_identity
 from exomonad.teams.tasks import TaskStore
 
@@ -138,11 +145,14 @@ def _sessions_row(
     (with the server's group writes meanwhile) and the writers' summaries."""
     sessions = [_session(server, w, tool, args, count) for w in WORKERS[:n_sessions]]
     commits0 = server.health().get("inbox_commits") or {}
+    appender = ((server.health().get("services") or {}).get("inbox_appender") or {}).get("pid")
     with _reaped(sessions + writers):
         peers.start_together(writers + sessions, timeout=60)
-        s0 = server.cpu_seconds()
+        s0, m0 = server.cpu_seconds(), machine_cpu_seconds()
+        a0 = cpu_seconds(appender) if appender else 0.0
         results = [p.result(timeout=600) for p in sessions]
-        s1 = server.cpu_seconds()
+        s1, m1 = server.cpu_seconds(), machine_cpu_seconds()
+        a1 = cpu_seconds(appender) if appender else 0.0
         if stop is not None:
             stop.touch()
         written = [p.result(timeout=60) for p in writers]
@@ -157,6 +167,9 @@ def _sessions_row(
         "latency": summarize(lat),
         "server_cpu_ms_per_call": (s1 - s0) * 1000 / len(lat),
         "client_cpu_ms_per_call": sum(r["cpu_s"] for r in results) * 1000 / len(lat),
+        "appender_cpu_ms_per_call": (a1 - a0) * 1000 / len(lat) if appender else None,
+        "machine_cpu_ms_per_call": (m1 - m0) * 1000 / len(lat),
+        "cores": os.cpu_count() or 1,
         "ids": [i for r in results for i in r["message_ids"]],
         "commits": _delta(commits0, commits1),
     }
@@ -311,6 +324,26 @@ def _verdicts(row: dict[str, Any]) -> str:
     return ", ".join(out)
 
 
+def _floor_line(row: dict[str, Any]) -> str:
+    """Where a 16-session row's CPU goes, and the mean latency it cannot beat on this
+    machine: n sessions calling back to back have n calls in flight, so their mean
+    latency is n / rate (Little's law), and the rate is at most cores / CPU per call."""
+    n, cpu, cores = row["sessions"], row["machine_cpu_ms_per_call"], row["cores"]
+    parts = {"server": row["server_cpu_ms_per_call"], "appender": row["appender_cpu_ms_per_call"],
+             "sessions": row["client_cpu_ms_per_call"]}  # fmt: skip
+    known = {k: v for k, v in parts.items() if v is not None}
+    rest = cpu - sum(known.values())
+    split = ", ".join(f"{k} {v:.2f}" for k, v in known.items())
+    who = f" ({WRITERS[row['writer']]})" if row["case"] == "notify_parent" else ""
+    return (
+        f"{row['case']}{who}: the machine's CPU per call {cpu:.2f} ms ({split}, the rest "
+        f"{rest:.2f}: other processes, the kernel); mean latency {row['latency']['mean']:.2f} "
+        f"ms ({n} / rate: {n * 1000 / row['calls_per_s']:.2f}); at this CPU per call, with "
+        f"every core busy all the time, the mean is at least {n} x {cpu:.2f} / {cores} = "
+        f"{n * cpu / cores:.2f} ms"
+    )
+
+
 def render(data: dict[str, Any], console: Console) -> None:
     """The issue's table (and one session alone), then Claude Code's writers beside it;
     'lock held' is the server's mean per group write."""
@@ -347,6 +380,9 @@ def render(data: dict[str, Any], console: Console) -> None:
             _verdicts(r),
         )
     console.print(table)
+    for r in data["rows"]:
+        if r["sessions"] == len(WORKERS) and "machine_cpu_ms_per_call" in r:
+            console.print(_floor_line(r))
     writers = Table(title="Claude Code's writers on the lead's inbox (lock wait, ms)")
     for col in ("case", "messages", "p50", "p99", "max", "drops"):
         writers.add_column(col, justify="right")
