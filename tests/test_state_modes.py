@@ -24,7 +24,8 @@ from exomonad.server.services import Services
 from exomonad.setup import init_project
 from exomonad.state import find_state_dir
 from exomonad.teams import Mailbox, TeamPaths, create_team, register_synthetic
-from exomonad.teams.lock import FileLock, set_lock_journal
+from exomonad.teams.lock import FileLock
+from exomonad.teams.lockjournal import set_lock_journal
 
 
 @pytest.fixture(autouse=True)

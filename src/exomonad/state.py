@@ -200,8 +200,8 @@ def lock_journal(state_dir: Path) -> Path:
 def adopt_lock_journal(state_dir: Path) -> list[Path]:
     """Journal the inbox locks this process holds under ``<state>/locks-held``, after
     removing the ones a killed ExoMonad process left behind (see
-    :func:`exomonad.teams.lock.recover_locks`). Returns the lock dirs removed."""
-    from exomonad.teams.lock import recover_locks, set_lock_journal
+    :func:`exomonad.teams.lockjournal.recover_locks`). Returns the lock dirs removed."""
+    from exomonad.teams.lockjournal import recover_locks, set_lock_journal
 
     journal = ensure_state_dir(lock_journal(state_dir))
     removed = recover_locks(journal)

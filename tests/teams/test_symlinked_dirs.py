@@ -28,7 +28,7 @@ from exomonad.teams import (
     remove_synthetic,
     team_presence,
 )
-from exomonad.teams.lock import recover_locks
+from exomonad.teams.lockjournal import recover_locks
 from tests.teams.test_dirs import tree
 
 MAILBOX_OPS: dict[str, Callable[[Mailbox], Any]] = {

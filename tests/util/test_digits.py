@@ -10,7 +10,7 @@ import pytest
 from exomonad.policy.actions import ReadFile, WriteFile
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_lex import Redir, lex
-from exomonad.teams.lock import recover_locks
+from exomonad.teams.lockjournal import recover_locks
 from exomonad.util.digits import is_number
 
 W = "/w/repo/.worktrees/w1"

@@ -42,7 +42,7 @@ from exomonad.server.service import Passive
 from exomonad.teams import Mailbox
 from exomonad.teams.append_process import mailbox_line
 from exomonad.teams.groupcommit import Pending, record_group
-from exomonad.teams.lock import recover_locks
+from exomonad.teams.lockjournal import recover_locks
 
 __all__ = ["ENV", "MAX_STARTS", "InboxAppender"]
 

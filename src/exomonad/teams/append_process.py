@@ -24,7 +24,7 @@ it speaks JSON lines (orjson) on stdin and stdout:
 End of input: the appends queued are written and answered, then it exits. It never
 exits on SIGINT (a terminal's Ctrl-C reaches the whole process group; its server stops
 it by closing its input). The locks it holds are journalled in ``DIR`` like its
-server's (:func:`~exomonad.teams.lock.set_lock_journal`), so a kill mid-write leaves
+server's (:func:`~exomonad.teams.lockjournal.set_lock_journal`), so a kill mid-write leaves
 nothing Claude Code would wait on for 10 s once the server recovers them.
 """
 
@@ -45,7 +45,8 @@ import orjson
 from exomonad.errors import CorruptFileError
 from exomonad.teams.groupcommit import MAX_GROUP, Pending, free_after
 from exomonad.teams.inbox_io import close_deferred, defer_closing
-from exomonad.teams.lock import LockSettings, set_lock_journal
+from exomonad.teams.lock import LockSettings
+from exomonad.teams.lockjournal import set_lock_journal
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.paths import TeamPaths
 

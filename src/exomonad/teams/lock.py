@@ -21,10 +21,8 @@ lock elsewhere. Without ``at`` the target's directory is opened as its path says
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
-import itertools
 import math
 import os
 import threading
@@ -33,10 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from exomonad.errors import ExomonadError, LockCompromisedError, LockError
+from exomonad.errors import LockCompromisedError, LockError
 from exomonad.teams.dirs import SafeDir
-from exomonad.util.digits import is_number
-from exomonad.util.proc import pid_alive
+from exomonad.teams.lockjournal import Slot, take_slot
 
 __all__ = [
     "CLAUDE_INBOX_LOCK",
@@ -45,8 +42,6 @@ __all__ = [
     "FileLock",
     "LockSettings",
     "lock_dir_for",
-    "recover_locks",
-    "set_lock_journal",
 ]
 
 
@@ -164,57 +159,6 @@ class _Refresher:
 
 _REFRESHER = _Refresher()
 
-_journal: Path | None = None
-_journal_seq = itertools.count()
-
-
-def set_lock_journal(directory: Path | None) -> None:
-    """Record the locks this process holds in ``directory`` (None: stop recording).
-
-    proper-lockfile locks carry no owner: a process killed while holding one leaves a
-    lock dir that Claude Code waits on until it is stale (10 s), dropping its messages
-    meanwhile. With a journal, :func:`recover_locks` removes exactly those leftovers.
-    """
-    global _journal
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
-    _journal = directory
-
-
-def recover_locks(directory: Path) -> list[Path]:
-    """Remove lock dirs left by dead processes of ours; returns the locks removed.
-
-    A journal entry names the lock dir, the mtime it had when we made it and the root
-    its directory was opened from; the lock is removed only if its holder is gone, the
-    mtime is unchanged (a lock someone took since has another mtime) and its directory
-    is still reached from that root without a symlink.
-    """
-    removed: list[Path] = []
-    if not directory.is_dir():
-        return removed
-    for entry in directory.iterdir():
-        pid_text = entry.name.split("-", 1)[0]
-        if not is_number(pid_text) or pid_alive(int(pid_text)):
-            continue
-        with contextlib.suppress(OSError, ValueError, IndexError, ExomonadError):
-            lines = entry.read_text().split("\n")
-            if _remove_recorded(lines):
-                removed.append(Path(lines[0]))
-        entry.unlink(missing_ok=True)
-    return removed
-
-
-def _remove_recorded(lines: list[str]) -> bool:
-    """Remove the lock a journal entry records, if it is still the one we made."""
-    lock, mtime_ns = Path(lines[0]), int(lines[1])
-    root = Path(lines[2]) if len(lines) > 2 and lines[2] else None
-    opened = SafeDir.open(root, lock.parent) if root else SafeDir.trusting(lock.parent)
-    with opened as d:
-        if d.lstat(lock.name).st_mtime_ns != mtime_ns:
-            return False
-        os.rmdir(lock.name, dir_fd=d.fd)
-    return True
-
 
 class FileLock:
     """A proper-lockfile compatible lock on ``target`` (a context manager).
@@ -239,7 +183,7 @@ class FileLock:
         self._at = at
         self._dir: SafeDir | None = None  # while held: ``at``, or the parent we opened
         self._mtime_ns: int | None = None
-        self._journal_entry: Path | None = None
+        self._journal: Slot | None = None
         self._next_refresh = 0.0
         self.compromised = False
 
@@ -267,18 +211,10 @@ class FileLock:
         except FileExistsError:
             return False
         self._mtime_ns = d.lstat(self.path.name).st_mtime_ns
-        if _journal is not None:
-            self._journal_entry = _journal / f"{os.getpid()}-{next(_journal_seq)}"
-            self._journal_write(d, self._journal_entry)
+        self._journal = take_slot()
+        if self._journal is not None:
+            self._journal.record(self.path, self._mtime_ns, d.root)
         return True
-
-    def _journal_write(self, d: SafeDir, entry: Path) -> None:
-        """Record in the lock journal the lock dir, its mtime now, and its root (best
-        effort: an entry that cannot be written only leaves recovery to the stale time)."""
-        with contextlib.suppress(OSError):
-            fd = os.open(entry, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(f"{self.path}\n{self._mtime_ns}\n{d.root}\n")
 
     def _remove_if_stale(self, d: SafeDir) -> bool:
         """Remove the lock dir if it is stale; True if a retry should follow at once."""
@@ -345,14 +281,8 @@ class FileLock:
             self.compromised = True
             _REFRESHER.discard(self)  # the refresher's Condition wraps an RLock
             return
-        entry = self._journal_entry
-        if entry is not None:  # recovery after a kill must know the lock by its new mtime
-            staged = entry.with_name(entry.name + ".new")
-            self._journal_write(d, staged)
-            try:
-                os.replace(staged, entry)
-            except OSError:  # the journal's trouble, not the lock's
-                staged.unlink(missing_ok=True)
+        if self._journal is not None:  # recovery after a kill must know its new mtime
+            self._journal.record(self.path, self._mtime_ns, d.root)
 
     def check(self) -> None:
         """Raise :class:`LockCompromisedError` if the lock is no longer ours.
@@ -375,7 +305,8 @@ class FileLock:
     def release(self) -> None:
         """Release the lock; never remove a lock dir that is no longer ours."""
         _REFRESHER.discard(self)
-        d = self._dir
+        d, slot, self._journal = self._dir, self._journal, None
+        stands = False  # whether a lock dir we made may still be there
         try:
             try:
                 self.check()  # raises unless held, so d is the open directory below
@@ -383,14 +314,14 @@ class FileLock:
                 self._mtime_ns = None
             try:
                 os.rmdir(self.path.name, dir_fd=d.fd if d is not None else -1)
-                if self._journal_entry is not None:
-                    self._journal_entry.unlink(missing_ok=True)
-                    self._journal_entry = None
             except OSError as exc:
                 if exc.errno != errno.ENOENT:
+                    stands = True
                     raise LockError(f"could not release {self.path}: {exc}") from exc
         finally:
             self._close_dir()
+            if slot is not None:
+                slot.release(keep=stands)
 
     def __enter__(self) -> FileLock:
         self.acquire()
