@@ -213,7 +213,10 @@ class _Run:
         proc.wait(30)
         self.out.kills[target] += 1
         for entry in (self.state / "locks-held").glob(f"{proc.pid}-*"):
-            lock = Path(entry.read_text().split("\n")[0])
+            record = entry.read_text()
+            if not record:  # a journal file kept for the next lock: it held none
+                continue
+            lock = Path(record.split("\n")[0])
             if lock.is_dir():
                 self.out.left_locks.append(lock.name)
 
