@@ -103,15 +103,18 @@ def _internal(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
 
 
 def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    """A fetch's hosts; a ``file:`` URL is a read of its path (percent-escapes decoded,
+    dot segments removed; no globbing: found probing, ``file:///<worktree>/[x]/../../../
+    .exomonad/lead.token`` was allowed as a read of the worktree), whatever URLs the
+    prompt names besides."""
     del env
+    url = _str(req.tool_input, "url")
+    path = file_url_path(url) if url else None
+    read: list[Action] = [ReadFile(path)] if path is not None else []
     urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key) or "")]
     if not urls:
-        url = _str(req.tool_input, "url")
-        path = file_url_path(url) if url else None
-        if path is not None:  # a file: URL is a read of its path, not a host
-            return [ReadFile(path)]
-        return [Network(host_of(url))] if url else None
-    return list(dict.fromkeys(Network(host_of(u)) for u in urls))
+        return read or ([Network(host_of(url))] if url else None)
+    return read + list(dict.fromkeys(Network(host_of(u)) for u in urls))
 
 
 def _search(req: ToolRequest, env: ShellEnv) -> list[Action] | None:

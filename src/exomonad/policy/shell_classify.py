@@ -36,6 +36,7 @@ from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, makes_links
+from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
     SimpleCommand,
     is_assignment,
@@ -80,6 +81,7 @@ def classify_shell(
         commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:
         return [Unknown(src)]
+    env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
     out: list[Action] = []
     for cmd in commands:
         start = len(out)
@@ -223,10 +225,21 @@ def _argv(
     patch_args = apply_patch_args(name, args)
     if patch_args is not None:  # Codex's apply_patch: read as the apply_patch tool is
         return shell_patch_actions(patch_args, cmd, cwd)
-    handled = handle(name, args, cwd)
+    handled = _handled(name, args, cwd, env, full)
     if handled is not None:
         return handled
     return runs(name, args, full, cwd, env.worktree, privileged, modelled=name in modelled())
+
+
+def _handled(
+    name: str, args: list[Word], cwd: str | None, env: ShellEnv, full: tuple[str, ...]
+) -> list[Action] | None:
+    """What a modelled program does; an HTTP client where the command line may point it
+    at another configuration (``HOME=. curl`` reads ``./.curlrc``) is Unknown too."""
+    handled = handle(name, args, cwd)
+    if env.client_config and name in HTTP_CLIENTS:
+        return [configured_client(name, full), *(handled or [])]
+    return handled
 
 
 def _loop(listed: list[Word], full: tuple[str, ...], cwd: str | None) -> list[Action]:

@@ -96,6 +96,9 @@ class ShellEnv:
     cdpath: bool = False
     #: A command of the line so far may have made symbolic links (``shell_links``).
     links_made: bool = False
+    #: The line may point HTTP clients at another configuration (``HOME=.``,
+    #: ``XDG_CONFIG_HOME=``, ``CURL_HOME=``...: ``shell_network.sets_client_config``).
+    client_config: bool = False
 
     def protects(self, name: Word | None) -> bool:
         """Whether branch ``name`` may be a protected one: it matches a pattern (also

@@ -18,13 +18,15 @@ import posixpath
 import re
 from urllib.parse import unquote, urlsplit
 
-from exomonad.policy.actions import Action, Network, ReadFile, Shell, WriteFile
+from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
     CURL_WITH_ARG,
     HTTPIE_WITH_ARG,
     WGET_WITH_ARG,
+    curl_globbing,
+    globbed,
     http_files,
 )
 from exomonad.policy.shell_lex import Word
@@ -37,6 +39,7 @@ __all__ = [
     "LOOKUP_CLIENTS",
     "REMOTE_CLIENTS",
     "bash_socket",
+    "configured_client",
     "file_url_path",
     "getent_client",
     "host_of",
@@ -44,11 +47,54 @@ __all__ = [
     "lookup_client",
     "openssl_client",
     "remote_client",
+    "sets_client_config",
     "url_hosts",
 ]
 
 #: The programs each handler reads.
 HTTP_CLIENTS = ("curl", "wget", "http", "https", "xh", "aria2c")
+#: Variables naming where an HTTP client finds its configuration, which may name any
+#: file it reads or writes: curl's ``$CURL_HOME``, ``$XDG_CONFIG_HOME``, ``$HOME/.curlrc``;
+#: ``WGETRC``, ``SYSTEM_WGETRC``, ``~/.wgetrc``; aria2c's ``~/.aria2/aria2.conf``;
+#: ``HTTPIE_CONFIG_DIR``, ``XH_CONFIG_DIR`` (their default options). Found probing:
+#: ``HOME=. curl file://<worktree>/s`` with a ``.curlrc`` the worker wrote saying
+#: ``upload-file = "../../.exomonad/lead.token"`` copied the token, allowed.
+_CONFIG_NAMES = (
+    "HOME|XDG_CONFIG_HOME|CURL_HOME|WGETRC|SYSTEM_WGETRC|HTTPIE_CONFIG_DIR|XH_CONFIG_DIR"
+)
+_CONFIG_SET = re.compile(rf"(?<![A-Za-z0-9_])(?:{_CONFIG_NAMES})\+?=")
+_CONFIG_NAMED = re.compile(rf"(?<![A-Za-z0-9_])(?:{_CONFIG_NAMES})(?![A-Za-z0-9_])")
+#: Builtins that set the variables they name (``declare -n r=HOME`` makes ``r=.`` set
+#: HOME), or one named only at run time.
+_SETTERS = frozenset({"declare", "typeset", "export", "readonly", "local", "read", "mapfile",
+                      "readarray", "-v"})  # fmt: skip
+
+
+def sets_client_config(words: tuple[Word, ...] | list[Word]) -> bool:
+    """Whether a command of ``words`` may point an HTTP client at a configuration of
+    the worker's: it assigns a variable of :data:`_CONFIG_SET` anywhere (before a
+    command, alone: ``HOME`` is exported, so ``HOME=.; curl`` reads ``./.curlrc`` too;
+    through ``export``, ``env``, ``eval``'s text), or a setter builtin (``printf -v``)
+    names one or a variable known only at run time (``export "$v=."``).
+
+    >>> sets_client_config([Word("HOME=."), Word("curl")]), sets_client_config([Word("MYHOME=.")])
+    (True, False)
+    >>> sets_client_config([Word("declare"), Word("-n"), Word("r=HOME")])
+    True
+    """
+    if any(_CONFIG_SET.search(w.text) for w in words):
+        return True
+    if not any(w.text in _SETTERS for w in words):
+        return False
+    return any(w.dynamic or _CONFIG_NAMED.search(w.text) for w in words)
+
+
+def configured_client(name: str, full: tuple[str, ...]) -> Unknown:
+    """An HTTP client run where :func:`sets_client_config` held for the command line."""
+    return Unknown(f"{name} reads a configuration a variable set here points to: "
+                   f"{' '.join(full)}")  # fmt: skip
+
+
 REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh")
 
 _SSH_WITH_ARG = option_set(
@@ -78,30 +124,45 @@ def host_of(url: str) -> str | None:
     return host.lower()
 
 
-#: A ``file:`` URL (any case; ``file:/p``, ``file:///p``, ``file://localhost/p``): its path.
+#: A ``file:`` URL (any case; ``file:/p``, ``file:///p``, ``file://localhost/p``): its path,
+#: query and fragment.
 _FILE_URL = re.compile(r"file:(?://[^/]*)?(/.*)", re.IGNORECASE | re.DOTALL)
-#: What curl's URL globbing expands (``{a,b}``, ``[1-3]``).
-_URL_GLOB = re.compile(r"[{\[]")
 
 
 def file_url_path(url: str) -> str | None:
-    """The local path a ``file:`` URL names, percent-escapes decoded (curl decodes them);
-    for a URL curl's globbing expands, the directory before its first pattern. None for
-    any other URL.
+    """The local path a ``file:`` URL names, as curl opens it: the path up to a query
+    or fragment (``?``, ``#``), percent-escapes decoded and dot segments removed (RFC
+    3986). None for any other URL. A URL curl's globbing would expand is not read
+    here (:func:`globbed`): found probing, ``file://<worktree>/{x}/../../../%2Eexomonad/
+    lead%2Etoken`` printed the token, judged by the directory before its pattern.
 
-    >>> file_url_path("FILE://localhost/p/%2Eexomonad/lead.token"), file_url_path("https://h/x")
+    >>> file_url_path("FILE://localhost/p/%2Eexomonad/lead%2Etoken"), file_url_path("https://h/x")
     ('/p/.exomonad/lead.token', None)
-    >>> file_url_path("file:///p/.exo{monad,x}/lead.token")
-    '/p'
+    >>> file_url_path("file:///p/.exomonad/lead.token?/../../w/x")
+    '/p/.exomonad/lead.token'
     """
     found = _FILE_URL.fullmatch(url)
     if found is None:
         return None
-    path = unquote(found.group(1))
-    pattern = _URL_GLOB.search(path)
-    if pattern is not None:
-        path = posixpath.dirname(path[: pattern.start()]) or "/"
-    return posixpath.normpath(path)
+    return _decoded(re.split(r"[?#]", found.group(1), maxsplit=1)[0])
+
+
+def _decoded(path: str) -> str:
+    return posixpath.normpath("/" + unquote(path).lstrip("/"))
+
+
+def _before_pattern(url: str) -> str:
+    """The directory before the first pattern of a globbed ``file:`` URL (a tree it
+    may read, kept beside the :class:`Unknown` so a pattern into the state dir is still
+    refused).
+
+    >>> _before_pattern("file:///p/.exo{monad,x}/lead.token")
+    '/p'
+    """
+    found = _FILE_URL.fullmatch(url)
+    path = found.group(1) if found is not None else "/"
+    cut = min((i for i in (path.find("{"), path.find("[")) if i >= 0), default=-1)
+    return _decoded(posixpath.dirname(path[:cut]) if cut >= 0 else path)
 
 
 #: A URL anywhere in a word: its scheme and the rest up to where its host ends. The
@@ -135,20 +196,41 @@ def url_hosts(words: list[Word]) -> list[Action]:
     return found
 
 
-def _hosts(urls: list[Word], uploads: bool = False) -> list[Action]:
-    """The host each URL reaches; a ``file:`` URL is a read of its path (its tree, for a
-    pattern), or with an upload (``curl -T``) a write: found probing, ``curl
-    file:///p/.exomonad/lead.token`` printed the token, asked as "network access to
-    <unknown host>", and ``curl -T x file:///p/.exomonad/y`` wrote there."""
+def _hosts(
+    urls: list[Word], uploads: bool = False, globbing: bool = False, default: str | None = None
+) -> list[Action]:
+    """The host each URL reaches; a ``file:`` URL is a read of its path, or with an
+    upload (``curl -T``) a write: found probing, ``curl file:///p/.exomonad/lead.token``
+    printed the token, asked as "network access to <unknown host>", and ``curl -T x
+    file:///p/.exomonad/y`` wrote there. A ``file:`` URL curl's globbing expands
+    (``globbing``) is :class:`Unknown`: ``curl -T up.txt 'file://<worktree>/{x}/../../../
+    Makefile'`` overwrote the lead's file, allowed as a write in the worktree. With
+    ``--proto-default file`` (``default``), a URL without a scheme is a ``file:`` one."""
     out: list[Action] = []
     for w in urls:
-        path = None if w.dynamic else file_url_path(w.text)
-        if path is None:
-            out.append(Network(None if w.dynamic else host_of(w.text)))
+        text = w.text
+        if default is not None and "://" not in text and _FILE_URL.fullmatch(text) is None:
+            if default != "file" and not default.isalnum():  # --proto-default "$P"
+                out.append(Unknown(f"curl reads {text} by a protocol named at run time"))
+                continue
+            if default == "file":  # curl --proto-default file /p/.exomonad/lead.token
+                if w.dynamic or not text.startswith("/"):
+                    out.append(Unknown(f"curl reads {text} as a file: URL"))
+                    continue
+                text = "file://" + text
+        path = None if w.dynamic else file_url_path(text)
+        if path is None and w.dynamic and text[:5].lower() == "file:":
+            out.append(Unknown(f"curl opens a file: URL known only at run time: {text}"))
+        elif path is None:
+            out.append(Network(None if w.dynamic else host_of(text)))
+        elif globbing and globbed(text):
+            out.append(Unknown(f"curl expands the pattern in {text} (add -g to read it as is)"))
+            tree = _before_pattern(text)
+            out.append(WriteFile(tree) if uploads else ReadFile(tree, recursive=True))
         elif uploads:
             out.append(WriteFile(path))
         else:
-            out.append(ReadFile(path, recursive=_URL_GLOB.search(w.text) is not None))
+            out.append(ReadFile(path))
     return out
 
 
@@ -183,8 +265,17 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
         )
         urls, items = rest[:1], rest[1:]
     uploads = any(opts.get(o) for o in ("-T", "--upload-file")) and name == "curl"
+    globbing = name == "curl" and curl_globbing(opts)
+    default = None
+    if name == "curl":
+        given = [w for w in opts.get("--proto-default", []) if w is not None]
+        default = (given[-1].text.lower() if not given[-1].dynamic else "$") if given else None
     files = http_files(name, items, opts, cwd)
-    return _sockets(sockets, cwd) + files + (_hosts(urls, uploads) or [Network(None)])
+    return (
+        _sockets(sockets, cwd)
+        + files
+        + (_hosts(urls, uploads, globbing, default) or [Network(None)])
+    )
 
 
 def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
