@@ -280,8 +280,9 @@ def _wrapper(
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
         joined = Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest))
         return _nested(joined, [], cwd, env, depth, full)
-    if name == "xargs":  # xargs -a FILE: its words are FILE's contents (a token, printed)
-        source = got.opts.get("-a") or got.opts.get("--arg-file")
+    if name in ("xargs", "sshpass"):  # xargs -a FILE: its words are FILE's contents (a
+        # token, printed); sshpass -f FILE: FILE's first line, sent as a password
+        source = got.opts.get("-a") or got.opts.get("--arg-file") or got.opts.get("-f")
         if source is not None:
             lead.append(ReadFile(tree_root(cwd, source)))
     if name == "xargs" and rest:

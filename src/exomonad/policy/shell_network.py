@@ -19,7 +19,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
-from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
     CURL_WITH_ARG,
@@ -30,11 +30,17 @@ from exomonad.policy.shell_http_files import (
     http_files,
 )
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_local_commands import LOCAL_COMMAND_OPTIONS, local_commands
+from exomonad.policy.shell_local_commands import (
+    LOCAL_COMMAND_OPTIONS,
+    local_commands,
+    ssh_files,
+    ssh_keyword,
+)
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = [
+    "CLIENT_ALIASES",
     "HTTP_CLIENTS",
     "LOOKUP_CLIENTS",
     "REMOTE_CLIENTS",
@@ -95,11 +101,19 @@ def configured_client(name: str, full: tuple[str, ...]) -> Unknown:
                    f"{' '.join(full)}")  # fmt: skip
 
 
-REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh")
+#: Other names of the remote clients (found probing: each was allowed outright, and
+#: ``slogin -o ProxyCommand=CMD h`` ran CMD): Debian's ``slogin`` (a link to ssh),
+#: ``autossh`` (ssh, restarted; ``-M PORT`` is its own), netcat's packages' names.
+CLIENT_ALIASES = {"slogin": "ssh", "autossh": "ssh", "netcat": "nc", "nc.openbsd": "nc",
+                  "nc.traditional": "nc", "telnet.netkit": "telnet",
+                  "inetutils-telnet": "telnet"}  # fmt: skip
+REMOTE_CLIENTS = ("ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "mosh", "dbclient",
+                  *CLIENT_ALIASES)  # fmt: skip
 
 _SSH_WITH_ARG = option_set(
     f"-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -P {LOCAL_COMMAND_OPTIONS}"
 )
+_AUTOSSH_WITH_ARG = _SSH_WITH_ARG | {"-M"}
 _NC_WITH_ARG = option_set(f"-p -s -w -i -x -X -q -e -c {LOCAL_COMMAND_OPTIONS}")
 #: Options naming a Unix socket to connect to (``curl``/``xh``; ``nc -U``/``ncat
 #: --unixsock``: the host).
@@ -278,14 +292,34 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
     )
 
 
+def _other_hosts(own: str, opts: Options) -> list[Action]:
+    """The hosts a client reaches besides the one it is given: ssh's jump hosts (``-J``,
+    ``ProxyJump``), the ``HostName`` an ``-o`` puts in place of the host named (found
+    probing: ``ssh -o HostName=evil.example h`` was asked as network access to h), nc's
+    proxy (``-x``)."""
+    named: list[Word] = []
+    if own == "ssh":
+        named += [w for w in opts.get("-J", []) if w is not None]
+    if own in ("ssh", "scp", "sftp"):
+        for w in opts.get("-o", []):
+            keyword, rest = ("", "") if w is None or w.dynamic else ssh_keyword(w.text.strip())
+            if keyword in ("hostname", "proxyjump"):
+                named.append(Word(rest.strip()))
+    if own == "nc":
+        named += [w for w in opts.get("-x", []) if w is not None]
+    return [Network(None if w.dynamic else host_of(one)) for w in named
+            for one in w.text.split(",") if one.lower() != "none"]  # fmt: skip
+
+
 def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """A remote shell's or copy's host; a copy's local sources (or, for a copy with no
     remote side, the command itself); the socket ``nc -U`` connects to; first, the
     local commands it runs on the way (:mod:`~exomonad.policy.shell_local_commands`)."""
-    positionals, opts = scan_options(
-        args, _NC_WITH_ARG if name in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
-    )
-    ran = local_commands(name, opts)
+    own = CLIENT_ALIASES.get(name, name)
+    with_arg = _NC_WITH_ARG if own in ("nc", "ncat", "telnet") else _SSH_WITH_ARG
+    positionals, opts = scan_options(args, _AUTOSSH_WITH_ARG if name == "autossh" else with_arg)
+    ran = local_commands(own, opts, name) + ssh_files(own, opts, cwd)
+    ran += _other_hosts(own, opts)
     if name in ("scp", "rsync", "sftp"):
         remote = [
             w
@@ -310,7 +344,7 @@ def remote_client(name: str, args: list[Word], cwd: str | None) -> list[Action] 
         if not out and reads:  # a local copy: the command as it is, and what it reads
             out = [Shell((name, *(w.text for w in args)), cwd)]
         return ran + out + reads or None
-    if name in ("nc", "ncat") and flags(opts, *_NC_SOCKET):  # the socket is the host
+    if own in ("nc", "ncat") and flags(opts, *_NC_SOCKET):  # the socket is the host
         return [*ran, *_sockets(positionals[:1], cwd), Network(None)]
     return ran + (_hosts(positionals[:1]) or [Network(None)])
 

@@ -103,6 +103,9 @@ WRAPPERS: dict[str, OptSpec] = {
         word_set("interval equexit"),
         word_set("differences"),
     ),
+    # sshpass: types a password into the command it runs (found probing: `sshpass -p x
+    # ssh h` was allowed, the ssh inside it unread); `-f FILE` reads the password.
+    "sshpass": OptSpec("hvV", "fdpP", "e"),
     "flock": OptSpec(
         "sxenuoFV",
         "wEc",

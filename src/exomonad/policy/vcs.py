@@ -81,7 +81,7 @@ _RUNS: dict[str, tuple[str, ...]] = {
     "grep": ("--open-files-in-pager", "-O"),
     "fetch": ("--upload-pack",),
     "pull": ("--upload-pack",),
-    "ls-remote": ("--upload-pack",),
+    "ls-remote": ("--upload-pack", "-u"),
     "clone": ("--upload-pack", "-u", "--template", "--config", "-c"),
     "archive": ("--exec", "--remote"),
     "submodule": ("foreach",),
