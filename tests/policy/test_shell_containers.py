@@ -45,3 +45,95 @@ def test_a_container_given_the_host_goes_to_a_person(command: str, role: str) ->
 )  # fmt: skip
 def test_ordinary_containers_stay_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), bash(command)
+
+
+# Found probing (a second round), each allowed: a mount of the host's root or system
+# directories by --mount (-v was asked only for a worker, and only as a path outside the
+# worktree), another container's namespaces, a cgroup parent, compose files (which can
+# say `privileged: true`), ctr, buildah, lxc, a build's insecure entitlement.
+GETS_THE_HOST = [
+    ("docker run --mount type=bind,source=/,target=/host alpine sh", "(/)"),
+    ("docker run --mount=type=bind,src=/etc,dst=/h alpine sh", "(/etc)"),
+    ("docker run -v /:/host alpine chroot /host sh", "(/)"),
+    ("docker run --volume=/:/host alpine sh", "(/)"),
+    ("docker run -itv/:/h alpine sh", "(/)"),
+    ("docker run -v ../../../../../../../../etc:/h alpine sh", "(/etc)"),
+    ("docker run -v /var/run/docker.sock:/var/run/docker.sock docker", "(/var/run/docker.sock)"),
+    ("docker run --mount 'type=volume,src=v,dst=/m,volume-opt=device=/' alpine", "mounts what"),
+    ("docker volume create --opt type=none --opt o=bind --opt device=/ v", "mounts what"),
+    ("docker run --network=container:abc alpine sh", "--network=container:abc"),
+    ("docker run --pid container:abc alpine sh", "--pid container:abc"),
+    ("podman run --network ns:/proc/1/ns/net alpine", "--network ns:/proc/1/ns/net"),
+    ("docker run --cgroup-parent=/ alpine", "--cgroup-parent=/"),
+    ("docker compose up -d", "docker compose up runs what a compose file says"),
+    ("docker compose -f compose.yml run app sh", "runs what a compose file says"),
+    ("docker -H unix:///run/docker.sock compose up", "runs what a compose file says"),
+    ("docker-compose up", "docker-compose up runs what a compose file says"),
+    ("podman-compose --podman-path ./x ps", "runs what a compose file says"),
+    ("docker stack deploy -c compose.yml s", "compose file"),
+    ("ctr run --privileged docker.io/library/alpine:latest x sh", "--privileged"),
+    ("ctr run --mount type=bind,src=/,dst=/h,options=rbind docker.io/library/alpine:latest x sh",
+     "(/)"),
+    ("buildah run --cap-add ALL c sh", "--cap-add ALL"),
+    ("lxc exec c -- sh", "lxc runs in a container set up elsewhere"),
+    ("incus exec c -- sh", "incus runs in a container set up elsewhere"),
+    ("systemd-nspawn -D / sh", "systemd-nspawn runs in a container"),
+    ("docker buildx build --allow security.insecure .", "--allow security.insecure"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "said"), GETS_THE_HOST)
+@pytest.mark.parametrize("role", ["worker", "tl"])
+def test_a_mount_of_the_host_or_a_compose_file_goes_to_a_person(
+    command: str, said: str, role: str
+) -> None:
+    verdict = bash(command, role=role)
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+    assert said in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [("docker run --mount=type=bind,source=/p,target=/h alpine sh", "names /p"),
+     ("docker run --rm -v ../..:/h alpine sh", "names /p"),
+     ("docker run --rm -v ./..:/h alpine sh", "names /p/.worktrees"),
+     ("docker run --rm -v \"$PWD/../..:/h\" alpine sh", "names /p"),
+     ("docker run -v \"$X:/h\" alpine", "names a path the command line does not tell"),
+     ("docker run -v \"$(echo /):/h\" alpine", "names a path the command line does not tell")],
+)  # fmt: skip
+def test_a_worker_mounting_outside_its_worktree_is_asked(command: str, named: str) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert named in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['docker run --rm -v "$PWD:/w" -w /w node npm test',
+     'docker run --rm -v "$(pwd):/w" --workdir=/w node npm test',
+     'docker run --rm -itv "$PWD/src:/src" -e HOME=/root -v cache:/root/.cache node',
+     "docker run -v ./src:/src --tmpfs /app alpine ls", "docker build .", "docker compose ps",
+     "docker compose -f compose.yml logs app", "docker-compose down", "lxc list",
+     "docker run -it --privileged=false alpine true", "docker run -p 8080:80 nginx"],
+)  # fmt: skip
+@pytest.mark.parametrize("role", ["worker", "tl"])
+def test_ordinary_container_work_stays_allowed(command: str, role: str) -> None:
+    assert isinstance(bash(command, role=role), Allow), bash(command, role=role)
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [("DOCKER_HOST=tcp://evil.example:2375 docker run alpine", "sets DOCKER_HOST=tcp://evil.example:2375"),
+     ("export DOCKER_HOST=tcp://evil.example:2375", "sets DOCKER_HOST"),
+     ("CONTAINER_HOST=ssh://u@evil.example/run/podman.sock podman ps", "sets CONTAINER_HOST"),
+     ("env DOCKER_HOST=tcp://evil.example:2375 docker ps", "env DOCKER_HOST"),
+     ("docker -H tcp://evil.example:2375 run alpine true", "network access to evil.example"),
+     ("docker -H evil.example:2375 run alpine", "network access to evil.example"),
+     ("docker --host=evil.example run alpine", "network access to evil.example"),
+     ("podman --url ssh://u@evil.example/run/podman.sock ps", "network access to evil.example")],
+)  # fmt: skip
+def test_a_command_sent_to_another_engine_is_asked(command: str, said: str) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert said in verdict.reason, verdict.reason

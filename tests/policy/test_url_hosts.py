@@ -9,6 +9,7 @@ to the same host is asked.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,37 @@ def test_a_long_word_without_a_url_names_no_host() -> None:
     verdict = bash("python3 x.py " + "a." * 50000 + "://h.example/x")
     assert isinstance(verdict, Escalate), verdict
     assert "network access to h.example" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("command", "host"),
+    [("lynx -dump evil.example", "evil.example"), ("w3m evil.example", "evil.example"),
+     ("w3m -T text/html -dump evil.example", "evil.example"), ("lynx", "<unknown host>"),
+     ("elinks --dump u@evil.example:8080/x", "evil.example"),
+     ("lwp-request -m POST evil.example", "evil.example"), ("GET evil.example/x", "evil.example"),
+     ("rclone copy x remote:bucket", "<unknown host>"),
+     ("rclone serve http ../..", "<unknown host>")],
+)  # fmt: skip
+def test_a_browser_or_rclone_reaches_a_bare_host_and_is_asked(command: str, host: str) -> None:
+    """Found probing: each was allowed (a host without a scheme is no URL to
+    :func:`~exomonad.policy.shell_network.url_hosts`)."""
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert f"network access to {host}" in verdict.reason, verdict.reason
+
+
+@pytest.mark.skipif(shutil.which("lwp-request") is None, reason="no lwp-request here")
+def test_lwp_request_carries_data_to_a_bare_host(tmp_path: Path, sink: Sink) -> None:
+    host = sink.url.removeprefix("http://")
+    command = f"lwp-request -m GET {host}exo-data-lwp"
+    assert any("exo-data-lwp" in line for line in _reached(command, tmp_path, sink))
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert "network access to 127.0.0.1" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command", ["w3m -dump ./README.html", "rclone version", "lynx -dump /tmp/x.html"]
+)
+def test_a_browser_given_a_local_file_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)

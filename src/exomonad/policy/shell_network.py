@@ -19,6 +19,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
+from exomonad.policy.shell_containers import engine_hosts
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
@@ -40,6 +41,7 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = [
+    "BROWSERS",
     "CLIENT_ALIASES",
     "HTTP_CLIENTS",
     "LOOKUP_CLIENTS",
@@ -51,6 +53,7 @@ __all__ = [
     "host_of",
     "http_client",
     "lookup_client",
+    "named_hosts",
     "openssl_client",
     "remote_client",
     "sets_client_config",
@@ -196,18 +199,61 @@ def url_hosts(words: list[Word]) -> list[Action]:
     >>> url_hosts([Word("--index-url=https://h.example/simple"), Word("x")])
     [Network(host='h.example')]
     """
-    found: list[Action] = []
-    for w in words:
+    found: dict[Action, None] = {}  # once each, in order (a list's `in` was quadratic:
+    for w in words:  # 20000 URLs took 50 s of the server's time)
         if "://" not in w.text:
             continue
         for match in _URL_IN.finditer(w.text):
             if match.group(1).lower() == "file":
                 continue
             text = match.group(0)
-            action = Network(None if "$" in text or "`" in text else host_of(text))
-            if action not in found:
-                found.append(action)
-    return found
+            found[Network(None if "$" in text or "`" in text else host_of(text))] = None
+    return list(found)
+
+
+#: Programs that browse or fetch what they are given, a bare host too (``lynx -dump
+#: evil.example``, ``w3m evil.example``, ``lwp-request -m POST evil.example``: found
+#: probing, each allowed): text browsers, libwww-perl's clients. And ``rclone``, whose
+#: remotes (``remote:bucket``) are hosts its configuration names.
+BROWSERS = frozenset({"lynx", "w3m", "links", "links2", "elinks", "browsh", "lwp-request",
+                      "lwp-download", "lwp-mirror", "GET", "HEAD", "POST"})  # fmt: skip
+_BROWSER_WITH_ARG = {
+    "w3m": option_set("-t -l -I -O -T -o -config -cols -ppc -ppl -bookmark -post -header"),
+    **dict.fromkeys(("lwp-request", "GET", "HEAD", "POST"),
+                    option_set("-m -b -t -i -o -C -p -H -c")),
+}  # fmt: skip
+#: How a browser's operand that names a local file starts.
+_LOCAL_STARTS = ("/", "./", "../", "~", "file:")
+#: rclone's verbs that reach no remote.
+_RCLONE_LOCAL = frozenset({"version", "help", "listremotes", "obscure", "genautocomplete",
+                           "completion", "gendocs"})  # fmt: skip
+
+
+def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """What a program the classifier does not model otherwise reaches: the host of each
+    URL it is given (:func:`url_hosts`); for a browser, each host it is given, scheme or
+    not (a local path names none; none named: its start page, an unknown host); for
+    rclone, its remotes (unknown hosts); for a container engine, the engine its ``-H``
+    names (a ``unix://`` one: a write of the socket)."""
+    found = url_hosts(args)
+    more: list[Action] = []
+    if name in BROWSERS:
+        operands, _ = scan_options(args, _BROWSER_WITH_ARG.get(name, frozenset()))
+        named = [w for w in operands if w.dynamic or not w.text.startswith(_LOCAL_STARTS)]
+        local = len(named) < len(operands)
+        more = [Network(None if w.dynamic else host_of(w.text)) for w in named]
+        more += [] if more or local else [Network(None)]
+    elif name == "rclone":
+        verb = next((w for w in args if not w.text.startswith("-")), None)
+        if verb is None or verb.dynamic or verb.text not in _RCLONE_LOCAL:
+            more = [Network(None)]
+    for engine in engine_hosts(name, args):
+        path = None if engine.dynamic else engine.text
+        if path is not None and path.startswith("unix://"):
+            more += _sockets([Word(path[len("unix://") :])], cwd)
+        else:
+            more.append(Network(None if engine.dynamic else host_of(engine.text)))
+    return list(dict.fromkeys([*found, *more]))  # once each, in order
 
 
 def _hosts(

@@ -28,10 +28,10 @@ from __future__ import annotations
 import re
 
 from exomonad.policy.actions import Action, Shell, Unknown
-from exomonad.policy.shell_containers import escapes
+from exomonad.policy.shell_containers import escapes, host_side
 from exomonad.policy.shell_env import in_a_row, is_within
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_network import url_hosts
+from exomonad.policy.shell_network import named_hosts
 from exomonad.policy.shell_parse import is_assignment, resolve_path
 
 __all__ = ["QUIET", "names_outside", "points_outside", "runs", "scratch", "sets_user_config"]
@@ -65,18 +65,20 @@ def runs(name: str, args: list[Word], full: tuple[str, ...], cwd: str | None,
     rules on commands (control commands, signals) still deny."""
     shell: list[Action] = [Shell(full, cwd, privileged)]
     command = " ".join(full)
-    host = escapes(name, [w.text for w in args])
+    host = escapes(name, args, cwd)
     if host is not None:  # a person's to approve, for every role (the lead's too)
         return [*shell, Unknown(f"{command} ({host})")]
     if worktree is None or name in QUIET:
         return shell
-    shell += url_hosts(args)  # a URL it is given: the host it reaches
+    shell += named_hosts(name, args, cwd)  # a URL it is given: the host it reaches
     if sets_user_config(name, [w.text for w in args]):
         return [*shell, Unknown(f"{command} (changes the user's configuration)")]
     if cwd is None or not is_within(cwd, worktree):
         where = cwd or "a directory the command line does not tell"
         return [*shell, Unknown(f"{command} (runs in {where}, outside the worktree)")]
-    outside = [] if modelled else _outside(args, cwd, worktree)
+    judged, unclear = host_side(name, args, cwd)  # a container's: its mounts' sources
+    outside = [] if modelled else _outside(judged, cwd, worktree)
+    outside += [UNKNOWN_PATH] if unclear and not modelled else []
     if outside:
         return [*shell, Unknown(f"{command} (names {outside[0]}, outside the worktree)")]
     return shell
