@@ -81,3 +81,62 @@ def test_the_hook_client_refuses_it_on_a_live_server(live: Live) -> None:
     token, worktree = live.spawn_worker()
     answer = live.hook(f"xargs cat <<< {TOKEN}", token=token, cwd=worktree)
     assert answer["permissionDecision"] == "deny", answer
+
+
+#: Found trying the gate as a worker after 46d1fba / 6683dfc: a here-string a data
+#: program passes on down a pipe (or into a substitution), one given to a loop, a group,
+#: a subshell, ``if`` or a function body (whose ``read`` turns it into a variable), and
+#: git's ``--stdin-paths`` (the paths on stdin are read): each printed the token, allowed.
+PASSED_ON = [
+    f"cat <<< {TOKEN} | xargs cat",
+    f"tr -d Q <<< {TOKEN}Q | xargs cat",
+    f"{{ cat <<< {TOKEN}; }} | xargs cat",
+    f"cat <<'EOF' | while read -r f; do cat \"$f\"; done\n{TOKEN}\nEOF",
+    f'cat "$(cat <<< {TOKEN})"',
+    f'while read f; do cat "$f"; done <<< {TOKEN}',
+    f'{{ read f; cat "$f"; }} <<< {TOKEN}',
+    f'( read f; cat "$f" ) <<< {TOKEN}',
+    f'if read f; then cat "$f"; fi <<< {TOKEN}',
+    f'f() {{ read x; cat "$x"; }} <<< {TOKEN}; f',
+    f"h=$(git hash-object -w --stdin-paths <<< {TOKEN}); git cat-file -p $h",
+]
+
+
+@pytest.fixture
+def repo_project(project: tuple[Path, Path]) -> tuple[Path, Path]:
+    root, wt = project
+    subprocess.run(["git", "init", "-q", str(wt)], check=True)
+    return root, wt
+
+
+@pytest.mark.parametrize("command", PASSED_ON)
+def test_a_here_string_passed_on_to_a_reader_is_refused(
+    command: str, repo_project: tuple[Path, Path]
+) -> None:
+    root, wt = repo_project
+    done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert SECRET in done.stdout, (command, done.stdout, done.stderr)  # the real effect
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command, verdict)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'while read line; do echo "$line"; done < file.txt',
+        "cat <<'EOF' > notes.md\nExoMonad keeps its state in .exomonad/\nEOF",
+        "if true; then cat > notes.md <<'EOF'\nsee .exomonad/\nEOF\nfi",
+        'git commit -q -F- <<< "msg"',
+        "git commit -q -F- <<< 'docs: explain .exomonad/'",
+        'for f in src/*.py; do cat "$f"; done',
+        "cat <<< 'a b' | xargs echo",
+        "sort <<< $'b\\na' | head -1",
+        'while read -r f; do wc -l "$f"; done <<< "$(git ls-files)"',
+        "{ read -r a; echo \"$a\"; } <<< 'hello'",
+        "git hash-object -w --stdin <<< hi",
+        "git commit -q -m \"$(cat <<'EOF'\ndocs: explain .exomonad/\nEOF\n)\"",
+    ],
+)
+def test_ordinary_here_strings_and_loops_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)

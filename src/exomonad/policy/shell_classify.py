@@ -51,7 +51,7 @@ from exomonad.policy.shell_secrets import (
     printed_credential,
 )
 from exomonad.policy.shell_setvars import sets_at_run_time
-from exomonad.policy.shell_stdin import SHELLS, stdin_as_words
+from exomonad.policy.shell_stdin import OUT_OPS, SHELLS, stdin_as_words, to_plain_file
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
@@ -124,9 +124,15 @@ def classify_shell(
             )
         ):
             env.stdin_redirected = True
+        if words and words[0].text == "exec" and len(words) == 1:
+            env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
+                                         for r in cmd.redirs)  # fmt: skip
+        name = posixpath.basename(words[0].text) if words else None
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
-            out.extend(stdin_as_words(cmd, posixpath.basename(words[0].text), cmd.cwd))
+        # A here-string is one more word unless only data reads it (a compound command's,
+        # with no words, reaches every command inside: ``while read f ...; done <<< X``)
+        out.extend(stdin_as_words(cmd, name, cmd.cwd, env.stdout_redirected))
         named = [*cmd.words, *(r.target for r in cmd.redirs if r.target.dynamic or r.op == "<<<")]
         out.extend(r for r in credential_words(named, words[0].text if words else None)
                    if r not in out[start:])  # fmt: skip

@@ -90,6 +90,9 @@ class ShellEnv:
     branch_moved: bool = False
     commands_seen: int = 0
     stdin_redirected: bool = False
+    #: An ``exec`` of the line so far sent its output where another command reads it
+    #: (``exec > >(xargs cat)``): see :func:`~exomonad.policy.shell_stdin.passes_on`.
+    stdout_redirected: bool = False
     #: The policy's protected branch patterns (``fnmatch``), for local ref moves.
     protected: tuple[str, ...] = ("main", "master")
     #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).

@@ -43,6 +43,8 @@ _CLOSERS = frozenset({"}", "fi", "done", "esac"})
 _NESTING = _OPENERS | _CLOSERS
 _SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
+#: How the lexer writes a process substitution (``<(cmd)``, ``>(cmd)``) in a word.
+_PROCESS_SUB = "<process substitution>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,10 @@ class SimpleCommand:
     ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``); ``grouped`` when
     the command is inside ``( ... )``, ``{ ...; }``, a loop, ``if`` or ``case``, whose
     stdin may be redirected as a whole; ``background`` when it is run with ``&`` (a group
-    run with ``&``, ``( ... ) &``, adds a command with no words and ``background``).
+    run with ``&``, ``( ... ) &``, adds a command with no words and ``background``);
+    ``piped_out`` when its output may reach another command of the line: a pipe, or a
+    process substitution it runs in (``<(cat <<< X)``; a command substitution's output
+    is judged where its text is, in the word holding it).
     """
 
     words: tuple[Word, ...]
@@ -63,6 +68,7 @@ class SimpleCommand:
     stdin_script: str | None = None
     grouped: bool = False
     background: bool = False
+    piped_out: bool = False
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -167,7 +173,7 @@ def _to_toplevel(word: Word) -> bool:
 
 class _Walker:
     def __init__(self, cwd: str | None, depth: int, cdpath: bool = False,
-                 top: str | None = None) -> None:  # fmt: skip
+                 top: str | None = None, captured: bool = False) -> None:  # fmt: skip
         if depth > MAX_DEPTH:
             raise ShellSyntaxError("shell nesting too deep")
         self.cwd = cwd
@@ -184,6 +190,9 @@ class _Walker:
         self.piped_in = False
         self.case_pattern = False
         self.nesting = 0
+        #: A process substitution's commands: what they print another command reads
+        #: (a ``$(...)``'s value is judged in the word that holds its text).
+        self.captured = captured
 
     def run(self, src: str) -> list[SimpleCommand]:
         tokens = lex(src)
@@ -242,9 +251,9 @@ class _Walker:
             self._subs(self.words[1].subs)
             self.words, self.case_pattern = [], True
 
-    def _subs(self, subs: tuple[str, ...]) -> None:
+    def _subs(self, subs: tuple[str, ...], captured: bool = False) -> None:
         for sub in subs:
-            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top)
+            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top, captured)
             self.out.extend(walker.run(sub))
             self.searched |= walker.searched
             self.cdpath |= walker.cdpath
@@ -254,9 +263,9 @@ class _Walker:
         self.words, self.redirs = [], []
         self.cdpath = self.cdpath or _may_set_cdpath(words)
         for w in words:
-            self._subs(w.subs)
+            self._subs(w.subs, _PROCESS_SUB in w.text)
         for r in redirs:
-            self._subs((*r.target.subs, *r.subs))
+            self._subs((*r.target.subs, *r.subs), _PROCESS_SUB in r.target.text)
         cmd = SimpleCommand(
             tuple(words),
             tuple(redirs),
@@ -272,6 +281,7 @@ class _Walker:
             ),
             bool(self.stack) or self.nesting != 0,
             background,
+            piped_out or self.captured,
         )
         if self._kept(cmd, piped_out or background):
             self.out.append(cmd)
