@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny, Escalate
 from exomonad.policy.state_reads import expands_state_var
 from tests.policy.test_state_tree_live import Live
-from tests.policy.worker import bash
+from tests.policy.worker import bash, scratch_worktree
 
 REFUSED = [
     'cat <"$EXOMONAD_DIR/lead.token"',
@@ -115,3 +116,56 @@ def test_a_long_command_full_of_substitutions_is_judged_in_one_pass() -> None:
     assert not expands_state_var(text)
     assert expands_state_var(text + " EXOMONAD_DIR)")
     assert isinstance(bash(f"echo '{text}'"), Allow)
+
+
+#: Found trying the gate as a worker: a path the shell builds at run time from pieces
+#: that name the state (an expansion taken as "anything", the rest could match it),
+#: or a ``printf`` format that does (``%s`` taken as "anything", escapes decoded): each
+#: printed the lead's token from a worktree, allowed.
+BUILT = [
+    "cat ../../.exo$(echo mo)nad/lead.to$(echo k)en",
+    "cat \"$(printf '../../.exo%snad/lead.tok%sn' mo e)\"",
+    "d=mo; cat ../../.exo${d}nad/lead.tok$(echo en)",
+    "cat ../../.e$(echo xomonad/lead.token)",
+    "cat ../../$(echo .ex)omonad/$(echo le)ad.token",
+    "cat ../../`echo .exo`monad/`echo lead.t`oken",
+    "cat \"$(printf '../../\\x2eexomonad/lead\\x2etoken')\"",
+    "cat \"$(printf '../../%bxomonad/lead%btoken' .e .)\"",
+    "cat ../../.EXO$(echo mo)NAD/lead.token",
+]
+
+
+@pytest.mark.parametrize("command", BUILT)
+def test_a_path_built_from_pieces_naming_the_state_is_refused(command: str, tmp_path: Path) -> None:
+    root, wt = scratch_worktree(tmp_path)
+    (root / ".exomonad").mkdir()
+    (root / ".exomonad" / "lead.token").write_text("exo_lead_token_value")
+    real = command.replace(".EXO", ".exo").replace("NAD", "nad")  # case counts on disk
+    done = subprocess.run(["bash", "-c", real], cwd=wt, capture_output=True, text=True,
+                          timeout=30, check=False)  # fmt: skip
+    assert "exo_lead_token_value" in done.stdout, (real, done.stdout, done.stderr)
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command, verdict)
+    assert "ExoMonad's state" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'cat "$(git rev-parse --show-toplevel)/README.md"',
+        "echo $(date)",
+        'for f in src/*.py; do cat "$f"; done',
+        'jq . "$name.json"',
+        'wc -c "$DB.db"',
+        'cat "$f.token.bak"',
+        'cat "$dir/$base.$ext"',
+        'echo "${HOME}/.config/$app"',
+        "printf '%s\\n' \"$x\"",
+        "printf '%s.json\\n' a b",
+        "cat \"$(printf 'src/%s.py' main)\"",
+        'ls "build/$(date +%F)"',
+        "ls ../$name",
+    ],
+)
+def test_ordinary_run_time_paths_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)

@@ -31,6 +31,7 @@ from exomonad.policy.shell_archive import ARCHIVERS, unpack_dirs
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_parse import may_climb
 from exomonad.policy.shell_reads import packs
+from exomonad.policy.state_built import names_built_state, printed_text
 from exomonad.policy.state_reads import (
     STATE_NAMES,
     expands_state_var,
@@ -202,19 +203,35 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
     a glob that could match it (``cat .exo*/lead.token``, ``cat */*.token``): whatever
     the program, it may read or write them. A glob's names count whatever their case
     (``cat ../../.EXOMONA[D]/LEAD.TOKE[N]`` after ``shopt -s nocaseglob``). Errs on the
-    side of refusing."""
+    side of refusing. So does a path built at run time from pieces that name it
+    (``.exo$(echo mo)nad``, ``${d}omonad``: :func:`names_built_state`), and what
+    ``printf`` or ``echo`` prints (``printf '../../.exo%snad' mo``, ``\x2e`` escapes)."""
+    words = command_words(action)
+    builds = bool(words) and posixpath.basename(words[0]) in _PRINTERS
     for given in action.argv:
-        word, state = fold_glob(given), ctx.state_dir
-        if state and word != given:
-            state = state.lower()
-        if any(name in word for name in STATE_NAMES) or expands_state_var(given):
+        if _word_touches_state(given, action.cwd, ctx):
             return True
-        if state and posixpath.normpath(posixpath.join(action.cwd or "/", word)
-                                        ).startswith(state):  # fmt: skip
-            return True
-        if _glob_names_state(given, word, action.cwd, ctx.state_dir):
+        if builds and _word_touches_state(printed_text(given), action.cwd, ctx):
             return True
     return False
+
+
+#: Programs that print their words with escapes and conversions decoded.
+_PRINTERS = frozenset({"printf", "echo"})
+
+
+def _word_touches_state(given: str, cwd: str | None, ctx: Context) -> bool:
+    """One word of :func:`shell_touches_state`."""
+    word, state = fold_glob(given), ctx.state_dir
+    if state and word != given:
+        state = state.lower()
+    if any(name in word for name in STATE_NAMES) or expands_state_var(given):
+        return True
+    if state and posixpath.normpath(posixpath.join(cwd or "/", word)).startswith(state):
+        return True
+    if _glob_names_state(given, word, cwd, ctx.state_dir):
+        return True
+    return names_built_state(given, cwd, ctx.state_dir)
 
 
 def _glob_names_state(given: str, word: str, cwd: str | None, state: str | None) -> bool:
