@@ -114,19 +114,7 @@ def classify_shell(
         set_later = sets_at_run_time(list(cmd.words))  # printf -v GIT_DIR ..., read, ${X:=}
         if set_later is not None:
             out.append(set_later)
-        if (
-            words
-            and words[0].text == "exec"
-            and len(words) == 1
-            and any(
-                r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
-                for r in cmd.redirs
-            )
-        ):
-            env.stdin_redirected = True
-        if words and words[0].text == "exec" and len(words) == 1:
-            env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
-                                         for r in cmd.redirs)  # fmt: skip
+        _note_exec(words, cmd, env)
         name = posixpath.basename(words[0].text) if words else None
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
@@ -149,6 +137,17 @@ def classify_shell(
         env.links_made = env.links_made or makes_links(words)
         env.commands_seen += 1
     return out
+
+
+def _note_exec(words: list[Word], cmd: SimpleCommand, env: ShellEnv) -> None:
+    """A bare ``exec`` with redirections moves the rest of the line's stdin or stdout."""
+    if not words or words[0].text != "exec" or len(words) != 1:
+        return
+    if any(r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
+           for r in cmd.redirs):  # fmt: skip
+        env.stdin_redirected = True
+    env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
+                                 for r in cmd.redirs)  # fmt: skip
 
 
 def _argv(
