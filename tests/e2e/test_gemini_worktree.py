@@ -274,7 +274,9 @@ def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
     on time-out), the server never ran it and ``main`` did not move; the same server's
     read (``get_log``) still runs, allowed. The same server named ``exo_repo`` (Gemini
     calls its tool ``mcp_exo_repo_merge_branch``, which read as ExoMonad's own ``exo``
-    server's: allowed) is refused alike."""
+    server's: allowed) is refused alike, and so is it named ``repo_search``
+    (``mcp_repo_search_merge_branch`` read as server ``repo``'s ``search_merge_branch``,
+    a search: allowed, and measured before this fix, it moved ``main``)."""
     p = project
     sh = "run_shell_command"
     wt = p.root / ".worktrees" / "w1"
@@ -286,20 +288,23 @@ def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
         m.add_function_call("mcp_repo_get_log", {"ref": "exo/w1"})
         m.add_function_call("mcp_repo_merge_branch", {"branch": "exo/w1"})
         m.add_function_call("mcp_exo_repo_merge_branch", {"branch": "exo/w1"})
+        m.add_function_call("mcp_repo_search_merge_branch", {"branch": "exo/w1"})
         m.add_text("w1 done")
-        home = prepare_home(tmp_path / "gem-w1", mcp_servers={"repo": repo, "exo_repo": repo})
+        servers = {"repo": repo, "exo_repo": repo, "repo_search": repo}
+        home = prepare_home(tmp_path / "gem-w1", mcp_servers=servers)
         command = worker_launcher(home, m.url, extra_env=GIT_ENV)
         worker = {"name": "w1", "task": "merge", "command": str(command), "runtime": "gemini"}
         out = p.lead().tool("spawn_workers", {"workers": [worker]})
         assert all(w["ready"] for w in out["workers"]), out
-        _wait(lambda: _answered(m, 5) is not None, "w1's 5 tool calls answered", p, [m])
+        _wait(lambda: _answered(m, 6) is not None, "w1's 6 tool calls answered", p, [m])
     assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
     assert p.remote_log("main") == ["exomonad init", "initial"]
     assert Path(f"{p.remote}.calls").read_text().splitlines() == ["get_log exo/w1"]
-    responses = responses_of(m, 5)
+    responses = responses_of(m, 6)
     assert "w1 feature" in responses  # the read ran: the branch's log came back
-    assert responses.count("Tool execution blocked") == 2, responses
+    assert responses.count("Tool execution blocked") == 3, responses
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
     assert decisions == [("write_file", "allow"), (sh, "allow"), ("mcp_repo_get_log", "allow"),
                          ("mcp_repo_merge_branch", "human"),
-                         ("mcp_exo_repo_merge_branch", "human")], decisions  # fmt: skip
+                         ("mcp_exo_repo_merge_branch", "human"),
+                         ("mcp_repo_search_merge_branch", "human")], decisions  # fmt: skip

@@ -6,13 +6,17 @@ rm -rf /`` ran unasked; the real effect, a merge moving a bare remote's ``main``
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from exomonad.policy.decisions import Allow, Escalate
+from exomonad.policy.cascade import decide_request
+from exomonad.policy.decisions import Allow, Decision, Escalate
+from exomonad.policy.default import DEFAULT_POLICY
 from exomonad.policy.mcp_names import OWN_TOOLS, name_words, own_tool, reads_only
 from exomonad.policy.request import ToolRequest
 from exomonad.server.tools import TOOLS
-from tests.policy.worker import ROOT, decide, engine_for
+from tests.policy.worker import ROOT, decide, engine_for, request
 
 #: Tool names of widely used servers (GitHub, filesystem, context7, Playwright, Postgres,
 #: SQLite, fetch) and what their names say.
@@ -38,9 +42,11 @@ def test_names_that_act(tool: str) -> None:
 
 
 def test_words_of_a_name() -> None:
-    assert name_words("get_file-contents.v2") == ["get", "file", "contents", "v2"]
+    assert name_words("get_file-contents.v2") == ["get", "file", "contents", "v", "2"]
     assert name_words("listAndDelete") == ["list", "and", "delete"]
-    assert name_words("HTTPGet") == ["httpget"]
+    assert name_words("HTTPGet") == ["http", "get"]
+    assert name_words("getDELETEItem") == ["get", "delete", "item"]
+    assert name_words("read2exec") == ["read", "2", "exec"]
 
 
 @pytest.mark.parametrize("runtime", ["claude", "gemini"])
@@ -88,3 +94,125 @@ def test_a_server_named_like_exomonads_is_not_exomonads(tool: str) -> None:
     assert verdict.to == "human"
     assert not own_tool("exo", "github_merge_pull_request")
     assert own_tool("exomonad", "spawn_workers")
+
+
+#: Names that begin with a reading verb but act by a later word (found probing: each
+#: allowed): a second verb (``find_replace``), a form of an acting verb (``getDeleted``,
+#: ``get_deletes``), an acronym run into a word (``getDELETEItem``), a digit run into a
+#: word (``get_overwrite2``), a shell verb (``get_rm``), a character no MCP tool name has
+#: (``get_érase`` read as ``get`` ``rase``), and ``resolve``, which marks an issue or a
+#: review thread resolved.
+ACTS_LATER = ["find_replace", "search_replace", "getDeleted", "get_deletes", "getDELETEItem",
+              "get_overwrite2", "get_rm", "get_\u00e9rase", "list\u00adDelete", "get_x;delete",
+              "resolve_issue", "resolve_review_thread", "resolveAlert", "get_x...delete_y",
+              "list_installed_then"]  # fmt: skip
+
+
+@pytest.mark.parametrize("tool", ACTS_LATER)
+def test_a_later_word_that_acts_makes_the_name_act(tool: str) -> None:
+    assert not reads_only(tool)
+
+
+@pytest.mark.parametrize(
+    ("tool", "data"),
+    [("mcp__sentry__resolve_issue", {"issue": "X-1"}),
+     ("mcp__github__resolve_review_thread", {"thread": "1"}),
+     ("mcp__editor__find_replace", {"file": "README.md", "find": "a", "replace": "b"}),
+     ("mcp__x__getDELETEItem", {}), ("mcp__x__get_rm", {}), ("mcp__x__get_deletes", {})],
+)  # fmt: skip
+def test_a_workers_call_that_acts_by_a_later_word_goes_to_a_person(
+    tool: str, data: dict[str, str]
+) -> None:
+    verdict = decide(tool, data)
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+
+
+#: Gemini CLI calls a tool ``mcp_<server>_<tool>`` and a server's name may hold ``_``:
+#: each name here splits more than one way, and one way acts. The question names the
+#: reading that acts when the likeliest (at the first ``_``) reads.
+AMBIGUOUS = [
+    ("mcp_code_search_run_command", {"command": "sudo rm -rf /"}, "code_search.run_command"),
+    ("mcp_repo_search_merge_branch", {"branch": "exo/w1"}, "repo.search_merge_branch"),
+    ("mcp_web_get_commit_changes", {"message": "x"}, "web_get.commit_changes"),
+    ("mcp_git_show_git_push", {}, "git.show_git_push"),
+    ("mcp_db_search_run_sql", {}, "db_search.run_sql"),
+    ("mcp_a_read_b_delete", {}, "a.read_b_delete"),
+]
+
+
+@pytest.mark.parametrize(("tool", "data", "shown"), AMBIGUOUS)
+def test_a_gemini_name_that_splits_more_ways_is_judged_by_the_way_that_acts(
+    tool: str, data: dict[str, str], shown: str
+) -> None:
+    """Found probing: Gemini's ``mcp_code_search_run_command`` (a server of the user's
+    named ``code_search``) read as server ``code`` with tool ``search_run_command``, a
+    search, and ran ``sudo rm -rf /`` allowed; ``repo_search``'s ``merge_branch`` alike
+    (``search_merge_branch``, whose later verb acts)."""
+    verdict = decide(tool, data, runtime="gemini")
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+    assert f"MCP tool {shown}" in verdict.reason
+
+
+def test_a_known_server_name_does_not_hide_another_reading() -> None:
+    """The policy's ``mcp_servers`` picks the likeliest reading; the others still count."""
+
+    def known(servers: tuple[str, ...], tool: str) -> Decision:
+        policy = DEFAULT_POLICY.replace(mcp_servers=servers)
+        req = request(tool, {"name": "a"}, runtime="gemini")
+        return decide_request(policy, req, project_root=ROOT, state_dir=f"{ROOT}/.exomonad")[0]
+
+    verdict = known(("code",), "mcp_code_search_run_command")
+    assert isinstance(verdict, Escalate), verdict
+    assert "MCP tool code_search.run_command" in verdict.reason
+    assert isinstance(known(("code_search",), "mcp_code_search_get_file"), Allow)
+    assert isinstance(known(("code_search",), "mcp_code_search_run_command"), Escalate)
+
+
+def test_a_claude_name_whose_server_holds_two_underscores_is_judged_both_ways() -> None:
+    """Claude Code writes ``_`` for each character of a server's name outside
+    ``[A-Za-z0-9_-]``, so ``mcp__a__b__c`` may be server ``a__b``'s ``c``."""
+    verdict = decide("mcp__x__get__run_command", {"command": "ls"})
+    assert isinstance(verdict, Escalate), verdict
+    assert "MCP tool x__get.run_command" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "data", "runtime"),
+    [("mcp__github__get_issue", {"issue_number": 1}, "claude"),
+     ("mcp__github__list_pull_requests", {"state": "open"}, "claude"),
+     ("mcp_github_search_code", {"q": "def main"}, "gemini"),
+     ("mcp_github_list_pull_requests", {"state": "open"}, "gemini"),
+     ("mcp_github_get_file_contents", {"owner": "a", "repo": "b", "path": "src/x.py"}, "gemini"),
+     ("mcp_github_list_commits", {"sha": "main"}, "gemini"),
+     ("mcp__context7__get_library_docs", {"libraryID": "vercel/next.js"}, "claude"),
+     ("mcp__context7__get-library-docs", {"libraryName": "next.js", "topic": "routing"}, "claude"),
+     ("mcp__context7__resolve-library-id", {"libraryName": "next.js"}, "claude"),
+     ("mcp_exo_task_list", {}, "gemini"), ("mcp_exo_task_create", {"subject": "x"}, "gemini")],
+)  # fmt: skip
+def test_ordinary_reads_and_exomonads_own_tools_stay_allowed(
+    tool: str, data: dict[str, object], runtime: str
+) -> None:
+    verdict = decide(tool, data, runtime=runtime)
+    assert isinstance(verdict, Allow), verdict
+
+
+def test_a_name_that_cannot_be_read_is_not_allowed() -> None:
+    """A classifier error is no allow: a name the runtime cannot split is no MCP tool."""
+    for tool in ("mcp__", "mcp___", "mcp_", "mcp__x__", "mcp_x_"):
+        assert not isinstance(decide(tool, {}, runtime="gemini"), Allow), tool
+        assert not isinstance(decide(tool, {}), Allow), tool
+
+
+def test_a_name_of_too_many_splits_is_not_read() -> None:
+    """Each way a name splits is a string as long as it: past 64 of them the rest are not
+    listed, and the name reads as nothing (a 1 MB name of ``_`` is judged at once)."""
+    start = time.monotonic()
+    for tool, runtime in (("mcp_github_get" + "_x" * 500_000, "gemini"),
+                          ("mcp__github__get" + "__x" * 300_000, "claude"),
+                          ("mcp_github_get" + "_x" * 70 + "_run_command", "gemini")):  # fmt: skip
+        verdict = decide(tool, {}, runtime=runtime)
+        assert isinstance(verdict, Escalate), verdict
+    assert isinstance(decide("mcp_github_get" + "_x" * 20, {}, runtime="gemini"), Allow)
+    assert time.monotonic() - start < 10

@@ -30,7 +30,7 @@ from exomonad.policy.actions import (
     WriteFile,
     mcp_arguments,
 )
-from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool
+from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
 from exomonad.policy.mcp_paths import possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
@@ -238,10 +238,10 @@ def _raw(req: ToolRequest) -> str:
 
 def _mcp(request: ToolRequest, servers: Sequence[str]) -> McpTool | None:
     runtime = runtimes.RUNTIMES.get(request.runtime, runtimes.CLAUDE)
-    found = runtime.mcp_tool(request.tool_name, servers)
-    if found is None:
+    readings = runtime.mcp_readings(request.tool_name, servers)
+    if not readings:
         return None
-    return McpTool(*found, arguments=mcp_arguments(dict(request.tool_input)))
+    return McpTool(*riskiest(readings), arguments=mcp_arguments(dict(request.tool_input)))
 
 
 def classify(

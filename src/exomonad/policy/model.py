@@ -154,8 +154,9 @@ class Policy:
 
     ``lead`` names the role of the team lead (the cascade's middle step);
     ``protected_branches`` are ``fnmatch`` patterns (``"release/*"``); ``mcp_servers``
-    lists MCP server names that contain ``_``, so Gemini's ``mcp_<server>_<tool>`` tool
-    names split correctly.
+    lists MCP server names that contain ``_``: Gemini's ``mcp_<server>_<tool>`` tool
+    names split there first (other splits still count when they act:
+    :func:`~exomonad.policy.mcp_names.riskiest`).
     """
 
     roles: Mapping[str, Role]

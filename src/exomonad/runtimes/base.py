@@ -139,12 +139,23 @@ class Runtime:
 
     def mcp_tool(self, name: str, servers: Sequence[str] = ()) -> tuple[str, str] | None:
         """``(server, tool)`` if tool ``name`` is an MCP server's (``servers``: known
-        server names that contain the separator), else None."""
+        server names that contain the separator), else None: the first of
+        :meth:`mcp_readings`."""
+        readings = self.mcp_readings(name, servers)
+        return readings[0] if readings else None
+
+    def mcp_readings(self, name: str, servers: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """Every ``(server, tool)`` tool ``name`` may be, the likeliest first; none if it
+        is no MCP server's. ``mcp__<server>__<tool>`` splits at its first ``__``, but a
+        server's name may hold ``__`` too (Claude Code writes ``_`` for each character of
+        it outside ``[A-Za-z0-9_-]``): ``mcp__a__b__c`` may be ``a``'s ``b__c`` or
+        ``a__b``'s ``c``.
+
+        >>> Runtime().mcp_readings("mcp__a__b__c")
+        [('a', 'b__c'), ('a__b', 'c')]
+        """
         del servers
-        if name.startswith("mcp__"):
-            server, sep, tool = name[5:].partition("__")
-            return (server, tool) if sep and server and tool else None
-        return None
+        return splits(name[5:], "__") if name.startswith("mcp__") else []
 
     def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
                   teammate: str) -> None:  # fmt: skip
@@ -159,6 +170,27 @@ class Runtime:
         checked."""
         del checkout, consent
         return {}
+
+
+#: At most this many ways a tool name splits are listed, and one more past them (a name
+#: of 100 KB of ``_`` would otherwise make its 100 KB readings 100 K times over): a name
+#: with more is judged as one it cannot read (:func:`exomonad.policy.mcp_names.riskiest`).
+MAX_SPLITS = 64
+
+
+def splits(rest: str, sep: str) -> list[tuple[str, str]]:
+    """Each way ``rest`` splits at one ``sep`` into a non-empty server and tool name,
+    the first ``sep`` first; at most :data:`MAX_SPLITS` + 1.
+
+    >>> splits("code_search_run", "_"), splits("a___b", "__")
+    ([('code', 'search_run'), ('code_search', 'run')], [('a', '_b'), ('a_', 'b')])
+    """
+    found: list[tuple[str, str]] = []
+    at = rest.find(sep, 1)
+    while at > 0 and at + len(sep) < len(rest) and len(found) <= MAX_SPLITS:
+        found.append((rest[:at], rest[at + len(sep) :]))
+        at = rest.find(sep, at + 1)
+    return found
 
 
 def hook_command(exo: str, event: str, runtime: Runtime, approval_timeout: float) -> str:

@@ -16,7 +16,7 @@ MCP tools are named ``mcp_<server>_<tool>``, and server names may hold ``_`` too
 
 from __future__ import annotations
 
-from exomonad.runtimes.base import Runtime, hook_command, set_hooks
+from exomonad.runtimes.base import Runtime, hook_command, set_hooks, splits
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the hook client imports this module
 if TYPE_CHECKING:
@@ -103,18 +103,22 @@ class GeminiCli(Runtime):
         """``decision`` and ``reason`` at the top level."""
         return {"decision": kind, "reason": reason}
 
-    def mcp_tool(self, name: str, servers: Sequence[str] = ()) -> tuple[str, str] | None:
-        """``mcp_<server>_<tool>``; the longest known server name that fits wins."""
-        if name.startswith("mcp__"):
-            return super().mcp_tool(name)
+    def mcp_readings(self, name: str, servers: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """``mcp_<server>_<tool>``: a known server name that fits first (the longest
+        first), then each split at a ``_``, the first first (server names may hold ``_``
+        too: ``mcp_code_search_run_command`` is ``code``'s ``search_run_command`` or
+        ``code_search``'s ``run_command``). ``mcp__<server>__<tool>`` is read both ways.
+
+        >>> GEMINI.mcp_readings("mcp_code_search_run")
+        [('code', 'search_run'), ('code_search', 'run')]
+        """
         if not name.startswith("mcp_"):
-            return None
+            return []
         rest = name[4:]
-        for server in sorted(servers, key=len, reverse=True):
-            if rest.startswith(server + "_") and len(rest) > len(server) + 1:
-                return server, rest[len(server) + 1 :]
-        server, sep, tool = rest.partition("_")
-        return (server, tool) if sep and server and tool else None
+        known = [(s, rest[len(s) + 1 :]) for s in sorted(servers, key=len, reverse=True)
+                 if s and rest.startswith(s + "_") and len(rest) > len(s) + 1]  # fmt: skip
+        found = [*known, *super().mcp_readings(name), *splits(rest, "_")]
+        return list(dict.fromkeys(found))
 
     def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
                   teammate: str) -> None:  # fmt: skip
