@@ -11,7 +11,7 @@ import time
 import pytest
 
 from exomonad.policy.cascade import decide_request
-from exomonad.policy.decisions import Allow, Decision, Escalate
+from exomonad.policy.decisions import Allow, Decision, Deny, Escalate
 from exomonad.policy.default import DEFAULT_POLICY
 from exomonad.policy.mcp_names import OWN_TOOLS, name_words, own_tool, reads_only
 from exomonad.policy.request import ToolRequest
@@ -189,6 +189,7 @@ def test_a_claude_name_whose_server_holds_two_underscores_is_judged_both_ways() 
      ("mcp__context7__get_library_docs", {"libraryID": "vercel/next.js"}, "claude"),
      ("mcp__context7__get-library-docs", {"libraryName": "next.js", "topic": "routing"}, "claude"),
      ("mcp__context7__resolve-library-id", {"libraryName": "next.js"}, "claude"),
+     ("mcp__github__search_code", {"q": "see https://example.com/x in docs"}, "claude"),
      ("mcp_exo_task_list", {}, "gemini"), ("mcp_exo_task_create", {"subject": "x"}, "gemini")],
 )  # fmt: skip
 def test_ordinary_reads_and_exomonads_own_tools_stay_allowed(
@@ -196,6 +197,35 @@ def test_ordinary_reads_and_exomonads_own_tools_stay_allowed(
 ) -> None:
     verdict = decide(tool, data, runtime=runtime)
     assert isinstance(verdict, Allow), verdict
+
+
+@pytest.mark.parametrize(
+    ("data", "host"),
+    [({"url": "http://127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+     ({"uri": "https://attacker.example/x"}, "attacker.example"),
+     ({"endpoint": "attacker.example:8443"}, "attacker.example"),
+     ({"baseUrl": "attacker.example"}, "attacker.example"),
+     ({"host": "10.0.0.1", "port": 9}, "10.0.0.1"),
+     ({"q": "HTTPS://Attacker.example/?d=1"}, "attacker.example"),
+     ({"opts": {"targets": ["ws://attacker.example/s"]}}, "attacker.example")],
+)  # fmt: skip
+def test_a_reading_tools_url_is_network_access_to_its_host(data: dict[str, object],
+                                                           host: str) -> None:  # fmt: skip
+    """Found probing: ``mcp__fetch__get_url`` to ``http://127.0.0.1:9/?t=secret`` was
+    allowed (a read by its name): a request to a host of the worker's choosing, asked as
+    network access as WebFetch is."""
+    verdict = decide("mcp__fetch__get_url", data)
+    assert isinstance(verdict, Escalate), verdict
+    assert f"network access to {host}" in verdict.reason
+    assert isinstance(decide("mcp__fetch__get_url", data, role="tl"), Allow)
+
+
+def test_a_reading_tools_path_into_the_state_dir_is_refused() -> None:
+    for data in ({"path": f"{ROOT}/.exomonad/lead.token"}, {"path": "../../.exomonad/lead.token"},
+                 {"uri": f"file://{ROOT}/%2Eexomonad/lead.token"},
+                 {"paths": [f"{ROOT}//.exomonad//lead.token"]}):  # fmt: skip
+        verdict = decide("mcp__fs__read_file", data)
+        assert isinstance(verdict, Deny), (data, verdict)
 
 
 def test_a_name_that_cannot_be_read_is_not_allowed() -> None:

@@ -31,7 +31,7 @@ from exomonad.policy.actions import (
     mcp_arguments,
 )
 from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
-from exomonad.policy.mcp_paths import possible_writes
+from exomonad.policy.mcp_paths import possible_hosts, possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
@@ -261,8 +261,10 @@ def classify(
     mcp = _mcp(request, mcp_servers)
     if mcp is not None and own_tool(mcp.server, mcp.tool):
         return [mcp]  # ExoMonad's own tools: their arguments are judged by the server
-    if mcp is not None:  # another server's tool: each path in its input may be written
-        return [mcp, *possible_writes(request.tool_input, request.cwd)]
+    if mcp is not None:  # another server's tool: each path in its input may be written,
+        # each host in it reached
+        return [mcp, *possible_writes(request.tool_input, request.cwd),
+                *possible_hosts(request.tool_input)]  # fmt: skip
     handler = handlers(request.runtime).get(request.tool_name)
     env = ShellEnv(request.worktree, request.branch, request.cwd,
                    protected=tuple(protected_branches))  # fmt: skip

@@ -1,4 +1,5 @@
-"""Paths in the arguments of other MCP servers' tools, as the writes they may be.
+"""Paths and hosts in the arguments of other MCP servers' tools, as the writes and the
+network access they may be.
 
 ExoMonad cannot know what ``mcp__filesystem__write_file`` or any other server's tool does
 with the paths it is given, so it assumes the worst: every path-like string in the
@@ -10,17 +11,30 @@ and ExoMonad's state, an agent's hook settings and Claude Code's team files are 
 ['/w/notes/a.md', '/etc/x']
 >>> possible_writes({"query": "hello world", "n": 3}, "/w")
 []
+
+A URL in the arguments, or a value under a key naming one (``url``, ``baseUrl``,
+``endpoint``, ``host``...), is a host the server may be made to reach for the caller:
+network access to it (found probing: ``mcp__fetch__get_url`` to
+``http://127.0.0.1:9/?t=secret``, a read by its name, was allowed).
+
+>>> possible_hosts({"url": "http://127.0.0.1:9/?t=x", "q": "see https://a.example/ too"})
+[Network(host='127.0.0.1')]
+>>> possible_hosts({"host": "10.0.0.1", "port": 9, "opts": {"next": "WSS://B.example/s"}})
+[Network(host='10.0.0.1'), Network(host='b.example')]
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from exomonad.policy.actions import WriteFile
+from exomonad.policy.actions import Network, WriteFile
+from exomonad.policy.mcp_names import name_words
+from exomonad.policy.shell_network import file_url_path, host_of
 
-__all__ = ["MAX_PATHS", "possible_writes"]
+__all__ = ["MAX_PATHS", "possible_hosts", "possible_writes"]
 
 #: At most this many strings are taken as paths, and this deep; beyond either, an unknown
 #: path is assumed (found probing: 32 decoys in the worktree hid a 33rd path in the
@@ -34,13 +48,24 @@ class _Unknown:
     """A value that may hold a path we do not read: the worst is assumed."""
 
 
+def _paths_of(text: str) -> list[str | _Unknown]:
+    """The paths ``text`` may be: a ``file:`` URL's as written and with its escapes
+    decoded, as a server reading the URL does (found probing: ``file:///p/%2Eexomonad/
+    lead.token`` was asked as a write of ``/p/%2Eexomonad``, not refused)."""
+    found = _path_of(text)
+    if found is None:
+        return []
+    decoded = file_url_path(text.strip(" ")) if isinstance(found, str) else None
+    return [found] if decoded in (None, found) else [found, decoded]
+
+
 def _path_of(text: str) -> str | _Unknown | None:
     """The path ``text`` may be, an unknown one, or None for text that names none: a
     bare word (``hello``, ``README.md``) or a URL. A relative path with spaces, a bare
     dotfile (``.mcp.json``, ``.git``, ``..``) and ``file://`` URLs are paths (found
     probing); one too long or with control characters is an unknown path."""
     text = text.strip(" ")
-    if text.startswith("file://"):
+    if text[:7].lower() == "file://":
         text = text[len("file://") :] or "/"
     elif "://" in text:
         return None
@@ -69,10 +94,9 @@ def possible_writes(tool_input: Mapping[str, Any], cwd: str | None) -> list[Writ
     ``cwd``; ``~`` expanded); an unknown one (``WriteFile(None)``) for what cannot be
     read: too deep, too many, too long."""
     out: list[WriteFile] = []
-    for item in _strings(tool_input):
-        found = _path_of(item) if isinstance(item, str) else item
-        if found is None:
-            continue
+    found_all = [p for item in _strings(tool_input)
+                 for p in (_paths_of(item) if isinstance(item, str) else [item])]  # fmt: skip
+    for found in found_all:
         if len(out) >= MAX_PATHS or isinstance(found, _Unknown):
             out.append(WriteFile(None))  # where, we cannot tell: the worst is assumed
             break
@@ -83,4 +107,53 @@ def possible_writes(tool_input: Mapping[str, Any], cwd: str | None) -> list[Writ
                 continue
             path = posixpath.join(cwd, path)
         out.append(WriteFile(posixpath.normpath(path)))
+    return out
+
+
+#: The last word of an argument's name that says its value is a URL or a host.
+_URL_KEYS = frozenset({"url", "urls", "uri", "uris", "endpoint", "endpoints", "host", "hosts",
+                       "hostname", "hostnames"})  # fmt: skip
+#: A value that is a URL (not ``file:``, a path: :func:`possible_writes`). A URL inside
+#: other text (a search's ``q``) is not one the server is asked to reach.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://")
+
+
+def _keyed_strings(value: Any, key: str = "", depth: int = 0) -> list[tuple[str, str | None]]:
+    """Each string in ``value`` with the name of the argument holding it (a list's items
+    keep its name); None in place of what is too deep to read."""
+    if depth > _MAX_DEPTH:
+        return [(key, None)] if isinstance(value, (Mapping, list, tuple, str)) else []
+    if isinstance(value, str):
+        return [(key, value)]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in _keyed_strings(v, str(k), depth + 1)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _keyed_strings(v, key, depth + 1)]
+    return []
+
+
+def _host_in(key: str, text: str) -> tuple[bool, str | None]:
+    """Whether ``text`` names a host to reach (a URL, or any value of an argument named
+    as a URL or host is), and which (None: it cannot be read)."""
+    value = text.strip()
+    scheme = _SCHEME.match(value)
+    if scheme is not None:
+        return (not scheme.group(0).lower().startswith("file:"), host_of(value))
+    words = name_words(key)
+    if words and words[-1] in _URL_KEYS and value and file_url_path(value) is None:
+        return True, host_of(value)
+    return False, None
+
+
+def possible_hosts(tool_input: Mapping[str, Any]) -> list[Network]:
+    """Network access to each host in ``tool_input`` (see the module doc), once each; to
+    an unknown host for a URL whose host cannot be read, and for what is too deep or too
+    many to look at."""
+    out: list[Network] = []
+    for key, text in _keyed_strings(tool_input):
+        named, host = (True, None) if text is None else _host_in(key, text)
+        if named and Network(host) not in out:
+            out.append(Network(host))
+        if len(out) > MAX_PATHS:
+            return [*out[:MAX_PATHS], Network(None)]
     return out
