@@ -1,15 +1,19 @@
 """``real_path`` never raises, and a path the system will not let us look into is judged
 by its name (found probing: ``Read /proc/1/root/<project>/.exomonad/lead.token`` was
-escalated to a person as a policy error, ``PermissionError`` from ``realpath``)."""
+escalated to a person as a policy error, ``PermissionError`` from ``realpath``). Links
+are followed as the system follows them: a ``..`` after a link climbs from its target
+(``s -> .``: ``s/s/../../Makefile`` is above the worktree)."""
 
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny
-from exomonad.util.paths import real_path
+from exomonad.util.paths import follow, real_path
 from tests.policy.worker import ROOT, bash, decide
 
 
@@ -18,14 +22,17 @@ def _refusing(path: str, *args: object, **kwargs: object) -> str:
 
 
 def test_an_unreadable_part_leaves_the_path_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os.path, "realpath", _refusing)
-    assert real_path("/proc/1/root/a/../b") == "/proc/1/root/b"
+    monkeypatch.setattr(os, "readlink", _refusing)
+    assert real_path("/proc/self/root/a/b") == "/proc/self/root/a/b"
+    # a `..` after it: where it leads is not known (real_path: as written, normalised)
+    assert follow("/proc/self/root/a/../b") is None
+    assert real_path("/proc/self/root/a/../b") == "/proc/self/root/b"
 
 
 def test_a_read_through_an_unreadable_link_is_refused_by_its_name(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(os.path, "realpath", _refusing)
+    monkeypatch.setattr(os, "readlink", _refusing)
     for tool, key in (("Read", "file_path"), ("Write", "file_path"), ("Grep", "path")):
         verdict = decide(tool, {key: f"/proc/1/root{ROOT}/.exomonad/lead.token", "content": "x",
                                 "pattern": "x"})  # fmt: skip
@@ -33,14 +40,69 @@ def test_a_read_through_an_unreadable_link_is_refused_by_its_name(
         assert "policy error" not in verdict.reason
 
 
-def test_links_are_still_followed(tmp_path: object) -> None:
+def test_links_are_still_followed() -> None:
     assert real_path("/proc/self/root/etc") == "/etc"
 
 
-def test_a_path_too_long_to_open_is_judged_as_written() -> None:
+def test_a_path_too_long_to_open_is_judged_quickly() -> None:
     """Following the links of a 320 KB path took 4.7 s (``realpath`` looks up every
-    prefix); longer than ``PATH_MAX`` it is normalised as written, still refused by name."""
+    prefix); one longer than ``PATH_MAX`` with a ``..`` is not followed (None: unknown),
+    one without is looked up a name at a time, as far as its names exist."""
+    assert follow("/a" * 3000 + "/../b") is None
     assert real_path("/a" * 3000 + "/../b") == "/a" * 2999 + "/b"
     verdict = bash("cat " + "a/../" * 1000 + "../../.exomonad/lead.token")
     assert isinstance(verdict, Deny), verdict
     assert isinstance(bash("cat " + "/proc/1/" * 40000), Allow)
+
+
+def test_links_are_followed_before_a_later_dotdot(tmp_path: Path) -> None:
+    wt = tmp_path / "p" / ".worktrees" / "w1"
+    (wt / "src" / "pkg").mkdir(parents=True)
+    os.symlink(".", wt / "s")
+    os.symlink("src/pkg", wt / "deep")
+    os.symlink(str(wt / "src"), wt / "abs")
+    assert follow(f"{wt}/s/s/../../Makefile") == str(tmp_path / "p" / "Makefile")
+    assert follow(f"{wt}/deep/../x.py") == f"{wt}/src/x.py"
+    assert follow(f"{wt}/abs/pkg/../../s/up.txt") == f"{wt}/up.txt"
+    for path in (f"{wt}/s/s/../../Makefile", f"{wt}/deep/../x.py", f"{wt}/new/../s/x/../y"):
+        assert follow(path) == os.path.realpath(path), path
+    # names that are not there: as written, a `..` taking off the one before it
+    assert follow(f"{wt}/new/dir/../../s/../x") == str(tmp_path / "p" / ".worktrees" / "x")
+    assert follow(f"{wt}/src/x.py/../y") == f"{wt}/src/y"  # a file: nothing below it
+
+
+def test_a_loop_and_too_many_links_cannot_be_followed(tmp_path: Path) -> None:
+    os.symlink("loop", tmp_path / "loop")
+    os.symlink(".", tmp_path / "s")
+    assert follow(f"{tmp_path}/loop/x") is None
+    assert real_path(f"{tmp_path}/loop/x") == f"{tmp_path}/loop/x"
+    assert follow(f"{tmp_path}/" + "s/" * 40 + "x") == f"{tmp_path}/x"
+    assert follow(f"{tmp_path}/" + "s/" * 41 + "x") is None  # the system's limit (ELOOP)
+    assert follow("/a\0b") is None  # never raises
+
+
+def test_a_directory_deeper_than_path_max_is_not_looked_below(tmp_path: Path) -> None:
+    """Existing directories deeper than ``PATH_MAX``: a link below them cannot be looked
+    at by a path, but ``mkdir -p`` walks to it a name at a time."""
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for _ in range(50):
+            os.mkdir("d" * 100, dir_fd=fd)
+            inner = os.open("d" * 100, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+    deep = f"{tmp_path}/" + ("d" * 100 + "/") * 50
+    assert follow(deep + "x") is None
+    assert follow(f"{tmp_path}/" + ("d" * 100 + "/") * 30 + "x") is not None
+
+
+def test_following_takes_one_look_per_name(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    os.symlink(".", tmp_path / "s")
+    for path in (f"{tmp_path}/" + "src/../" * 580 + "x", f"{tmp_path}/" + "./" * 160_000,
+                 "/proc/1/" * 40_000, f"{tmp_path}/" + "s/" * 160_000):  # fmt: skip
+        start = time.perf_counter()
+        follow(path)
+        assert time.perf_counter() - start < 0.5, path[:40]

@@ -1,39 +1,133 @@
-"""A path with its symbolic links followed, for judging it: never an error.
+"""Where a path leads once its symbolic links are followed, for judging it: never an error.
 
-``os.path.realpath`` raises where a part of the path cannot be looked at
-(``/proc/1/root`` of another user's process: ``PermissionError``); the policy's
-judgement of a path then failed as a whole, escalating a read of
-``/proc/1/root/p/.exomonad/lead.token`` to a person as a "policy error" instead of
-refusing it by its name. Such a path is judged as it is written.
+The system reads a path one name at a time, a link replaced by its target as soon as it
+is met, so a ``..`` after a link climbs from where the link led, not from the link's own
+directory: with ``s -> .`` in a worktree, ``s/s/../../Makefile`` is two levels above the
+worktree (found trying the gate as a worker: it was judged as ``<worktree>/Makefile``,
+allowed, and ``cp`` overwrote the lead's ``Makefile``). :func:`follow` reads a path the
+same way; ``posixpath.normpath`` (taking ``..`` off the name before it) is only right
+where no link comes before a ``..``.
 
-A path longer than the system lets a program name in one call (``PATH_MAX``, 4096 bytes
-on Linux) is judged as written too: no program opens it as it stands, and following its
-links cost time growing with the square of its length (``realpath`` looks up every
-prefix: 4.7 s for one 320 KB path in a worker's command, found trying the gate).
+Following never raises: a name the system will not let ExoMonad look at (``/proc/1/root``
+of another user's process: ``PermissionError``) leaves the rest of the path as written,
+and is refused by its name; a ``..`` after such a name, or a path that crosses more than
+:data:`MAX_LINKS` links (the system's own limit: a program opening the path in one call
+gets ``ELOOP``, but one walking it a name at a time, such as ``mkdir -p``, does not) or
+runs deeper than :data:`PATH_MAX` through directories that exist, cannot be known
+(:func:`follow` gives None), nor a path longer than :data:`PATH_MAX` with a ``..`` in it
+(no program opens it in one call, one walking it a name at a time goes where its links
+lead). The work is one look per name while its names exist, and bounded (``realpath``
+looked up every prefix: 4.7 s for a 320 KB path in a worker's command).
 
 >>> real_path("/nonexistent/a/../b")
 '/nonexistent/b'
 >>> real_path("/x" * 5000) == "/x" * 5000
 True
+>>> follow("/proc/self/root/etc/../etc")
+'/etc'
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
+import stat
 
-__all__ = ["PATH_MAX", "real_path"]
+__all__ = ["MAX_LINKS", "PATH_MAX", "follow", "real_path"]
 
 #: The longest path a program may name in one system call (Linux's ``PATH_MAX``).
 PATH_MAX = 4096
+#: How many links the system follows in one path before it gives up (Linux's
+#: ``MAXSYMLINKS``).
+MAX_LINKS = 40
+
+#: How much path text one walk may hand the system to look up (each lookup costs the
+#: length of its path): ordinary paths use a few KB; past this, a crafted one (links
+#: whose targets climb and descend a tree thousands deep) is not known.
+_LOOKED = 1 << 20
+#: Errors that say a name is not there (nor anything below it).
+_ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG})
 
 
 def real_path(path: str) -> str:
-    """``path`` with its links followed as far as the system lets us look; else the path
-    as written, normalised (also when it is longer than :data:`PATH_MAX`)."""
-    if len(path) > PATH_MAX:
-        return posixpath.normpath(path)
+    """``path`` with its links followed as the system follows them (:func:`follow`);
+    where that cannot be known, the path as written, normalised."""
+    found = follow(path)
+    return posixpath.normpath(path) if found is None else found
+
+
+def follow(path: str) -> str | None:
+    """Where absolute ``path`` leads: its names taken in order, each link replaced by its
+    target before what follows it is read (a ``..`` after a link climbs from the link's
+    target); names that do not exist stay as written, a ``..`` taking off the one before
+    it. None when it cannot be known: more than :data:`MAX_LINKS` links (a loop), a
+    ``..`` after a name that could not be looked at, a directory that exists deeper
+    than :data:`PATH_MAX`, a path longer than that with a ``..``, or more looking up than
+    any ordinary path takes (a megabyte of path text). A relative ``path`` is the
+    process's working directory's.
+
+    >>> follow("/nonexistent/a/../../b"), follow("/")
+    ('/b', '/')
+    >>> follow("/nonexistent" * 500 + "/..") is None
+    True
+    """
+    if len(path) > PATH_MAX and ".." in path.split("/"):
+        return None
     try:
-        return os.path.realpath(path)
-    except (OSError, ValueError):
-        return posixpath.normpath(path)
+        if not path.startswith("/"):
+            path = posixpath.join(os.getcwd(), path)
+        return _walk(path)
+    except (OSError, ValueError):  # the working directory gone, a NUL in the path
+        return None
+
+
+def _walk(path: str) -> str | None:
+    todo = _names(path)
+    names: list[str] = []  # the names reached, links replaced; the first `exists` are
+    exists, here = 0, ""  # directories that are there, `here` (their path)
+    blind = False  # a name could not be looked at: the rest is taken as written
+    links = looked = 0
+    while todo:
+        name = todo.pop()
+        if name == "..":
+            if blind:
+                return None
+            if len(names) > exists:  # below a name that is not there: as written
+                names.pop()
+            elif names:
+                names.pop()
+                exists -= 1
+                here = here[: here.rfind("/")]
+            continue
+        if blind or len(names) > exists:
+            names.append(name)
+            continue
+        full = here + "/" + name
+        looked += len(full)
+        if looked > _LOOKED or len(full) >= PATH_MAX:  # a name too deep to look at by
+            return None  # its path, which a walk a name at a time reaches
+        try:
+            st = os.lstat(full)
+            target = os.readlink(full) if stat.S_ISLNK(st.st_mode) else None
+        except OSError as err:
+            blind = err.errno not in _ABSENT
+            names.append(name)  # not there, or not to be looked at: taken as written
+            continue
+        if target is not None:
+            links += 1
+            if links > MAX_LINKS:
+                return None
+            if target.startswith("/"):
+                names, exists, here = [], 0, ""
+            todo += _names(target)
+            continue
+        names.append(name)  # a file: nothing below it is there
+        if stat.S_ISDIR(st.st_mode):
+            exists, here = exists + 1, full
+    return "/" + "/".join(names)
+
+
+def _names(path: str) -> list[str]:
+    """``path``'s names, last first (a stack), without empty ones and ``.``."""
+    return [n for n in reversed(path.split("/")) if n and n != "."]
