@@ -37,7 +37,7 @@ from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_network import file_url_path, host_of
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
 
@@ -64,16 +64,26 @@ def _paths(req: ToolRequest, *keys: str, default_cwd: bool = False) -> list[str 
     values = _strs(req.tool_input, *keys)
     if not values:
         return [req.cwd] if default_cwd else []
-    return [tool_path(req.cwd, v) for v in values]
+    return [p for v in values for p in tool_paths(req.cwd, v)]
+
+
+def tool_paths(cwd: str | None, value: str) -> list[str | None]:
+    """Where a tool's path argument points: Claude Code expands ``~`` and ``~/...`` to the
+    home directory (its tools resolve them so), relative paths are the session's cwd's.
+    Read literally, ``Write ~/.gitconfig`` was judged a write inside the worktree. A tool
+    may take a ``..`` off the name before it as text, or the system may read it after a
+    link (``Write <wt>/s/s/../../Makefile`` with ``s -> .``): where the two differ, both."""
+    if value == "~" or value.startswith("~/"):
+        value = os.path.expanduser("~") + value[1:]
+    found = path_readings(cwd, value)
+    return [None] if found is None else list(found)
 
 
 def tool_path(cwd: str | None, value: str) -> str | None:
-    """Where a tool's path argument points: Claude Code expands ``~`` and ``~/...`` to the
-    home directory (its tools resolve them so), relative paths are the session's cwd's.
-    Read literally, ``Write ~/.gitconfig`` was judged a write inside the worktree."""
-    if value == "~" or value.startswith("~/"):
-        value = os.path.expanduser("~") + value[1:]
-    return resolve_path(cwd, value)
+    """The one place a tool's path argument points (:func:`tool_paths`); None where the
+    tool's and the system's readings differ."""
+    found = tool_paths(cwd, value)
+    return found[0] if len(found) == 1 else None
 
 
 def _shell(*keys: str) -> Handler:
@@ -138,8 +148,9 @@ def _many(*keys: str) -> Handler:
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         del env
         lists = [v for k in keys if isinstance(v := req.tool_input.get(k), list)]
-        return [ReadFile(tool_path(req.cwd, p) if isinstance(p, str) else None, True)
-                for found in lists for p in found] or None  # fmt: skip
+        paths = [tool_paths(req.cwd, p) if isinstance(p, str) else [None]
+                 for found in lists for p in found]  # fmt: skip
+        return [ReadFile(p, True) for each in paths for p in each] or None
 
     return handler
 

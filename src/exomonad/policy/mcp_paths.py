@@ -33,6 +33,7 @@ from typing import Any
 from exomonad.policy.actions import Network, WriteFile
 from exomonad.policy.mcp_names import name_words
 from exomonad.policy.shell_network import file_url_path, host_of
+from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["MAX_PATHS", "possible_hosts", "possible_writes"]
 
@@ -100,13 +101,8 @@ def possible_writes(tool_input: Mapping[str, Any], cwd: str | None) -> list[Writ
         if len(out) >= MAX_PATHS or isinstance(found, _Unknown):
             out.append(WriteFile(None))  # where, we cannot tell: the worst is assumed
             break
-        path = posixpath.expanduser(found)
-        if not path.startswith("/"):
-            if cwd is None:
-                out.append(WriteFile(None))
-                continue
-            path = posixpath.join(cwd, path)
-        out.append(WriteFile(posixpath.normpath(path)))
+        readings = path_readings(cwd, posixpath.expanduser(found))  # both, where a link
+        out += [WriteFile(p) for p in readings] if readings else [WriteFile(None)]  # before ..
     return out
 
 

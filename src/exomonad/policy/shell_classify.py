@@ -42,6 +42,7 @@ from exomonad.policy.shell_parse import (
     is_assignment,
     parse_tracking,
     resolve_path,
+    unfollowable,
 )
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
@@ -122,6 +123,7 @@ def classify_shell(
         # with no words, reaches every command inside: ``while read f ...; done <<< X``)
         out.extend(stdin_as_words(cmd, name, cmd.cwd, env.stdout_redirected))
         named = [*cmd.words, *(r.target for r in cmd.redirs if r.target.dynamic or r.op == "<<<")]
+        out.extend(_unfollowable(cmd))
         out.extend(r for r in credential_words(named, words[0].text if words else None)
                    if r not in out[start:])  # fmt: skip
         # A path a redirection takes only at run time, and any word that expands the
@@ -148,6 +150,14 @@ def _note_exec(words: list[Word], cmd: SimpleCommand, env: ShellEnv) -> None:
         env.stdin_redirected = True
     env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
                                  for r in cmd.redirs)  # fmt: skip
+
+
+def _unfollowable(cmd: SimpleCommand) -> list[Action]:
+    """A path of ``cmd`` whose links cannot be followed (a loop, more than 40 links) is
+    unknown, and judged by its words too (one naming the state is refused, not asked)."""
+    lost = unfollowable(cmd.cwd, [*cmd.words, *(r.target for r in cmd.redirs)])
+    found: list[Action] = [Unknown(f"{t[:80]}: its links cannot be followed") for t in lost]
+    return [*found, Shell(tuple(lost), cmd.cwd)] if lost else []
 
 
 def _argv(

@@ -20,6 +20,7 @@ from fnmatch import fnmatchcase
 
 from exomonad.policy.shell_env import is_within, nested_repo
 from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
+from exomonad.util.paths import follow
 
 __all__ = [
     "MAX_DEPTH",
@@ -28,7 +29,9 @@ __all__ = [
     "may_climb",
     "parse",
     "parse_tracking",
+    "path_readings",
     "resolve_path",
+    "unfollowable",
 ]
 
 #: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
@@ -89,11 +92,35 @@ def is_assignment(word: Word) -> bool:
     return _ASSIGNMENT.match(word.text) is not None
 
 
-def resolve_path(cwd: str | None, word: Word | str) -> str | None:
-    """Absolute, normalised path of ``word`` relative to ``cwd``; None if unknowable.
+def resolve_path(cwd: str | None, word: Word | str, *, logical: bool = False) -> str | None:
+    """Absolute, normalised path of ``word`` relative to ``cwd``, where a program that
+    opens it gets; None if unknowable (:func:`path_readings`).
+
+    The system reads a path a name at a time, a link replaced by its target before a
+    later ``..`` climbs: with ``s -> .``, ``s/s/../../Makefile`` is above the worktree,
+    not its ``Makefile``. Where that differs from taking ``..`` off the name before it,
+    the system's reading is given; ``logical``: a reader that may take ``..`` off as text
+    (bash's ``cd``, an agent's file tools) gets None there instead.
 
     >>> resolve_path("/w/x", "../y/./z"), resolve_path(None, "a"), resolve_path("/w", "/")
     ('/w/y/z', None, '/')
+    """
+    found = path_readings(cwd, word)
+    if found is None or (logical and len(found) > 1):
+        return None
+    return found[-1]
+
+
+def path_readings(cwd: str | None, word: Word | str) -> tuple[str, ...] | None:
+    """Where ``word`` relative to ``cwd`` leads: ``(path,)``, its ``..`` taken off the
+    name before it, when the system reads it to the same place (no link before a ``..``);
+    else ``(as text, as the system reads it)``. None if unknowable: a word the shell
+    builds, a glob that may match ``..``, a relative word with no cwd, or a path whose
+    links cannot be followed (:func:`~exomonad.util.paths.follow`: a loop, more than 40
+    links, a ``..`` after a name ExoMonad cannot look at).
+
+    >>> path_readings("/w", "a/../b"), path_readings("/w", Word("$X", dynamic=True))
+    (('/w/b',), None)
     """
     if isinstance(word, Word):
         if word.dynamic or (word.glob and may_climb(word.text)):
@@ -106,7 +133,34 @@ def resolve_path(cwd: str | None, word: Word | str) -> str | None:
             return None
         word = posixpath.join(cwd, word)
     path = posixpath.normpath(word)
-    return "/" + path.lstrip("/") if path.startswith("//") else path
+    path = "/" + path.lstrip("/") if path.startswith("//") else path
+    system = follow(word)
+    if system is None:
+        return None
+    if ".." not in word.split("/") or follow(path) == system:
+        return (path,)
+    return (path, system)
+
+
+def unfollowable(cwd: str | None, words: list[Word]) -> list[str]:
+    """The words that name a path (they have a ``/``) whose links cannot be followed
+    (:func:`~exomonad.util.paths.follow`: a loop, more than 40 links, a ``..`` after a
+    name ExoMonad cannot look at): where a program gets through it, if any, is unknown.
+    Its reads are not dropped as a ``$f`` of unknown value is (``cat s/s/.../l/x``, 41
+    links ``s -> .`` and ``l`` to the state dir, was judged no read at all). Each text
+    is looked at once.
+
+    >>> found = unfollowable("/w", [Word("a/b"), Word("a/" * 3000 + ".."), Word("$X/..", True)])
+    >>> [text[:6] + "..." + text[-6:] for text in found]
+    ['a/a/a/...a/a/..']
+    """
+    texts = dict.fromkeys(w.text for w in words if not w.dynamic and "/" in w.text)
+    return [
+        text
+        for text in texts
+        if (cwd is not None or text.startswith("/"))
+        and follow(posixpath.join(cwd or "/", text)) is None
+    ]
 
 
 def may_climb(pattern: str) -> bool:
@@ -161,7 +215,7 @@ def _chdir(cwd: str | None, args: list[Word], cdpath: bool, top: str | None) -> 
         return None
     if top is not None and _to_toplevel(operands[0]) and is_within(cwd, top):
         return None if cwd != top and cwd is not None and nested_repo(cwd, top) else top
-    return resolve_path(cwd, operands[0])
+    return resolve_path(cwd, operands[0], logical=True)  # bash's cd takes `..` off as text
 
 
 def _to_toplevel(word: Word) -> bool:

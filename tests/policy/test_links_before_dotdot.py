@@ -1,0 +1,218 @@
+"""A ``..`` after a symbolic link climbs from where the link led, as the system reads it.
+
+Found trying the gate as a worker: ``ln -s . s`` (a link to its own worktree, allowed),
+then ``cp up.txt s/s/../../Makefile``, ``echo x >> s/s/../../Makefile`` or the Write tool
+on ``<wt>/s/s/../../Makefile`` were allowed: the gate took ``..`` off the name before it
+(``<wt>/Makefile``) and only then followed links, but the system replaces ``s/s`` by the
+worktree first and ``../..`` leaves it: the lead's ``<project>/Makefile`` was
+overwritten. And with ``s/`` written 2100 times (a path longer than ``PATH_MAX``, judged
+as written), GNU ``mkdir -p``, which walks a name at a time, made a directory in the
+lead's checkout. Each now gets what the same write named plainly (``cp up.txt
+../../Makefile``) gets, or is asked; a link inside the worktree used as one, and a
+``..`` that stays inside, are still ordinary work.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from exomonad.policy.decisions import Allow, Deny
+from tests.policy.worker import bash, decide, scratch_worktree
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    """A scratch project with the lead's ``Makefile``, a state dir holding a token, and a
+    worktree holding ``up.txt`` and ``s -> .``."""
+    root, wt = scratch_worktree(tmp_path)
+    (root / ".exomonad").mkdir()
+    (root / ".exomonad" / "lead.token").write_text("exo_lead_secret\n")
+    (root / "Makefile").write_text("all:\n")
+    (wt / "up.txt").write_text("planted\n")
+    os.symlink(".", wt / "s")
+    return root, wt
+
+
+def _run(command: str, wt: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+
+
+THROUGH_A_LINK = [
+    "cp up.txt s/s/../../Makefile",
+    "echo pwned >> s/s/../../Makefile",
+    "tee s/s/../../Makefile < up.txt",
+    "mv up.txt s/s/../../Makefile",
+]
+
+
+@pytest.mark.parametrize("command", THROUGH_A_LINK)
+def test_a_write_through_a_link_then_dotdot_gets_what_the_plain_write_gets(
+    tmp_path: Path, command: str
+) -> None:
+    """Run for real: the lead's ``Makefile`` changes. The gate's verdict is the one on
+    ``cp up.txt ../../Makefile`` (the write outside named plainly): not allowed."""
+    root, wt = _project(tmp_path)
+    plain = bash("cp up.txt ../../Makefile", root=str(root))
+    verdict = bash(command, root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert type(verdict) is type(plain), (verdict, plain)
+    assert str(root / "Makefile") in verdict.reason
+    assert _run(command, wt).returncode == 0
+    assert (root / "Makefile").read_text() != "all:\n"
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_the_file_tools_through_a_link_then_dotdot(tmp_path: Path, tool: str) -> None:
+    root, wt = _project(tmp_path)
+    data = {"file_path": f"{wt}/s/s/../../Makefile", "content": "x", "old_string": "all",
+            "new_string": "x"}  # fmt: skip
+    plain = decide(tool, {**data, "file_path": f"{root}/Makefile"}, root=str(root))
+    verdict = decide(tool, data, root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert type(verdict) is type(plain), (verdict, plain)
+
+
+def test_reading_the_state_through_a_link_then_dotdot_is_refused(tmp_path: Path) -> None:
+    root, wt = _project(tmp_path)
+    command = "cat s/s/../../.exomonad/lead.token"
+    assert "exo_lead_secret" in _run(command, wt).stdout
+    assert isinstance(bash(command, root=str(root)), Deny)
+    verdict = decide("Read", {"file_path": f"{wt}/s/s/../../.exomonad/lead.token"},
+                     root=str(root))  # fmt: skip
+    assert isinstance(verdict, Deny), verdict
+
+
+def test_a_read_of_the_state_named_by_no_word(tmp_path: Path) -> None:
+    """``x -> ../../.exomonad/sub`` (a link a checkout may hold): ``x/../policy.py`` is
+    the state's ``policy.py``, though taking ``..`` off as text gives the worktree's."""
+    root, wt = _project(tmp_path)
+    (root / ".exomonad" / "sub").mkdir()
+    (root / ".exomonad" / "policy.py").write_text("the lead's policy\n")
+    os.symlink("../../.exomonad/sub", wt / "x")
+    assert "the lead's policy" in _run("cat x/../policy.py", wt).stdout
+    assert isinstance(bash("cat x/../policy.py", root=str(root)), Deny)
+    assert isinstance(bash("echo x > x/../policy.py", root=str(root)), Deny)
+    read = decide("Read", {"file_path": f"{wt}/x/../policy.py"}, root=str(root))
+    assert isinstance(read, Deny), read
+
+
+def test_cd_through_a_link_then_dotdot_leaves_the_directory_unknown(tmp_path: Path) -> None:
+    """bash's ``cd`` takes ``..`` off as text, ``cd -P`` (and ``set -P``) as the system
+    reads it: which one runs is not known, so the directory is not."""
+    root, wt = _project(tmp_path)
+    command = "cd -P s/s/../.. && cp up.txt Makefile"
+    assert not isinstance(bash(command, root=str(root)), Allow)
+    assert not isinstance(bash("cd s/s/../.. && cp up.txt Makefile", root=str(root)), Allow)
+    _run(command.replace("up.txt", str(wt / "up.txt")), wt)
+    assert (root / "Makefile").read_text() == "planted\n"
+
+
+def test_a_path_longer_than_path_max_through_links_is_asked(tmp_path: Path) -> None:
+    """``mkdir -p`` walks a name at a time: 2100 links then ``../..`` made a directory in
+    the lead's checkout. Such a path is not allowed, and is judged in well under a
+    second (``realpath`` took 4.7 s on a 320 KB path)."""
+    root, wt = _project(tmp_path)
+    long = "mkdir -p " + "s/" * 2100 + "../../outside_dir"
+    short = "mkdir -p " + "s/" * 20 + "../../outside_dir2"
+    for command in (long, short, "mkdir -p " + "s/" * 41 + "x/../../outside_dir3"):
+        assert not isinstance(bash(command, root=str(root)), Allow), command[:60]
+    for state in ("mkdir -p " + "s/" * 20 + "../../.exomonad/planted",
+                  "mkdir -p " + "s/" * 2100 + "../../.exomonad/planted"):  # fmt: skip
+        assert isinstance(bash(state, root=str(root)), Deny), state[:60]
+    assert _run(long, wt).returncode == 0
+    assert (root / "outside_dir").is_dir()
+    slow = ("cat " + "s/" * 160_000 + "x", "mkdir -p " + "s/" * 160_000 + "../../d",
+            "cat " + "/proc/1/" * 40_000, "mkdir -p " + "a/../" * 60_000 + "d")  # fmt: skip
+    for command in slow:
+        start = time.perf_counter()
+        bash(command, root=str(root))
+        assert time.perf_counter() - start < 2.0, command[:40]  # ~0.4 s; realpath: 4.7 s
+
+
+def test_a_link_deeper_than_path_max_is_not_passed_by(tmp_path: Path) -> None:
+    """Directories deeper than ``PATH_MAX`` and a link at the bottom to the project:
+    no path names the link in one call, but ``mkdir -p`` walks to it a name at a time."""
+    root, wt = _project(tmp_path)
+    fd = os.open(wt, os.O_RDONLY)
+    try:
+        for _ in range(30):
+            os.mkdir("d" * 150, dir_fd=fd)
+            inner = os.open("d" * 150, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.symlink(str(root), "l", dir_fd=fd)
+    finally:
+        os.close(fd)
+    command = "mkdir -p " + ("d" * 150 + "/") * 30 + "l/outside_deep"
+    assert not isinstance(bash(command, root=str(root)), Allow)
+    assert _run(command, wt).returncode == 0
+    assert (root / "outside_deep").is_dir()
+
+
+def test_more_links_than_the_system_follows_are_not_a_read_dropped(tmp_path: Path) -> None:
+    """A path crossing more than 40 links cannot be followed; a read through it is asked,
+    not dropped as ``cat "$f"``'s is."""
+    root, wt = _project(tmp_path)
+    os.symlink("..", wt / "up")
+    verdict = bash("cat " + "s/" * 45 + "up/../.exomonad/lead.token", root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert not isinstance(bash("cat " + "s/" * 45 + "up.txt", root=str(root)), Allow)
+
+
+ORDINARY = [
+    "cat lib/x.py",
+    "echo x > lib/new.py",
+    "cp up.txt lib/copy.py",
+    "cp up.txt sub/../b.txt",
+    "cp up.txt lib/../b.txt",  # lib -> src: src/../b.txt, in the worktree
+    "cat deep/../x.py",  # deep -> src/pkg: src/x.py
+    "echo x > deep/../new.py",
+    "cat node_modules/.bin/tsc",
+    "node_modules/.bin/tsc --version",
+    "cat node_modules/.bin/../typescript/package.json",
+    "echo x > s/up.txt",
+    "cat s/s/up.txt",
+    "cd lib && echo x > new2.py",
+    "cd sub/.. && echo x > top.txt",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_links_inside_the_worktree_stay_ordinary_work(tmp_path: Path, command: str) -> None:
+    root, wt = _project(tmp_path)
+    (wt / "src" / "pkg").mkdir(parents=True)
+    (wt / "src" / "x.py").write_text("x = 1\n")
+    (wt / "sub").mkdir()
+    os.symlink("src", wt / "lib")
+    os.symlink("src/pkg", wt / "deep")
+    (wt / "node_modules" / "typescript" / "bin").mkdir(parents=True)
+    (wt / "node_modules" / "typescript" / "bin" / "tsc").write_text("#!/bin/sh\n")
+    (wt / "node_modules" / "typescript" / "package.json").write_text("{}\n")
+    (wt / "node_modules" / ".bin").mkdir()
+    os.symlink("../typescript/bin/tsc", wt / "node_modules" / ".bin" / "tsc")
+    assert isinstance(bash(command, root=str(root)), Allow), command
+    if command == ORDINARY[0]:
+        write = decide("Write", {"file_path": f"{wt}/lib/../b.txt", "content": "x"}, root=str(root))
+        assert isinstance(write, Allow), write
+        read = decide("Read", {"file_path": f"{wt}/deep/../x.py"}, root=str(root))
+        assert isinstance(read, Allow), read
+
+
+def test_a_worktree_reached_through_a_link_keeps_its_ordinary_work(tmp_path: Path) -> None:
+    """A project under a linked directory (a home on another disk): its ``..`` inside the
+    worktree stays allowed, the climb through ``s`` does not."""
+    real = tmp_path / "real"
+    real.mkdir()
+    root, wt = _project(real)
+    os.symlink(real, tmp_path / "home")
+    linked = tmp_path / "home" / "p"
+    assert isinstance(bash("cp up.txt sub/../b.txt", root=str(linked)), Allow)
+    assert isinstance(bash("echo x >> s/s/up.txt", root=str(linked)), Allow)
+    verdict = bash("cp up.txt s/s/../../Makefile", root=str(linked))
+    assert not isinstance(verdict, Allow), verdict
+    del root, wt
