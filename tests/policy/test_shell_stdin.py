@@ -140,3 +140,84 @@ def test_a_here_string_passed_on_to_a_reader_is_refused(
 )
 def test_ordinary_here_strings_and_loops_stay_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), bash(command)
+
+
+#: Found trying the gate as a worker after 8a3d6b4: a here-string given to sed, awk, jq
+#: or yq as their script file under another spelling of stdin (``--file=``, ``-fX``,
+#: ``//dev/stdin``, ``/dev/./stdin``, ``/proc/thread-self/fd/0``, a glob, a link to
+#: ``/dev/stdin``), a long option abbreviated as git and GNU tools accept it, and a data
+#: program's output piped on through other filters: each printed the token, allowed.
+SCRIPT_FROM_STDIN = [
+    f"sed --file=/dev/stdin x <<< '1r {TOKEN}'",
+    f"sed --fi=/dev/stdin x <<< '1r {TOKEN}'",
+    f"sed -f/dev/stdin x <<< '1r {TOKEN}'",
+    f"sed -sf /dev/stdin x <<< '1r {TOKEN}'",
+    f"sed -f //dev/stdin x <<< '1r {TOKEN}'",
+    f"sed -f /dev/./stdin x <<< '1r {TOKEN}'",
+    f"sed -f /proc/thread-self/fd/0 x <<< '1r {TOKEN}'",
+    f"sed -f /dev/st?in x <<< '1r {TOKEN}'",
+    f"sed -f in.sed x <<< '1r {TOKEN}'",  # in.sed -> /dev/stdin
+    f"ln -s /dev/stdin s.sed; sed -f s.sed x <<< '1r {TOKEN}'",
+    f"awk -f/dev/stdin <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+    f"awk -f /dev/st[d]in <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+    f"h=$(git hash-object -w --stdin-pa <<< {TOKEN}); git cat-file -p $h",
+    f"h=$(git hash-object -w --stdin-p <<< {TOKEN}); git cat-file -p $h",
+    f"h=$(cat <<< {TOKEN} | git hash-object -w --stdin-paths); git cat-file -p $h",
+    f"cat <<< {TOKEN} | sort | xargs cat",
+    f"cat <<< {TOKEN} | tee /dev/null | xargs cat",
+    f"cat <<< {TOKEN} | tee out.txt | xargs cat",
+    f"cat <<< {TOKEN} | {{ xargs cat; }}",
+    f"( cat <<< {TOKEN} ) | xargs cat",
+    f"{{ {{ cat <<< {TOKEN}; }}; }} | xargs cat",
+    f"{{ cat <<< {TOKEN}; }} >&1 | xargs cat",
+    f"for i in 1; do cat <<< {TOKEN}; done | xargs cat",
+    f"if true; then cat <<< {TOKEN}; fi | sort | xargs cat",
+    f"f() {{ cat <<< {TOKEN}; }}; f | xargs cat",
+    f"function f {{ cat <<< {TOKEN}; }}; f | xargs cat",
+    f"f() ( cat <<< {TOKEN} ); f | xargs cat",
+    f"cat <<< {TOKEN} | python3 -c 'import sys; print(open(sys.stdin.read().strip()).read())'",
+]
+
+
+@pytest.mark.parametrize("command", SCRIPT_FROM_STDIN)
+def test_a_script_or_names_from_stdin_under_another_spelling_is_refused(
+    command: str, repo_project: tuple[Path, Path]
+) -> None:
+    root, wt = repo_project
+    (wt / "in.sed").symlink_to("/dev/stdin")
+    done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert SECRET in done.stdout, (command, done.stdout, done.stderr)  # the real effect
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command, verdict)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"sed -f /dev/fd/0/ x <<< '1r {TOKEN}'",
+        f"sed -f - x <<< '1r {TOKEN}'",
+        f"sed -f \"$(tty)\" x <<< '1r {TOKEN}'",
+        f"sed -f /proc/$$/fd/0 x <<< '1r {TOKEN}'",
+        f"sed --file /dev/stdin x <<< '1r {TOKEN}'",
+        f"awk --file=/dev/stdin <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+        f"gawk --fil /dev/stdin <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+        f"gawk -i /dev/stdin 'BEGIN{{}}' <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+        f"mawk -W exec /dev/stdin <<< 'BEGIN{{while((getline l<\"{TOKEN}\")>0)print l}}'",
+        f"yq --from-file /dev/stdin x.yml <<< 'load_str(\"{TOKEN}\")'",
+        f"yq --from-file=/dev/stdin x.yml <<< 'load_str(\"{TOKEN}\")'",
+        f"jq -nf /dev/stdin <<< 'include \"{TOKEN}\"; 1'",
+        f"jq -n --from-file /dev/stdin <<< 'include \"{TOKEN}\"; 1'",
+        f"sort --fil=- <<< {TOKEN}",
+        f"wc --files0=- <<< {TOKEN}",
+        f"git add --pathspec-f=- <<< {TOKEN}",
+        f"tar -cf x.tar --files-f=- <<< {TOKEN}",
+        f"cat <<< {TOKEN} | tee >(xargs cat)",
+        f"cat <<< {TOKEN} | tee /dev/fd/3 3>&1 >/dev/null | xargs cat",
+        f"cat <<< {TOKEN} | git commit -F - | xargs cat",
+        f"{{ cat <<< {TOKEN}; }} > /dev/stdout | xargs cat",
+    ],
+)
+def test_other_spellings_of_a_script_or_names_on_stdin_are_refused(command: str) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Deny), (command, verdict)

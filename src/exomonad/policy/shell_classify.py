@@ -121,7 +121,7 @@ def classify_shell(
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
         # A here-string is one more word unless only data reads it (a compound command's,
         # with no words, reaches every command inside: ``while read f ...; done <<< X``)
-        out.extend(stdin_as_words(cmd, name, cmd.cwd, env.stdout_redirected))
+        out.extend(stdin_as_words(cmd, name, cmd.cwd, env.stdout_redirected, env.links_made))
         named = [*cmd.words, *(r.target for r in cmd.redirs if r.target.dynamic or r.op == "<<<")]
         out.extend(_unfollowable(cmd))
         out.extend(r for r in credential_words(named, words[0].text if words else None)

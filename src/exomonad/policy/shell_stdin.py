@@ -30,11 +30,12 @@ too (each printed the token, allowed).
 from __future__ import annotations
 
 import os
+import stat
 
 from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import SimpleCommand
+from exomonad.policy.shell_parse import SimpleCommand, path_readings
 
 __all__ = ["DATA_STDIN", "OUT_OPS", "SHELLS", "passes_on", "stdin_as_words", "to_plain_file"]
 
@@ -55,6 +56,17 @@ DATA_STDIN = frozenset(
 #: /dev/stdin``); their stdin is data otherwise.
 _SCRIPT_OPERAND = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk"})
 _STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
+#: Programs that run a file an option names as their program: its short letters (a
+#: cluster holding one: ``-nf FILE``, ``-fFILE``) and long names (any prefix counts, as
+#: GNU and git take an unambiguous one: ``--fi=FILE``). jq's ``-f`` takes its program
+#: from its first operand, yq's ``load_str`` reads a file: each operand counts there.
+_SCRIPT_FILE: dict[str, tuple[str, tuple[str, ...]]] = {
+    **dict.fromkeys(("sed", "gsed"), ("f", ("file",))),
+    **dict.fromkeys(_AWKS, ("fEi", ("file", "exec", "include"))),
+    **dict.fromkeys(("jq", "gojq", "yq"), ("f", ("from-file",))),
+}
+_OPERANDS_TOO = frozenset({"jq", "gojq", "yq"})
 #: The body is text, as a quoted ``-c`` program is, not a glob: ``2*3``, ``**kwargs`` or
 #: ``[a for a in x]`` match no file (a program's own globbing is not followed here, nor
 #: in a ``-c`` program).
@@ -63,35 +75,55 @@ _NOT_GLOBS = str.maketrans("*?[]", "    ")
 _PROCESS_SUB = "<process substitution>"
 #: Redirections of a command's output.
 OUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
-#: Options by which a data program reads the files its stdin names.
-_NAMES_FROM = ("--stdin-paths", "--pathspec-from-file", "--files0-from", "--files-from")
+#: Options by which a data program reads the files its stdin names (any prefix counts:
+#: git and GNU tools take an unambiguous one, ``--stdin-pa``, ``--fil``), and the
+#: prefixes that are other options' whole names (git's exact ``--stdin``, ``--path``).
+_NAMES_FROM = ("stdin-paths", "pathspec-from-file", "files0-from", "files-from")
+_WHOLE_NAMES = frozenset({"stdin", "path"})
 #: What a compound command given a here-string is shown as.
 _COMPOUND = "{ ...; }"
 
 
 def stdin_as_words(
-    cmd: SimpleCommand, name: str | None, cwd: str | None, exec_out: bool = False
+    cmd: SimpleCommand,
+    name: str | None,
+    cwd: str | None,
+    exec_out: bool = False,
+    links: bool = False,
 ) -> list[Action]:
     """``cmd``'s here-document (or here-string) as a word of a command ``name`` runs in
     ``cwd``, and the credential stores it names as reads; none when it has none, or
     ``name`` reads its stdin as data only and what it prints reaches no other command
     (:func:`passes_on`; ``exec_out``: an earlier ``exec`` sent the line's output
-    elsewhere). ``name`` None: ``cmd`` has no words, its here-string is a
-    compound command's (``while read f; do ...; done <<< X``, ``{ ...; } <<< X``, a
-    function body): any command inside may read it into a variable."""
+    elsewhere; ``links``: an earlier command of the line may have made links, so a
+    script file's name may lead to ``/dev/stdin``). ``name`` None: ``cmd`` has no
+    words, its here-string is a compound command's (``while read f; do ...; done <<<
+    X``, ``{ ...; } <<< X``, a function body): any command inside may read it into a
+    variable."""
     body = cmd.stdin_script
     if body is None or name in SHELLS or name in (".", "source"):
         return []
-    data = name in DATA_STDIN or (
-        name in _SCRIPT_OPERAND and not any(w.text in _STDIN_NAMES for w in cmd.words)
-    )
-    if data and not passes_on(cmd, exec_out) and not _names_on_stdin(cmd):
+    if data_only(cmd, name, links) and not passes_on(cmd, exec_out):
         return []
     home = os.path.expanduser("~")
     return [
         Shell((name or _COMPOUND, f"<<{body.translate(_NOT_GLOBS)}"), cwd),
         *(ReadFile(p) for p in named_secrets(body, home, run_time=True)),
     ]
+
+
+def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool:
+    """Whether program ``name`` reads its stdin only as data: one of :data:`DATA_STDIN`
+    (or sed, awk) not told to run its stdin as its program (``sed -f /dev/stdin``,
+    ``--file=``, ``-f//dev/stdin``, ``-f /proc/thread-self/fd/0``, a glob, a name the
+    shell computes, a link to a device: :func:`_program_file`) nor to read the files it
+    names (:func:`_names_on_stdin`)."""
+    if name in _SCRIPT_OPERAND:
+        if any(w.text in _STDIN_NAMES for w in cmd.words):
+            return False
+    elif name not in DATA_STDIN:
+        return False
+    return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
 
 
 def passes_on(cmd: SimpleCommand, exec_out: bool = False) -> bool:
@@ -117,6 +149,66 @@ def passes_on(cmd: SimpleCommand, exec_out: bool = False) -> bool:
     return cmd.piped_out or cmd.grouped or exec_out
 
 
+def _program_file(cmd: SimpleCommand, name: str | None, links: bool) -> bool:
+    """Whether ``name`` (sed, awk, jq, yq) is told to run a file that is not plainly a
+    file, ``-``, a device or a name the shell computes (``sed --file=/dev/stdin``,
+    ``-f//dev/stdin``, ``-f /dev/./stdin``, ``awk -f /dev/st[d]in``, a link to
+    ``/dev/stdin``): it may be its stdin, whose body is then its program. Any word
+    that may be such an option counts (``-nf``, ``--fi=``: GNU takes a prefix); an
+    awk ``-W`` option (``-W exec FILE``) too."""
+    if name not in _SCRIPT_FILE:
+        return False
+    letters, longs = _SCRIPT_FILE[name]
+    args = list(cmd.command_words[1:])
+    named: list[Word | None] = []
+    for i, word in enumerate(args):
+        text = word.text
+        after = args[i + 1] if i + 1 < len(args) else None
+        if text.startswith("--") and len(text) > 2:
+            option, equals, value = text[2:].partition("=")
+            if any(long.startswith(option) for long in longs):
+                named.append(
+                    Word(value, word.dynamic, word.quoted, glob=word.glob) if equals else after
+                )
+        elif text.startswith("-") and len(text) > 1:
+            if name in _AWKS and "W" in text:
+                return True
+            at = next((j for j, c in enumerate(text) if j and c in letters), None)
+            if at is not None:
+                rest = text[at + 1 :]
+                named.append(
+                    Word(rest, word.dynamic, word.quoted, glob=word.glob) if rest else after
+                )
+    if named and name in _OPERANDS_TOO:
+        named.extend(w for w in args if not w.text.startswith("-"))
+    return any(w is None or not _plain(w, cmd, links) for w in named)
+
+
+def _plain(word: Word, cmd: SimpleCommand, links: bool) -> bool:
+    """Whether ``word`` is plainly a file's name: known now (no expansion, glob or
+    process substitution), not ``-``, no link made earlier in the line (``links``), and
+    not, where the system takes it (its links followed), under ``/dev``, ``/proc`` or
+    ``/sys`` (``/dev/null`` aside) nor a file there that is not a regular one."""
+    text = word.text
+    if links or word.dynamic or word.glob or not text or text == "-" or _PROCESS_SUB in text:
+        return False
+    found = path_readings(cmd.cwd, word)
+    if found is None:
+        return False
+    for path in found:
+        if path == "/dev/null":
+            continue
+        if path.startswith(("/dev/", "/proc/", "/sys/")) or path in ("/dev", "/proc", "/sys"):
+            return False
+        try:
+            mode = os.stat(path).st_mode
+        except (OSError, ValueError):
+            continue  # not there (yet): a file the line may write
+        if not stat.S_ISREG(mode):
+            return False
+    return True
+
+
 def to_plain_file(target: Word) -> bool:
     """A redirection's target is a plain file, known now: not a device, a descriptor,
     a process substitution or a path the shell computes."""
@@ -128,5 +220,17 @@ def to_plain_file(target: Word) -> bool:
 def _names_on_stdin(cmd: SimpleCommand) -> bool:
     """A data program told to read the files its stdin names (``git hash-object -w
     --stdin-paths <<< PATH`` stored the token for ``git cat-file`` to print; ``wc`` and
-    ``sort --files0-from=-``, ``git add --pathspec-from-file=-``)."""
-    return any(w.text.startswith(_NAMES_FROM) for w in cmd.words)
+    ``sort --files0-from=-``, ``git add --pathspec-from-file=-``), by any prefix of the
+    option (``--stdin-pa``, ``--fil``) but another's whole name.
+
+    >>> from exomonad.policy.shell_parse import parse
+    >>> [_names_on_stdin(c) for c in parse("git x --stdin-p; git x --stdin; sort --fil=-", "/")]
+    [True, False, True]
+    """
+    for word in cmd.words:
+        text = word.text
+        if text.startswith("--") and len(text) > 2:
+            option = text[2:].partition("=")[0]
+            if option not in _WHOLE_NAMES and any(n.startswith(option) for n in _NAMES_FROM):
+                return True
+    return False
