@@ -221,3 +221,46 @@ def test_a_script_or_names_from_stdin_under_another_spelling_is_refused(
 def test_other_spellings_of_a_script_or_names_on_stdin_are_refused(command: str) -> None:
     verdict = bash(command)
     assert isinstance(verdict, Deny), (command, verdict)
+
+
+#: Allowed at accc9a8, refused after 8a3d6b4: data that only data programs read, or a
+#: group's output sent to a plain file, may mention the state dir or a credential store.
+MENTIONS = [
+    "cat <<'EOF' | git commit -q -F -\nFix: read ~/.aws/credentials lazily; not .exomonad/\nEOF",
+    "cat <<'EOF' | tee docs/x.md\nThe lead's token lives in .exomonad/lead.token\nEOF",
+    "cat <<'EOF' | tee -a notes.md\nHosts: ~/.ssh/config; state in .exomonad/\nEOF",
+    "{ echo '# T'; cat <<'EOF'; } > README.md\nSee ~/.ssh/config; ~/.config/gh/hosts.yml\nEOF",
+    "cat <<'EOF' | python3 gen.py\n~/.aws/credentials and .exomonad/lead.token\nEOF",
+    "cat <<'EOF' | sort | uniq > notes.md\n.exomonad/\n~/.aws/credentials\nEOF",
+    "{ cat <<'EOF'; } | tee notes.md > /dev/null\n.exomonad/ ~/.netrc\nEOF",
+    "if true; then cat <<'EOF'\n.exomonad/ ~/.netrc\nEOF\nfi > notes.md",
+    "for i in 1; do cat <<'EOF'; done >> notes.md\n~/.aws/credentials\nEOF",
+    "( cat <<'EOF' ) > notes.md\n.exomonad/\nEOF",
+    "cat <<'EOF' | sed 's/a/b/' | tee notes.md\n.exomonad/\nEOF",
+    "sed -f edit.sed notes.md <<< 'see .exomonad/'",
+]
+
+
+@pytest.mark.parametrize("command", MENTIONS)
+def test_a_mention_that_only_data_programs_read_is_allowed_again(
+    command: str, tmp_path: Path
+) -> None:
+    root, wt = scratch_worktree(tmp_path)
+    (wt / "docs").mkdir()
+    (wt / "gen.py").write_text("import sys\nopen('gen.out', 'w').write(sys.stdin.read())\n")
+    (wt / "edit.sed").write_text("s/a/b/\n")
+    (wt / "notes.md").write_text("x\n")
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Allow), (command, verdict)
+    if "git commit" not in command:  # the real effect: the text reaches a file
+        done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True,
+                              text=True, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr)
+
+
+def test_a_pr_body_on_stdin_is_asked_as_before() -> None:
+    body = "cat <<'EOF' | gh pr create --title x --body-file -\n{}\nEOF"
+    plain = bash(body.format("Docs"))
+    verdict = bash(body.format("Docs: explain ~/.netrc and ~/.aws/credentials"))
+    assert type(verdict) is type(plain), (verdict, plain)
+    assert not isinstance(verdict, Deny), verdict

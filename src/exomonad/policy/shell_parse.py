@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 
 from exomonad.policy.shell_env import is_within, nested_repo
@@ -46,6 +47,8 @@ _CLOSERS = frozenset({"}", "fi", "done", "esac"})
 _NESTING = _OPENERS | _CLOSERS
 _SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
+#: Redirections of a command's output.
+_OUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 #: How the lexer writes a process substitution (``<(cmd)``, ``>(cmd)``) in a word.
 _PROCESS_SUB = "<process substitution>"
 
@@ -61,7 +64,14 @@ class SimpleCommand:
     run with ``&``, ``( ... ) &``, adds a command with no words and ``background``);
     ``piped_out`` when its output may reach another command of the line: a pipe, or a
     process substitution it runs in (``<(cat <<< X)``; a command substitution's output
-    is judged where its text is, in the word holding it).
+    is judged where its text is, in the word holding it), its own or that of a group,
+    loop or ``if`` holding it (a function body's always: where a call sends it is not
+    followed); ``receiver`` the simple command that reads it down a pipe, None when
+    that is not one (a group or loop: ``| while read f``, a process substitution).
+
+    >>> first, second, _ = parse("{ cat <<< x; } | sort | wc; { cat <<< y; } > f", "/w")[::2]
+    >>> first.receiver.argv, first.receiver.receiver.argv, second.piped_out
+    (('sort',), ('wc',), False)
     """
 
     words: tuple[Word, ...]
@@ -72,6 +82,7 @@ class SimpleCommand:
     grouped: bool = False
     background: bool = False
     piped_out: bool = False
+    receiver: SimpleCommand | None = field(default=None, compare=False, repr=False)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -247,6 +258,20 @@ class _Walker:
         #: A process substitution's commands: what they print another command reads
         #: (a ``$(...)``'s value is judged in the word that holds its text).
         self.captured = captured
+        #: Where each open group (``{``, ``(``, a loop, ``if``, ``case``) began in
+        #: ``out``, and whether it is a function's body; the groups just closed, whose
+        #: output the redirections and operator after them send; a function header
+        #: was read (the next group is its body).
+        self.groups: list[tuple[int, bool]] = []
+        self.closed: list[tuple[int, bool]] = []
+        self.function = False
+        #: Commands (indices in ``out``) whose output is their group's, not yet known
+        #: where it goes; those whose output goes down the pipe being read, to the
+        #: next command; where each piped one's output goes: the index of the command
+        #: reading it, or None (not a simple command: it passes its input on).
+        self.in_group: list[int] = []
+        self.feeding: list[int] = []
+        self.sent: dict[int, int | None] = {}
 
     def run(self, src: str) -> list[SimpleCommand]:
         tokens = lex(src)
@@ -266,38 +291,93 @@ class _Walker:
                 self.piped_in = tok.text in ("|", "|&")
                 self.case_pattern = tok.text in _CASE_ENDS
             elif tok.text == "(":
-                if self.words:  # f() { ...; }: a function definition header
-                    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+                nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+                if self.words or (isinstance(nxt, Op) and nxt.text == ")"):
+                    # f() { ...; } (or `function f() ...`): a function definition header
                     if not (isinstance(nxt, Op) and nxt.text == ")"):
                         raise ShellSyntaxError("unexpected '('")
-                    self.words, i = [], i + 1
+                    self.words, i, self.function = [], i + 1, True
                 else:
+                    self._open()
                     self.stack.append(self.cwd)
             elif tok.text == ")":
                 self._finish(piped_out=False)
                 if not self.stack:
                     raise ShellSyntaxError("unexpected ')'")
                 self.cwd = self.stack.pop()
+                self._close()
             i += 1
         self._finish(piped_out=False)
         if self.stack:
             raise ShellSyntaxError("unclosed '('")
-        return self.out
+        return self._linked()
+
+    def _open(self) -> None:
+        """A group begins (a keyword or ``(``); one read down a pipe passes it on."""
+        if self.piped_in and not self.words:
+            self._send(self.feeding, None)
+        self.groups.append((len(self.out), self.function))
+        self.function = False
+
+    def _close(self) -> None:
+        if self.groups:
+            self.closed.append(self.groups.pop())
+
+    def _send(self, indices: list[int], reader: int | None) -> None:
+        for index in indices:
+            self.sent[index] = reader
+        indices.clear()
+
+    def _settle(self, words: list[Word], redirs: list[Redir], piped_out: bool) -> None:
+        """Where the output of the groups just closed goes, told by what follows them:
+        a plain file (``{ ...; } > notes.md``), another command (``} | xargs``, ``>&3``,
+        a function's body), or their own group's output (nothing)."""
+        out = [r for r in redirs if r.fd in (None, 1) and r.op in _OUT_OPS]
+        for start, function in self.closed:
+            cut = bisect_left(self.in_group, start)  # in_group is in the order of out
+            inside, self.in_group = self.in_group[cut:], self.in_group[:cut]
+            if function or words or (out and not _plain_target(out[-1].target)):
+                self._send(inside, None)
+            elif out:
+                pass  # a plain file: passed on to no command
+            elif piped_out:
+                self.feeding.extend(inside)
+            elif self.groups:
+                self.in_group.extend(inside)  # the enclosing group's output
+        self.closed = []
+
+    def _linked(self) -> list[SimpleCommand]:
+        """``out`` with each command's receiver and piped output set (a reader after
+        the command it reads: set from the last)."""
+        self._send(self.feeding, None)
+        final = list(self.out)
+        for index in range(len(final) - 1, -1, -1):
+            if index in self.sent:
+                reader = self.sent[index]
+                to = None if reader is None else final[reader]
+                final[index] = replace(final[index], piped_out=True, receiver=to)
+        return final
 
     def _word(self, word: Word) -> None:
         if self.case_pattern:
             if word.text == "esac" and not word.quoted:
                 self.case_pattern = False
                 self.nesting -= 1
+                self._close()
             else:
                 self._subs(word.subs)
             return
         if not self.words and not word.quoted and word.text in _NESTING:
             self.nesting += 1 if word.text in _OPENERS else -1
+            if word.text in _OPENERS:
+                self._open()
+            else:
+                self._close()
         if not self.words and not word.quoted and word.text in _SKIP_WORDS:
             return
         if len(self.words) == 1 and self.words[0].text == "function" and not self.words[0].quoted:
             self.words = []  # `function NAME { ...; }`: the body follows as commands
+            self.function = True
             return
         self.words.append(word)
         head = self.words[0]
@@ -337,7 +417,16 @@ class _Walker:
             background,
             piped_out or self.captured,
         )
-        if self._kept(cmd, piped_out or background):
+        if self.closed:
+            self._settle(words, redirs, piped_out)
+        reader = self._kept(cmd, piped_out or background)
+        if self.piped_in:  # what the pipe carries reaches this command
+            self._send(self.feeding, len(self.out) if reader and cmd.command_words else None)
+        if reader:
+            if piped_out and not self.captured:
+                self.feeding.append(len(self.out))
+            elif cmd.grouped and not self.captured:
+                self.in_group.append(len(self.out))
             self.out.append(cmd)
         elif background:  # `( ... ) &`, `{ ...; } &`, `cd x &`: mark the background
             self.out.append(SimpleCommand((), (), self.cwd, background=True))
@@ -357,6 +446,16 @@ class _Walker:
                 self.searched |= any(_cdpath_searched(w.text) for w in args[:1])
             return False
         return True
+
+
+def _plain_target(target: Word) -> bool:
+    """A redirection's target is a plain file, known now (as
+    :func:`~exomonad.policy.shell_stdin.to_plain_file` tells)."""
+    text = target.text
+    return text == "/dev/null" or not (
+        target.dynamic or target.glob or text.isdigit() or text == "-"
+        or text.startswith(("/dev/", "/proc/")) or _PROCESS_SUB in text
+    )  # fmt: skip
 
 
 def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:

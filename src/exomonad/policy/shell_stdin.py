@@ -11,8 +11,10 @@ command (its mentions of the state dir, ``$EXOMONAD_DIR``, a credential store ar
 refused as an argument's are; read as code, a store's name counts wherever it is),
 unless the program only ever reads stdin as data
 (:data:`DATA_STDIN`: ``cat > notes.md <<EOF`` may mention ``.exomonad``) and what it
-prints reaches no other command (:func:`passes_on`: ``cat <<< PATH | xargs cat`` and
-``tr``/``sed`` into ``while read f`` printed the token, allowed), or git reads the
+prints reaches no other command but data programs that pass it no further
+(:func:`passes_on`: ``cat <<< PATH | xargs cat`` and ``tr``/``sed`` into ``while read
+f`` printed the token, allowed; ``cat <<EOF | git commit -F -``, ``| tee notes.md`` or
+``{ ...; cat <<EOF; } > README.md`` may mention a credential store), or git reads the
 files it names (``git hash-object -w --stdin-paths``). A compound command's here-string
 (``while read f; do cat "$f"; done <<< PATH``, ``{ read f; ...; }``, ``( ... )``,
 ``if``, a function body) reaches every command inside, so it is judged by its words
@@ -30,6 +32,7 @@ too (each printed the token, allowed).
 from __future__ import annotations
 
 import os
+import posixpath
 import stat
 
 from exomonad.policy.actions import Action, ReadFile, Shell
@@ -67,6 +70,13 @@ _SCRIPT_FILE: dict[str, tuple[str, tuple[str, ...]]] = {
     **dict.fromkeys(("jq", "gojq", "yq"), ("f", ("from-file",))),
 }
 _OPERANDS_TOO = frozenset({"jq", "gojq", "yq"})
+#: Interpreters: their stdin is data to the script file they run (what a script does
+#: with it is the script's business: docs/guarantees.md), code when they run none.
+_INTERPRETERS = frozenset(
+    {"python", "python2", "python3", "node", "nodejs", "ruby", "perl", "php", "bun", "lua"}
+)
+#: Data programs that write the files their operands name (``tee /dev/fd/3``).
+_WRITE_OPERANDS = frozenset({"tee", "sort", "uniq"})
 #: The body is text, as a quoted ``-c`` program is, not a glob: ``2*3``, ``**kwargs`` or
 #: ``[a for a in x]`` match no file (a program's own globbing is not followed here, nor
 #: in a ``-c`` program).
@@ -80,6 +90,8 @@ OUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 #: prefixes that are other options' whole names (git's exact ``--stdin``, ``--path``).
 _NAMES_FROM = ("stdin-paths", "pathspec-from-file", "files0-from", "files-from")
 _WHOLE_NAMES = frozenset({"stdin", "path"})
+#: How many programs down a pipeline a here-string's data is followed.
+_LONGEST_PIPE = 32
 #: What a compound command given a here-string is shown as.
 _COMPOUND = "{ ...; }"
 
@@ -103,7 +115,7 @@ def stdin_as_words(
     body = cmd.stdin_script
     if body is None or name in SHELLS or name in (".", "source"):
         return []
-    if data_only(cmd, name, links) and not passes_on(cmd, exec_out):
+    if data_only(cmd, name, links) and not passes_on(cmd, exec_out, links):
         return []
     home = os.path.expanduser("~")
     return [
@@ -126,27 +138,61 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
     return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
 
 
-def passes_on(cmd: SimpleCommand, exec_out: bool = False) -> bool:
+def passes_on(cmd: SimpleCommand, exec_out: bool = False, links: bool = False) -> bool:
     """Whether what ``cmd`` prints may reach another command of the line, which may
     take it as arguments or variables (``cat <<< PATH | xargs cat``, ``tr``, ``sed``,
-    ``{ cat <<< PATH; } | while read f``, ``"$(cat <<< PATH)"``): its output goes down
-    a pipe or into a substitution, or it is inside a group, a loop or ``if`` (whose
-    output may); not when its output goes to a file (``cat > notes.md <<EOF``). A
-    process substitution among its words (``tee >(xargs cat)``), an output sent to a
-    descriptor, a device or a computed path (``>&3``, ``> /dev/stdout``), or an earlier
-    ``exec`` that did so to the line's output (``exec > >(xargs cat)``: ``exec_out``)
-    pass it on as well.
+    ``{ cat <<< PATH; } | while read f``, ``"$(cat <<< PATH)"``): its output (or that
+    of a group, loop or ``if`` holding it) goes down a pipe or into a substitution,
+    unless the program reading it there reads it as data and passes it on no further
+    (:func:`_reads_as_data`: ``| git commit -F -``, ``| tee notes.md``, ``| python3
+    gen.py``); a function body's always. Not when its output goes to a file (``cat >
+    notes.md <<EOF``, ``{ ...; } > README.md``). A process substitution among its words
+    (``tee >(xargs cat)``), an output sent to a descriptor, a device or a computed path
+    (``>&3``, ``> /dev/stdout``), or an earlier ``exec`` that did so to the line's
+    output (``exec > >(xargs cat)``: ``exec_out``) pass it on as well.
 
     >>> from exomonad.policy.shell_parse import parse
-    >>> [passes_on(c) for c in parse("cat <<< x > notes.md; cat <<< x | wc; cat <<< y", "/w")]
-    [False, True, False, False]
+    >>> line = "cat <<< x > notes.md; cat <<< x | xargs wc; cat <<< y; cat <<< z | tee f | sh"
+    >>> [passes_on(c) for c in parse(line, "/w")]
+    [False, True, False, False, True, True, False]
     """
-    if any(w.text == _PROCESS_SUB for w in (*cmd.words, *(r.target for r in cmd.redirs))):
-        return True
-    out = [r for r in cmd.redirs if r.fd in (None, 1) and r.op in OUT_OPS]
-    if out:
-        return not to_plain_file(out[-1].target)
-    return cmd.piped_out or cmd.grouped or exec_out
+    for _ in range(_LONGEST_PIPE):
+        if any(_PROCESS_SUB in w.text for w in (*cmd.words, *(r.target for r in cmd.redirs))):
+            return True
+        out = [r for r in cmd.redirs if r.fd in (None, 1) and r.op in OUT_OPS]
+        if out:
+            return not to_plain_file(out[-1].target)
+        if exec_out:
+            return True
+        if not cmd.piped_out:
+            return False
+        reader = cmd.receiver
+        if reader is None or not _reads_as_data(reader, links):
+            return True
+        cmd = reader
+    return True  # a longer pipeline is not followed
+
+
+def _reads_as_data(cmd: SimpleCommand, links: bool) -> bool:
+    """Whether ``cmd`` takes what a pipe gives it as data only: a data program
+    (:func:`data_only`) that writes no device (``tee /dev/fd/3``), or an interpreter
+    running a script file (``python3 gen.py``; not ``python3 -c CODE`` nor ``-``)."""
+    words = cmd.command_words
+    if not words:
+        return False
+    name = posixpath.basename(words[0].text)
+    args = words[1:]
+    devices = [w for w in args if w.text.startswith(("/dev/", "/proc/"))
+               and w.text != "/dev/null" and w.text not in _STDIN_NAMES]  # fmt: skip
+    if devices or any(_PROCESS_SUB in w.text for w in args):
+        return False
+    if name in _INTERPRETERS:
+        return bool(args) and not args[0].text.startswith("-") and _plain(args[0], cmd, links)
+    if name in _WRITE_OPERANDS and not all(
+        _plain(w, cmd, links) for w in args if not w.text.startswith("-")
+    ):
+        return False
+    return data_only(cmd, name, links)
 
 
 def _program_file(cmd: SimpleCommand, name: str | None, links: bool) -> bool:
@@ -210,11 +256,14 @@ def _plain(word: Word, cmd: SimpleCommand, links: bool) -> bool:
 
 
 def to_plain_file(target: Word) -> bool:
-    """A redirection's target is a plain file, known now: not a device, a descriptor,
-    a process substitution or a path the shell computes."""
+    """A redirection's target is a plain file, known now: not a device (``/dev/null``,
+    which no command reads, aside), a descriptor, a process substitution or a path the
+    shell computes."""
     text = target.text
-    return not (target.dynamic or target.glob or text.isdigit() or text == "-"
-                or text.startswith(("/dev/", "/proc/")))  # fmt: skip
+    return text == "/dev/null" or not (
+        target.dynamic or target.glob or text.isdigit() or text == "-"
+        or text.startswith(("/dev/", "/proc/")) or _PROCESS_SUB in text
+    )  # fmt: skip
 
 
 def _names_on_stdin(cmd: SimpleCommand) -> bool:
