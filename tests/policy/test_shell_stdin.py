@@ -264,3 +264,19 @@ def test_a_pr_body_on_stdin_is_asked_as_before() -> None:
     verdict = bash(body.format("Docs: explain ~/.netrc and ~/.aws/credentials"))
     assert type(verdict) is type(plain), (verdict, plain)
     assert not isinstance(verdict, Deny), verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        f"cat <<< {TOKEN} | git -c alias.x='!xargs cat' x",
+        f"git -c alias.x='!xargs cat' x <<< {TOKEN}",
+        f"cat <<< {TOKEN} | gh x",
+        f"git fast-import --allow-unsafe-features <<< 'feature import-marks={TOKEN}'",
+    ],
+)
+def test_git_or_gh_commands_not_known_to_read_data_have_their_input_judged(
+    command: str,
+) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Deny), (command, verdict)

@@ -75,6 +75,21 @@ _OPERANDS_TOO = frozenset({"jq", "gojq", "yq"})
 _INTERPRETERS = frozenset(
     {"python", "python2", "python3", "node", "nodejs", "ruby", "perl", "php", "bun", "lua"}
 )
+#: The git and gh commands whose stdin is data (a message, a patch, object names);
+#: another (an alias: ``git -c alias.x='!xargs cat' x``, ``gh x``) may run a command
+#: that reads it, and git's ``fast-import`` reads a file its stream names.
+_GIT_DATA = frozenset(
+    {"commit", "tag", "notes", "hash-object", "apply", "am", "interpret-trailers",
+     "stripspace", "check-ignore", "check-attr", "cat-file", "mktree", "commit-tree",
+     "update-index", "rev-list", "patch-id", "mailinfo", "mailsplit", "log", "diff"}
+)  # fmt: skip
+_GH_DATA = frozenset(
+    {"pr", "issue", "release", "api", "gist", "repo", "label", "secret", "variable",
+     "workflow", "project"}
+)  # fmt: skip
+_HUB_DATA = _GIT_DATA | _GH_DATA | {"pull-request"}
+#: git's options before its command that take the next word as their value.
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 #: Data programs that write the files their operands name (``tee /dev/fd/3``).
 _WRITE_OPERANDS = frozenset({"tee", "sort", "uniq"})
 #: The body is text, as a quoted ``-c`` program is, not a glob: ``2*3``, ``**kwargs`` or
@@ -135,7 +150,25 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
             return False
     elif name not in DATA_STDIN:
         return False
+    if name in ("git", "hub", "gh"):
+        known = {"git": _GIT_DATA, "gh": _GH_DATA}.get(name, _HUB_DATA)
+        if _subcommand(cmd.command_words[1:]) not in known:
+            return False
     return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
+
+
+def _subcommand(args: tuple[Word, ...]) -> str | None:
+    """git's (or gh's) command among its words: the first that is not an option nor
+    the value of one (``git -C x -c k=v commit``: ``commit``)."""
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+        elif word.text in _GIT_VALUED:
+            skip = True
+        elif not word.text.startswith("-"):
+            return None if word.dynamic else word.text
+    return None
 
 
 def passes_on(cmd: SimpleCommand, exec_out: bool = False, links: bool = False) -> bool:
