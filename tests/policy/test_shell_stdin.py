@@ -175,6 +175,8 @@ SCRIPT_FROM_STDIN = [
     f"f() {{ cat <<< {TOKEN}; }}; f | xargs cat",
     f"function f {{ cat <<< {TOKEN}; }}; f | xargs cat",
     f"f() ( cat <<< {TOKEN} ); f | xargs cat",
+    f"{{ time {{ true; }}; cat <<< {TOKEN}; }} | xargs cat",
+    f"{{ time -p ( true ); cat <<< {TOKEN}; }} 2>/dev/null | xargs cat",
     f"cat <<< {TOKEN} | python3 -c 'import sys; print(open(sys.stdin.read().strip()).read())'",
 ]
 

@@ -292,6 +292,8 @@ class _Walker:
                 self.case_pattern = tok.text in _CASE_ENDS
             elif tok.text == "(":
                 nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+                if _timed(self.words):  # `time ( ... )`: bash's keyword before a group
+                    self.words = []
                 if self.words or (isinstance(nxt, Op) and nxt.text == ")"):
                     # f() { ...; } (or `function f() ...`): a function definition header
                     if not (isinstance(nxt, Op) and nxt.text == ")"):
@@ -367,6 +369,8 @@ class _Walker:
             else:
                 self._subs(word.subs)
             return
+        if word.text in _OPENERS and not word.quoted and _timed(self.words):
+            self.words = []  # `time { ...; }`: bash's keyword before a compound command
         if not self.words and not word.quoted and word.text in _NESTING:
             self.nesting += 1 if word.text in _OPENERS else -1
             if word.text in _OPENERS:
@@ -446,6 +450,20 @@ class _Walker:
                 self.searched |= any(_cdpath_searched(w.text) for w in args[:1])
             return False
         return True
+
+
+def _timed(words: list[Word]) -> bool:
+    """Whether ``words`` are bash's ``time`` keyword (``time``, ``time -p``) and so may
+    precede a compound command (``{ time { true; }; cat <<< PATH; } | xargs cat`` was
+    read as a group closed early and printed the token, allowed)."""
+    texts = [w.text for w in words if not w.quoted]
+    return (
+        len(texts) == len(words)
+        and bool(texts)
+        and texts[0] == "time"
+        and all(t in ("-p", "--") for t in texts[1:3])
+        and len(texts) <= 3
+    )
 
 
 def _plain_target(target: Word) -> bool:
