@@ -275,6 +275,10 @@ def test_a_pr_body_on_stdin_is_asked_as_before() -> None:
         f"git -c alias.x='!xargs cat' x <<< {TOKEN}",
         f"cat <<< {TOKEN} | gh x",
         f"git fast-import --allow-unsafe-features <<< 'feature import-marks={TOKEN}'",
+        f"cat <<< 'cat {TOKEN}' | sed e",
+        f"cat <<< 'cat {TOKEN}' | sed -n -e p -e 's/^/x/;s/^x//e'",
+        f"cat <<< {TOKEN} | awk '{{while((getline l < $0)>0) print l}}'",
+        f"sed -n e <<< 'cat {TOKEN}'",
     ],
 )
 def test_git_or_gh_commands_not_known_to_read_data_have_their_input_judged(

@@ -39,6 +39,8 @@ from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import SimpleCommand, path_readings
+from exomonad.policy.shell_scripts import awk_escapes
+from exomonad.policy.shell_sed import escapes as sed_escapes
 
 __all__ = ["DATA_STDIN", "OUT_OPS", "SHELLS", "passes_on", "stdin_as_words", "to_plain_file"]
 
@@ -146,7 +148,7 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
     shell computes, a link to a device: :func:`_program_file`) nor to read the files it
     names (:func:`_names_on_stdin`)."""
     if name in _SCRIPT_OPERAND:
-        if any(w.text in _STDIN_NAMES for w in cmd.words):
+        if any(w.text in _STDIN_NAMES for w in cmd.words) or _runs_its_input(cmd, name):
             return False
     elif name not in DATA_STDIN:
         return False
@@ -155,6 +157,33 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
         if _subcommand(cmd.command_words[1:]) not in known:
             return False
     return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
+
+
+def _runs_its_input(cmd: SimpleCommand, name: str) -> bool:
+    """Whether a sed or awk program may run or open what it reads: GNU sed's ``e``
+    (``cat <<< CMD | sed e`` runs CMD), an awk ``getline < $0`` or ``system($0)``
+    (:func:`~exomonad.policy.shell_sed.escapes`,
+    :func:`~exomonad.policy.shell_scripts.awk_escapes`). sed's script is each ``-e``
+    value, else its first operand (none with ``-f``); any awk operand is scanned (a
+    file name matches nothing)."""
+    args = list(cmd.command_words[1:])
+    if name in _AWKS:
+        return any(w.dynamic or awk_escapes(w.text) for w in args if not w.text.startswith("-"))
+    scripts: list[Word | None] = []
+    from_file = False
+    for i, word in enumerate(args):
+        text = word.text
+        after = args[i + 1] if i + 1 < len(args) else None
+        if text.startswith("--expression") or text in ("--e", "--ex", "--exp"):
+            _, equals, value = text.partition("=")
+            scripts.append(Word(value, word.dynamic) if equals else after)
+        elif text.startswith("-") and not text.startswith("--") and "e" in text:
+            rest = text[text.index("e") + 1 :]
+            scripts.append(Word(rest, word.dynamic) if rest else after)
+        from_file |= text.startswith("--f") or (text[:1] == "-" != text[1:2] and "f" in text)
+    if not scripts and not from_file:
+        scripts = [next((w for w in args if not w.text.startswith("-")), None)]
+    return any(w is not None and (w.dynamic or sed_escapes(w.text)) for w in scripts)
 
 
 def _subcommand(args: tuple[Word, ...]) -> str | None:
