@@ -138,6 +138,10 @@ AMBIGUOUS = [
     ("mcp_git_show_git_push", {}, "git.show_git_push"),
     ("mcp_db_search_run_sql", {}, "db_search.run_sql"),
     ("mcp_a_read_b_delete", {}, "a.read_b_delete"),
+    ("mcp_code_search_run", {"command": "sudo rm -rf /"}, "code_search.run"),
+    ("mcp_shell_get_run", {"command": "sudo rm -rf /"}, "shell_get.run"),
+    ("mcp_code_list_run", {"command": "id"}, "code_list.run"),
+    ("mcp_db_search_query", {"sql": "DROP TABLE users"}, "db_search.query"),
 ]
 
 
@@ -186,6 +190,12 @@ def test_a_claude_name_whose_server_holds_two_underscores_is_judged_both_ways() 
      ("mcp_github_list_pull_requests", {"state": "open"}, "gemini"),
      ("mcp_github_get_file_contents", {"owner": "a", "repo": "b", "path": "src/x.py"}, "gemini"),
      ("mcp_github_list_commits", {"sha": "main"}, "gemini"),
+     ("mcp_github_get_workflow_run", {"run_id": 1}, "gemini"),
+     ("mcp_github_get_issue_comments", {"issue_number": 1}, "gemini"),
+     ("mcp__github__get_issue", {"owner": "o", "repo": "r", "issue_number": 1}, "claude"),
+     ("mcp__exa__search", {"query": "why does http://127.0.0.1:9/ refuse"}, "claude"),
+     ("mcp__x__get_thing", {"name": "a", "paths": {"count": 1}, "note": "http: is a scheme"},
+      "claude"),
      ("mcp__context7__get_library_docs", {"libraryID": "vercel/next.js"}, "claude"),
      ("mcp__context7__get-library-docs", {"libraryName": "next.js", "topic": "routing"}, "claude"),
      ("mcp__context7__resolve-library-id", {"libraryName": "next.js"}, "claude"),

@@ -198,12 +198,17 @@ def may_act(tool: str, before: str = "") -> bool:
     the word the name has before it): it does not read, and a word of it acts
     (:data:`ACTING_VERBS`, :data:`ACTING_WORDS`), or it begins with one of
     :data:`NOUN_VERBS` and goes on with no thing's name (``run_command``, not
-    ``run_logs``), or it cannot be read at all. A tail that names things (``code``,
-    ``pull_requests``, ``workflow_run``, ``request_files`` after ``pull``) does not: found
-    in ``search_code``, ``list_pull_requests``, ``get_workflow_run``.
+    ``run_logs``), or is one of them alone after a verb or nothing (``run`` after
+    ``search``: found probing, Gemini's ``mcp_code_search_run`` was allowed, read as
+    ``code``'s ``search_run``, while ``mcp__code_search__run`` was asked), or it cannot be
+    read at all. A tail that names things (``code``, ``pull_requests``, ``workflow_run``,
+    ``run`` after ``workflow``, ``request_files`` after ``pull``) does not: found in
+    ``search_code``, ``list_pull_requests``, ``get_workflow_run``.
 
     >>> may_act("run_command"), may_act("merge_branch"), may_act("code"), may_act("run")
-    (True, True, False, False)
+    (True, True, False, True)
+    >>> may_act("run", "search"), may_act("run", "workflow"), may_act("commits", "list")
+    (True, False, False)
     >>> may_act("request_files", "pull"), may_act("request_review"), may_act("files_delete")
     (False, True, True)
     """
@@ -218,7 +223,17 @@ def may_act(tool: str, before: str = "") -> bool:
             return True  # the first word of a tool name is where its verb is
         if first in NOUN_VERBS and after and after not in _NOUNS_AFTER:
             return True
+        if first in NOUN_VERBS and not after and not _names_thing(before):
+            return True  # alone, a tool's whole name: code_search's run, shell_get's run
     return any(_acts(words, i) for i in range(1, len(words)))
+
+
+def _names_thing(word: str) -> bool:
+    """Whether ``word``, before one of :data:`NOUN_VERBS`, makes it a thing's name:
+    a word that is no verb (``workflow`` ``run``), not a reading or acting one (``get``
+    ``run``, ``search`` ``query``)."""
+    verbs = READING_VERBS | ACTING_VERBS | NOUN_VERBS | {"resolve"}
+    return bool(word) and not acting_word(word) and word not in verbs
 
 
 def riskiest(readings: Sequence[tuple[str, str]]) -> tuple[str, str]:
