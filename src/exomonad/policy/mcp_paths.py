@@ -13,9 +13,16 @@ and ExoMonad's state, an agent's hook settings and Claude Code's team files are 
 []
 
 A URL in the arguments, or a value under a key naming one (``url``, ``baseUrl``,
-``endpoint``, ``host``...), is a host the server may be made to reach for the caller:
-network access to it (found probing: ``mcp__fetch__get_url`` to
-``http://127.0.0.1:9/?t=secret``, a read by its name, was allowed).
+``endpoint``, ``host``, ``domain``, ``address``, ``server``, ``link``, ``site``...), is a
+host the server may be made to reach for the caller: network access to it (found
+probing: ``mcp__fetch__get_url`` to ``http://127.0.0.1:9/?t=secret``, a read by its
+name, was allowed; a DNS lookup of ``secret.attacker.example`` tells the attacker's name
+server). A URL is read as a WHATWG URL parser (Node's ``fetch``, Chromium) reads one:
+control characters and spaces around it dropped, tabs and newlines in it too, and
+``http``, ``https``, ``ws``, ``wss``, ``ftp`` and ``file`` followed by ``:`` with any
+``/`` or ``\\`` (``http:\\\\h/``, ``http:h/`` and ``\\x01http://h/`` were allowed). A
+mapping's keys are looked at as its values are. A URL inside other text (a search's
+``q``, ``see https://a.example/``) is not one the server is asked to reach.
 
 >>> possible_hosts({"url": "http://127.0.0.1:9/?t=x", "q": "see https://a.example/ too"})
 [Network(host='127.0.0.1')]
@@ -49,15 +56,41 @@ class _Unknown:
     """A value that may hold a path we do not read: the worst is assumed."""
 
 
+#: What a WHATWG URL parser drops around a URL (C0 controls and space), and in it.
+_AROUND = "".join(map(chr, range(33)))
+_INSIDE = str.maketrans("", "", "\t\n\r")
+
+
+def _url_text(text: str) -> str:
+    """``text`` as a WHATWG URL parser reads it: C0 controls and spaces around it and
+    tabs and newlines anywhere in it dropped."""
+    return text.strip(_AROUND).translate(_INSIDE)
+
+
+def _file_url(text: str) -> str | None:
+    """The path a ``file:`` URL names as a WHATWG parser and Node's ``fileURLToPath``
+    read it (``\\`` a ``/``, ``file:p/x`` is ``/p/x``), escapes decoded; None for text
+    that is no ``file:`` URL."""
+    url = _url_text(text)
+    if url[:5].lower() != "file:":
+        return None
+    rest = url[5:].replace("\\", "/")
+    return file_url_path("file:" + (rest if rest.startswith("/") else "/" + rest))
+
+
 def _paths_of(text: str) -> list[str | _Unknown]:
-    """The paths ``text`` may be: a ``file:`` URL's as written and with its escapes
-    decoded, as a server reading the URL does (found probing: ``file:///p/%2Eexomonad/
-    lead.token`` was asked as a write of ``/p/%2Eexomonad``, not refused)."""
+    """The paths ``text`` may be: a ``file:`` URL's as written and as a server reading
+    the URL takes it, its escapes decoded (found probing: ``file:///p/%2Eexomonad/
+    lead.token`` was asked as a write of ``/p/%2Eexomonad``, not refused; ``file:`` then
+    backslashes, or a control character first, was allowed). Known paths first."""
     found = _path_of(text)
-    if found is None:
-        return []
-    decoded = file_url_path(text.strip(" ")) if isinstance(found, str) else None
-    return [found] if decoded in (None, found) else [found, decoded]
+    out: list[str | _Unknown] = []
+    decoded = _file_url(text)
+    if decoded is not None:
+        out.append(decoded)
+    if found is not None and found not in out:
+        out.append(found)
+    return out
 
 
 def _path_of(text: str) -> str | _Unknown | None:
@@ -83,8 +116,8 @@ def _strings(value: Any, depth: int = 0) -> list[str | _Unknown]:
         return [_Unknown()] if isinstance(value, (Mapping, list, tuple, str)) else []
     if isinstance(value, str):
         return [value]
-    if isinstance(value, Mapping):
-        return [s for v in value.values() for s in _strings(v, depth + 1)]
+    if isinstance(value, Mapping):  # a key may be a path too: {"files": {PATH: text}}
+        return [s for k, v in value.items() for s in [str(k), *_strings(v, depth + 1)]]
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _strings(v, depth + 1)]
     return []
@@ -106,12 +139,22 @@ def possible_writes(tool_input: Mapping[str, Any], cwd: str | None) -> list[Writ
     return out
 
 
-#: The last word of an argument's name that says its value is a URL or a host.
-_URL_KEYS = frozenset({"url", "urls", "uri", "uris", "endpoint", "endpoints", "host", "hosts",
-                       "hostname", "hostnames"})  # fmt: skip
+#: The last word of an argument's name that says its value is a URL or a host
+#: (``baseUrl``, ``domain_name``, ``serverAddress``, ``mail_server``, ``website``).
+_URL_KEYS = frozenset(
+    {"url", "urls", "uri", "uris", "endpoint", "endpoints", "host", "hosts", "hostname",
+     "hostnames", "domain", "domains", "name", "address", "addresses", "addr", "server",
+     "servers", "link", "links", "href", "hrefs", "site", "sites", "website", "websites"}
+)  # fmt: skip
+#: Words that say so wherever they are in an argument's name (``urlString``).
+_URL_WORDS = frozenset({"url", "urls", "uri", "uris", "href", "hrefs"})
+#: Names whose last word is ``name`` but that name a host (``domain_name``, ``hostName``).
+_HOST_NAMES = frozenset({"domain", "host", "server"})
 #: A value that is a URL (not ``file:``, a path: :func:`possible_writes`). A URL inside
 #: other text (a search's ``q``) is not one the server is asked to reach.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://")
+#: WHATWG's special schemes but ``file``: ``:`` then any ``/`` and ``\``, or none.
+_SPECIAL = re.compile(r"(?:https?|wss?|ftp):", re.IGNORECASE)
 
 
 def _keyed_strings(value: Any, key: str = "", depth: int = 0) -> list[tuple[str, str | None]]:
@@ -121,8 +164,9 @@ def _keyed_strings(value: Any, key: str = "", depth: int = 0) -> list[tuple[str,
         return [(key, None)] if isinstance(value, (Mapping, list, tuple, str)) else []
     if isinstance(value, str):
         return [(key, value)]
-    if isinstance(value, Mapping):
-        return [s for k, v in value.items() for s in _keyed_strings(v, str(k), depth + 1)]
+    if isinstance(value, Mapping):  # a key is read as a value named nothing
+        return [s for k, v in value.items()
+                for s in [("", str(k)), *_keyed_strings(v, str(k), depth + 1)]]  # fmt: skip
     if isinstance(value, (list, tuple)):
         return [s for v in value for s in _keyed_strings(v, key, depth + 1)]
     return []
@@ -131,14 +175,25 @@ def _keyed_strings(value: Any, key: str = "", depth: int = 0) -> list[tuple[str,
 def _host_in(key: str, text: str) -> tuple[bool, str | None]:
     """Whether ``text`` names a host to reach (a URL, or any value of an argument named
     as a URL or host is), and which (None: it cannot be read)."""
-    value = text.strip()
+    value = _url_text(text)
+    special = _SPECIAL.match(value)
+    if special is not None:  # http:\\h, http:h, https:/\h: http://h to a WHATWG parser
+        rest = value[special.end() :].replace("\\", "/").lstrip("/")
+        return True, host_of(special.group(0).lower() + "//" + rest)
     scheme = _SCHEME.match(value)
     if scheme is not None:
         return (not scheme.group(0).lower().startswith("file:"), host_of(value))
-    words = name_words(key)
-    if words and words[-1] in _URL_KEYS and value and file_url_path(value) is None:
+    if _names_host(key) and value and _file_url(value) is None:
         return True, host_of(value)
     return False, None
+
+
+def _names_host(key: str) -> bool:
+    """Whether an argument named ``key`` holds a URL or a host (see :data:`_URL_KEYS`)."""
+    words = name_words(key)
+    if not words or (words[-1] == "name" and (len(words) < 2 or words[-2] not in _HOST_NAMES)):
+        return False
+    return words[-1] in _URL_KEYS or any(w in _URL_WORDS for w in words)
 
 
 def possible_hosts(tool_input: Mapping[str, Any]) -> list[Network]:
