@@ -137,3 +137,43 @@ def test_a_command_sent_to_another_engine_is_asked(command: str, said: str) -> N
     verdict = bash(command)
     assert isinstance(verdict, Escalate), verdict
     assert said in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["docker --context x run --rm alpine sh", "docker --context=remote ps", "docker -c x ps",
+     "docker -c=x ps", "docker -cx ps", "docker -Dc x run alpine", "docker -l debug -c x ps",
+     'docker --context "$CTX" run alpine', "podman --connection x run alpine",
+     "podman --connection=x ps", "podman -c x ps", "docker --config ./c run alpine",
+     "docker -DH evil.example:2375 ps"],
+)  # fmt: skip
+@pytest.mark.parametrize("role", ["worker", "dev"])
+def test_a_command_sent_to_another_context_is_network_access(command: str, role: str) -> None:
+    """Found probing: ``docker --context x run ...`` and ``podman --connection x`` were
+    allowed, though a context (or a connection, or the ``currentContext`` of a config
+    directory the worker wrote) may name a remote engine as ``-H tcp://...`` does: the
+    command runs there. Its host is not on the command line: an unknown one, asked."""
+    verdict = bash(command, role=role)
+    assert isinstance(verdict, Escalate), verdict
+    assert "network access to" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["DOCKER_CONTEXT=x docker run --rm alpine", "env DOCKER_CONTEXT=x docker ps",
+     "export DOCKER_CONTEXT=remote", "CONTAINER_CONNECTION=x podman ps",
+     "DOCKER_CONFIG=./c docker run alpine", "CONTAINERS_CONF=./c podman --remote ps"],
+)  # fmt: skip
+def test_a_context_set_in_the_environment_is_asked(command: str) -> None:
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["docker --context default ps", "docker -c default run --rm alpine true",
+     "podman --connection default ps", "docker -D ps", "docker -l debug run --rm alpine true",
+     "docker --log-level=info ps"],
+)  # fmt: skip
+def test_the_default_context_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)

@@ -41,7 +41,7 @@ from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["CONTAINER_ENGINES", "engine_hosts", "escapes", "host_side"]
+__all__ = ["CONTAINER_ENGINES", "engine_contexts", "engine_hosts", "escapes", "host_side"]
 
 #: Programs that run containers, Docker's command line or one like it.
 CONTAINER_ENGINES = frozenset({"docker", "podman", "nerdctl", "finch", "ctr", "buildah"})
@@ -278,37 +278,76 @@ def host_side(name: str, args: list[Word], cwd: str | None) -> tuple[list[Word],
 
 def engine_hosts(name: str, args: list[Word]) -> list[Word]:
     """The engines a container command talks to, as its global options name them
-    (``docker -H tcp://h:2375``, ``--host h:2375``, ``podman --url``): a command sent to
-    another engine runs there (found probing: ``DOCKER_HOST=tcp://evil.example:2375
+    (``docker -H tcp://h:2375``, ``--host h:2375``, ``-DH h``, ``podman --url``): a command
+    sent to another engine runs there (found probing: ``DOCKER_HOST=tcp://evil.example:2375
     docker run alpine`` was allowed; the variable is judged with the assignments)."""
     if name not in CONTAINER_ENGINES and name not in _COMPOSE:
         return []
-    found: list[Word] = []
-    end = _first_operand(args)
-    for i, word in enumerate(args[:end]):
-        for option in _ENGINE_OPTIONS:
-            if word.text == option and i + 1 < len(args):
-                found.append(args[i + 1])
-            elif word.text.startswith(option + "=") or (option == "-H" and word.text[:2] == "-H"):
-                inline = word.text[len(option) :].removeprefix("=")
-                found.append(Word(inline, word.dynamic, word.quoted))
-            else:
-                continue
-            break
-    return found
+    return [
+        v for option, v in _global_options(args)[0] if option in _ENGINE_OPTIONS and v is not None
+    ]
+
+
+def engine_contexts(name: str, args: list[Word]) -> list[Word]:
+    """The contexts a container command is sent by, other than ``default``: ``docker
+    --context X``/``-c X``, ``podman --connection X``/``-c X``, or ``docker --config DIR``
+    (whose ``config.json`` names the current context). A context may name a remote engine
+    as ``-H tcp://...`` does, the command then runs there, and its host is not on the
+    command line (found probing: ``docker --context x run ...`` and ``podman --connection
+    x ...`` were allowed)."""
+    if name not in CONTAINER_ENGINES and name not in _COMPOSE:
+        return []
+    return [value for option, value in _global_options(args)[0]
+            if option in _CONTEXT_OPTIONS and value is not None
+            and (value.dynamic or option == "--config" or value.text != "default")]  # fmt: skip
 
 
 #: Global options naming the engine a command is sent to.
 _ENGINE_OPTIONS = ("-H", "--host", "--url")
+#: Global options naming a context (a stored engine) or the configuration that names one.
+_CONTEXT_OPTIONS = ("--context", "-c", "--connection", "--config")
+#: Global options that take a value (any other: a flag), and the short ones among them.
+_GLOBAL_WITH_VALUE = frozenset({*_ENGINE_OPTIONS, *_CONTEXT_OPTIONS, "-l", "--log-level"})
+_GLOBAL_SHORT_VALUE = "Hcl"
+
+
+def _global_options(args: list[Word]) -> tuple[list[tuple[str, Word | None]], int]:
+    """The global options before a container command's first operand, each with its value
+    (None for a flag, or a value missing at the end), as Docker's and Podman's option
+    parser reads them (``--context=x``, ``-c x``, ``-cx``, ``-c=x``, a cluster ``-Dc x``);
+    and where the first operand is."""
+    found: list[tuple[str, Word | None]] = []
+    i = 0
+    while i < len(args) and args[i].text.startswith("-") and args[i].text != "-":
+        word, text = args[i], args[i].text
+        i += 1
+        if text == "--":
+            break
+        if text.startswith("--"):
+            option, eq, inline = text.partition("=")
+            if eq:
+                found.append((option, Word(inline, word.dynamic, word.quoted)))
+            elif option in _GLOBAL_WITH_VALUE:
+                found.append((option, args[i] if i < len(args) else None))
+                i += 1
+            else:
+                found.append((option, None))
+            continue
+        for j, letter in enumerate(text[1:], start=2):
+            if letter not in _GLOBAL_SHORT_VALUE:
+                found.append(("-" + letter, None))
+                continue
+            inline = text[j:].removeprefix("=")
+            if inline:
+                found.append(("-" + letter, Word(inline, word.dynamic, word.quoted)))
+            else:
+                found.append(("-" + letter, args[i] if i < len(args) else None))
+                i += 1
+            break
+    return found, min(i, len(args))
 
 
 def _first_operand(args: list[Word]) -> int:
     """Where the global options end (the first word that is not an option or the value
-    of ``-H``/``--host``/``--url``/``--context``/``-c``/``--config``)."""
-    i = 0
-    while i < len(args) and args[i].text.startswith("-"):
-        bare = "=" not in args[i].text
-        takes = args[i].text in ("-H", "--host", "--url", "--context", "-c", "--config",
-                                 "--connection", "-l", "--log-level")  # fmt: skip
-        i += 2 if takes and bare else 1
-    return i
+    of ``-H``/``--host``/``--url``/``--context``/``-c``/``--config``...)."""
+    return _global_options(args)[1]

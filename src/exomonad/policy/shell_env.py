@@ -349,10 +349,12 @@ OPTION_VARS = frozenset(
 )  # fmt: skip
 #: Variables that send a program's work to another host or name a program it runs, when
 #: set to anything but empty: a container engine's (``DOCKER_HOST=tcp://evil.example:2375
-#: docker run ...``, found probing: allowed, the container ran there), ``AUTOSSH_PATH``
+#: docker run ...``, found probing: allowed, the container ran there; ``DOCKER_CONFIG`` and
+#: ``CONTAINERS_CONF`` name files that name the engine), ``AUTOSSH_PATH``
 #: (the ssh autossh runs), ``RSYNC_CONNECT_PROG`` (the command rsync connects through).
-CLIENT_VARS = frozenset({"DOCKER_HOST", "DOCKER_CONTEXT", "CONTAINER_HOST",
-                         "CONTAINER_CONNECTION", "AUTOSSH_PATH", "RSYNC_CONNECT_PROG"})  # fmt: skip
+CLIENT_VARS = frozenset({"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "CONTAINER_HOST",
+                         "CONTAINER_CONNECTION", "CONTAINERS_CONF", "AUTOSSH_PATH",
+                         "RSYNC_CONNECT_PROG"})  # fmt: skip
 _PLAIN_PROGRAMS = frozenset(
     {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}
 )

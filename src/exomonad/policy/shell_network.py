@@ -19,7 +19,7 @@ import re
 from urllib.parse import unquote, urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
-from exomonad.policy.shell_containers import engine_hosts
+from exomonad.policy.shell_containers import engine_contexts, engine_hosts
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
@@ -234,7 +234,8 @@ def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     URL it is given (:func:`url_hosts`); for a browser, each host it is given, scheme or
     not (a local path names none; none named: its start page, an unknown host); for
     rclone, its remotes (unknown hosts); for a container engine, the engine its ``-H``
-    names (a ``unix://`` one: a write of the socket)."""
+    names (a ``unix://`` one: a write of the socket), or an unknown host for a context
+    other than ``default`` (``--context``, ``--connection``, ``--config``)."""
     found = url_hosts(args)
     more: list[Action] = []
     if name in BROWSERS:
@@ -253,6 +254,7 @@ def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
             more += _sockets([Word(path[len("unix://") :])], cwd)
         else:
             more.append(Network(None if engine.dynamic else host_of(engine.text)))
+    more += [Network(None)] if engine_contexts(name, args) else []  # a stored engine
     return list(dict.fromkeys([*found, *more]))  # once each, in order
 
 
