@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,96 @@ def test_a_worktree_reached_through_a_link_keeps_its_ordinary_work(tmp_path: Pat
     verdict = bash("cp up.txt s/s/../../Makefile", root=str(linked))
     assert not isinstance(verdict, Allow), verdict
     del root, wt
+
+
+# A second review, trying the gate as a worker: a file: URL's %2e%2e after a link, a link
+# chain too deep to follow (judged as written), a lone surrogate in a path, and the cost.
+
+
+def _deep_chain(wt: Path, root: Path, depth: int = 1900) -> None:
+    """``L -> a/a/.../a`` (``depth`` names) and ``a/.../a/up -> root``: following ``L/up``
+    takes more looking up than ExoMonad does for one path."""
+    fd = os.open(wt, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.symlink(str(root), "up", dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.symlink("/".join(["a"] * depth), wt / "L")
+
+
+def _unchain(wt: Path) -> None:
+    """Take the chain down a directory at a time (``shutil.rmtree`` recurses a frame a
+    directory: pytest's clean-up of its old directories failed on it)."""
+    top = wt / "a"
+    while top.is_dir() and not top.is_symlink():
+        for name in os.listdir(top):
+            if name != "a":
+                os.unlink(top / name)
+        if not (top / "a").is_dir():
+            os.rmdir(top)
+            break
+        os.rename(top / "a", wt / "a.next")
+        os.rmdir(top)
+        os.rename(wt / "a.next", top)
+
+
+@pytest.fixture
+def chain(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """A scratch project whose worktree holds ``L`` (:func:`_deep_chain`)."""
+    root, wt = _project(tmp_path)
+    try:
+        _deep_chain(wt, root)
+        yield root, wt
+    finally:
+        _unchain(wt)
+
+
+def test_a_path_whose_links_cannot_be_followed_is_not_judged_as_written(
+    chain: tuple[Path, Path],
+) -> None:
+    """With ``L`` too deep to follow, each was judged as its text (a write in the
+    worktree) and allowed; run for real, the lead's ``Makefile`` changes. Now asked."""
+    root, wt = chain
+    commands = [f"curl -s -T up.txt file://{wt}/L/up/Makefile", "cp up.txt L/up/Makefile",
+                "echo x > L/up/Makefile", "cat L/up/.exomonad/lead.token"]  # fmt: skip
+    for command in commands:
+        assert not isinstance(bash(command, root=str(root)), Allow), command
+    for tool, key in (("Write", "file_path"), ("Edit", "file_path"), ("Read", "file_path")):
+        data = {key: f"{wt}/L/up/Makefile", "content": "x", "old_string": "a", "new_string": "b"}
+        assert not isinstance(decide(tool, data, root=str(root)), Allow), tool
+    fetched = decide("WebFetch", {"url": f"file://{wt}/L/up/Makefile", "prompt": "x"},
+                     root=str(root))  # fmt: skip
+    assert not isinstance(fetched, Allow), fetched
+    assert _run(commands[0], wt).returncode == 0
+    assert (root / "Makefile").read_text() == "planted\n"
+
+
+def test_a_bare_name_whose_links_cannot_be_followed_is_not_a_read_dropped(
+    chain: tuple[Path, Path],
+) -> None:
+    """``tok -> L/up/.exomonad/lead.token``: ``cat tok`` printed the token, allowed (the
+    read of a path not known was dropped, and only words with a ``/`` were looked at)."""
+    root, wt = chain
+    os.symlink("L/up/.exomonad/lead.token", wt / "tok")
+    assert "exo_lead_secret" in _run("cat tok", wt).stdout
+    for command in ("cat tok", "cat < tok", "head -c 9 tok", "wc -c tok"):
+        assert not isinstance(bash(command, root=str(root)), Allow), command
+    for tool in ("Read", "Grep"):
+        data = {"file_path": f"{wt}/tok", "path": f"{wt}/tok", "pattern": "x"}
+        assert not isinstance(decide(tool, data, root=str(root)), Allow), tool
+
+
+def test_many_words_through_a_deep_chain_are_asked(chain: tuple[Path, Path]) -> None:
+    """Fifty words through ``L`` took 4 s, each followed several times with its own
+    budget; one judgement shares one (the time is measured, not asserted, here)."""
+    root, wt = chain
+    words = " ".join(f"L/x{i}" for i in range(50))
+    urls = " ".join(f"file://{wt}/L/x{i}" for i in range(30))
+    assert not isinstance(bash("cat " + words, root=str(root)), Allow)
+    assert not isinstance(bash("curl -s " + urls, root=str(root)), Allow)
+    assert isinstance(bash("cat up.txt s/up.txt", root=str(root)), Allow)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow, Deny
-from exomonad.util.paths import follow, real_path
+from exomonad.util import paths
+from exomonad.util.paths import follow, judging, real_path
 from tests.policy.worker import ROOT, bash, decide
 
 
@@ -24,9 +25,9 @@ def _refusing(path: str, *args: object, **kwargs: object) -> str:
 def test_an_unreadable_part_leaves_the_path_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "readlink", _refusing)
     assert real_path("/proc/self/root/a/b") == "/proc/self/root/a/b"
-    # a `..` after it: where it leads is not known (real_path: as written, normalised)
+    # a `..` after it: where it leads is not known (real_path too: never the text)
     assert follow("/proc/self/root/a/../b") is None
-    assert real_path("/proc/self/root/a/../b") == "/proc/self/root/b"
+    assert real_path("/proc/self/root/a/../b") is None
 
 
 def test_a_read_through_an_unreadable_link_is_refused_by_its_name(
@@ -49,7 +50,7 @@ def test_a_path_too_long_to_open_is_judged_quickly() -> None:
     prefix); one longer than ``PATH_MAX`` with a ``..`` is not followed (None: unknown),
     one without is looked up a name at a time, as far as its names exist."""
     assert follow("/a" * 3000 + "/../b") is None
-    assert real_path("/a" * 3000 + "/../b") == "/a" * 2999 + "/b"
+    assert real_path("/a" * 3000 + "/../b") is None
     verdict = bash("cat " + "a/../" * 1000 + "../../.exomonad/lead.token")
     assert isinstance(verdict, Deny), verdict
     assert isinstance(bash("cat " + "/proc/1/" * 40000), Allow)
@@ -75,7 +76,7 @@ def test_a_loop_and_too_many_links_cannot_be_followed(tmp_path: Path) -> None:
     os.symlink("loop", tmp_path / "loop")
     os.symlink(".", tmp_path / "s")
     assert follow(f"{tmp_path}/loop/x") is None
-    assert real_path(f"{tmp_path}/loop/x") == f"{tmp_path}/loop/x"
+    assert real_path(f"{tmp_path}/loop/x") is None
     assert follow(f"{tmp_path}/" + "s/" * 40 + "x") == f"{tmp_path}/x"
     assert follow(f"{tmp_path}/" + "s/" * 41 + "x") is None  # the system's limit (ELOOP)
     assert follow("/a\0b") is None  # never raises
@@ -106,3 +107,57 @@ def test_following_takes_one_look_per_name(tmp_path: Path) -> None:
         start = time.perf_counter()
         follow(path)
         assert time.perf_counter() - start < 0.5, path[:40]
+
+
+def test_a_name_that_is_not_utf8_cannot_be_known(tmp_path: Path) -> None:
+    """Python looks up ``\\udc80`` as byte 0x80; Claude Code (Node) writes it as U+FFFD,
+    another name: where such a path leads is not known."""
+    os.symlink(".", tmp_path / "\ufffd")
+    assert follow(f"{tmp_path}/\ufffd/\ufffd/../x") == str(tmp_path.parent / "x")
+    assert follow(f"{tmp_path}/\udc80/\udc80/../../x") is None
+    assert follow(f"{tmp_path}/\ud800") is None
+    os.symlink(os.fsdecode(b"a\x80"), tmp_path / "odd")  # a link's target, not UTF-8
+    assert follow(f"{tmp_path}/odd/x") is None
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    real = os.lstat
+
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        seen.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    return seen
+
+
+def test_one_judgement_looks_each_name_up_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    os.symlink("src", tmp_path / "lib")
+    seen = _counting(monkeypatch)
+    with judging():
+        first = follow(f"{tmp_path}/lib/pkg/../x")
+        looked = len(seen)
+        assert follow(f"{tmp_path}/lib/pkg/../x") == first == f"{tmp_path}/src/x"
+        assert len(seen) == looked  # the same path: not walked again
+        assert real_path(f"{tmp_path}/lib/y") == f"{tmp_path}/src/y"
+        assert len(set(seen)) == len(seen)  # each name looked up once
+    follow(f"{tmp_path}/lib/y")  # a judgement's findings go with it
+    assert len(seen) > len(set(seen))
+
+
+def test_one_judgement_shares_one_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the judgement's budget, what is left is not known (before, each walk had a
+    megabyte of its own, and fifty words through a deep link took 4 s)."""
+    (tmp_path / "d").mkdir()
+    names = f"{tmp_path}/d/x".split("/")[1:]
+    first = sum(len("/" + "/".join(names[: i + 1])) for i in range(len(names)))
+    monkeypatch.setattr(paths, "_JUDGEMENT_LOOKED", first)  # just what the first takes
+    with judging():
+        assert follow(f"{tmp_path}/d/x") == f"{tmp_path}/d/x"
+        assert follow(f"{tmp_path}/d/y") is None  # d is known, y is one more lookup
+        assert follow(f"{tmp_path}/d/x") == f"{tmp_path}/d/x"  # found before: kept
+    assert follow(f"{tmp_path}/d/y") == f"{tmp_path}/d/y"  # a new judgement, a new budget

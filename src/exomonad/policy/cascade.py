@@ -25,12 +25,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from exomonad.policy.actions import Action, McpTool
+from exomonad.policy.actions import Action, DeleteFile, McpTool, ReadFile, Unknown, WriteFile
 from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
 from exomonad.policy.model import Policy
 from exomonad.policy.request import Context, ToolRequest
 from exomonad.util.display import visible
+from exomonad.util.paths import follow, judging
 
 __all__ = ["asked", "context_for", "decide_request", "judge", "judge_all"]
 
@@ -146,9 +147,33 @@ def decide_request(
     project_root: str | None = None,
     state_dir: str | None = None,
 ) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
-    """Classify ``request`` and judge every action: (decision, actions, per-action)."""
-    actions = classify(request, mcp_servers=policy.mcp_servers,
-                       protected_branches=policy.protected_branches)  # fmt: skip
-    ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
-    decision, verdicts = judge_all(policy, actions, ctx)
+    """Classify ``request`` and judge every action: (decision, actions, per-action).
+    One judgement (:func:`~exomonad.util.paths.judging`): each path's links are looked
+    up once for it, within one budget. A path whose links cannot be followed is also
+    :class:`~.actions.Unknown` (asked), whatever its text says: where it leads is not
+    known (:func:`unfollowed`)."""
+    with judging():
+        actions = classify(request, mcp_servers=policy.mcp_servers,
+                           protected_branches=policy.protected_branches)  # fmt: skip
+        actions += unfollowed(actions)
+        ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
+        decision, verdicts = judge_all(policy, actions, ctx)
     return decision, actions, verdicts
+
+
+def unfollowed(actions: Sequence[Action]) -> list[Action]:
+    """An :class:`~.actions.Unknown` for each absolute path among ``actions`` whose links
+    cannot be followed (:func:`~exomonad.util.paths.follow`: a loop, past the lookup
+    budget, a name that is not UTF-8): judged by its text alone, a worker's path that
+    climbs out through links it cannot be followed along was allowed as a write in its
+    worktree (found trying the gate as a worker: ``L -> a/a/.../a``, 1900 deep, and
+    ``L/up -> <project>``: ``curl -T up.txt file://<wt>/L/up/Makefile`` overwrote the
+    lead's ``Makefile``).
+
+    >>> unfollowed([ReadFile("/nonexistent/a"), WriteFile("/x/\\udc80/../y"), WriteFile(None)])
+    [Unknown(raw='/x/\\udc80/../y: where its links lead cannot be known')]
+    """
+    paths = [a.path for a in actions if isinstance(a, (ReadFile, WriteFile, DeleteFile))]
+    lost = dict.fromkeys(p for p in paths if p is not None and p.startswith("/")
+                         and follow(p) is None)  # fmt: skip
+    return [Unknown(f"{p[:200]}: where its links lead cannot be known") for p in lost]

@@ -111,9 +111,9 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
         return False
     if "$" in path or "`" in path:
         return bool(named_secrets(path, ctx.home, run_time=True))
-    real = real_path(path)
+    real = real_path(path)  # None: not known, judged by its name (and asked: cascade)
     again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
-    if real != path and secret_path(again, ctx):
+    if real is not None and real != path and secret_path(again, ctx):
         return True  # a symlink to a credential (made by a git checkout, say)
     roots = _secret_roots(ctx.home)
     if any(path == root or path.startswith(root + "/") for root in roots):

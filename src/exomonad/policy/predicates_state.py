@@ -86,16 +86,17 @@ def touches_control_files(action: HasPath, ctx: Context) -> bool:
         return False
     if _in_state_dir(path, ctx):
         return True
-    real = real_path(path)  # a symlink to an agent's settings
-    if any(names_control(p) for p in {path, real}):
+    real = real_path(path)  # a symlink to an agent's settings (None: not known, asked)
+    both = {path} if real is None else {path, real}
+    if any(names_control(p) for p in both):
         return True
-    if any(_in_own_config(p, ctx) for p in {path, real}):
+    if any(_in_own_config(p, ctx) for p in both):
         return True  # .claude/skills/x/SKILL.md: a worker's skill runs unhooked commands
     recursive = bool(getattr(action, "recursive", False))
     only: tuple[str, ...] = getattr(action, "include", ())
     if only and not patterns_may_name_control(only):
         return False  # find . -name '*.pyc' -delete
-    return recursive and any(_holds_checkout(p, ctx) for p in {path, real})
+    return recursive and any(_holds_checkout(p, ctx) for p in both)
 
 
 def _in_own_config(path: str, ctx: Context) -> bool:
@@ -189,7 +190,7 @@ def reads_others_mail(action: ReadFile, ctx: Context) -> bool:
     teams, _ = _team_dirs(ctx)
     real = real_path(action.path)
     own = f"/inboxes/{ctx.agent}.json"
-    for path in {action.path, real}:
+    for path in {action.path} if real is None else {action.path, real}:
         inside = path.startswith(teams + "/") and "/inboxes/" in path[len(teams) :] + "/"
         if inside and not (path.endswith(own) and path.count("/inboxes/") == 1):
             return True

@@ -143,14 +143,15 @@ class Context:
 
 def really_within(path: str | None, root: str | None) -> bool:
     """Whether ``path`` with its symlinks followed lies in ``root`` with its own followed
-    (False if either is unknown).
+    (False if either is unknown, or where its links lead cannot be known).
 
     >>> really_within("/nonexistent/a/b", "/nonexistent/a"), really_within("/etc", "/usr")
     (True, False)
     """
     if path is None or root is None:
         return False
-    return is_within(real_path(path), real_path(root))
+    real = real_path(path)
+    return real is not None and is_within(real, real_path(root))
 
 
 def git_metadata(path: str | None) -> bool:

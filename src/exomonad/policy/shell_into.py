@@ -47,10 +47,13 @@ def into_directory(
     where = resolve_path(cwd, target)
     if where is None:
         return []
-    # `here -> .`: a link to where the command runs (or above) is the same directory
+    # `here -> .`: a link to where the command runs (or above) is the same directory;
+    # where either's links cannot be followed, it may be
+    real_cwd, real_where = (real_path(cwd), real_path(where)) if cwd is not None else ("", "")
     above = cwd is not None and (
-        is_within(cwd, where) or is_within(real_path(cwd), real_path(where))
-    )
+        is_within(cwd, where) or real_cwd is None or real_where is None
+        or is_within(real_cwd, real_where)
+    )  # fmt: skip
     named_dir = named_dir or target.text.endswith("/") or posixpath.basename(
         target.text
     ) in (".", "..")  # fmt: skip

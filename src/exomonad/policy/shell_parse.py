@@ -154,18 +154,19 @@ def path_readings(cwd: str | None, word: Word | str) -> tuple[str, ...] | None:
 
 
 def unfollowable(cwd: str | None, words: list[Word]) -> list[str]:
-    """The words that name a path (they have a ``/``) whose links cannot be followed
+    """The words that may name a path whose links cannot be followed
     (:func:`~exomonad.util.paths.follow`: a loop, more than 40 links, a ``..`` after a
-    name ExoMonad cannot look at): where a program gets through it, if any, is unknown.
-    Its reads are not dropped as a ``$f`` of unknown value is (``cat s/s/.../l/x``, 41
-    links ``s -> .`` and ``l`` to the state dir, was judged no read at all). Each text
-    is looked at once.
+    name ExoMonad cannot look at, past the lookup budget): where a program gets through
+    it, if any, is unknown. Its reads are not dropped as a ``$f`` of unknown value is
+    (``cat s/s/.../l/x``, 41 links ``s -> .`` and ``l`` to the state dir, was judged no
+    read at all; a bare name too: ``tok -> L/up/.exomonad/lead.token``, ``L`` too deep
+    to follow, made ``cat tok`` print the token, allowed). Each text is looked at once.
 
     >>> found = unfollowable("/w", [Word("a/b"), Word("a/" * 3000 + ".."), Word("$X/..", True)])
     >>> [text[:6] + "..." + text[-6:] for text in found]
     ['a/a/a/...a/a/..']
     """
-    texts = dict.fromkeys(w.text for w in words if not w.dynamic and "/" in w.text)
+    texts = dict.fromkeys(w.text for w in words if not w.dynamic and w.text)
     return [
         text
         for text in texts

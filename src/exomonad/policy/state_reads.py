@@ -109,7 +109,8 @@ EXPAND_AT_MOST = 10_000
 def expand_now(pattern: str) -> list[str] | None:
     """What the absolute shell glob ``pattern`` may expand to now, each name with the
     links on it followed (dot names too: ``shopt -s dotglob`` may be on); None if that
-    takes reading more than :data:`EXPAND_AT_MOST` names. The work is bounded, not only
+    takes reading more than :data:`EXPAND_AT_MOST` names, or a name's links cannot be
+    followed (:func:`~exomonad.util.paths.follow`). The work is bounded, not only
     the result: found trying the gate as a worker, ``cat /usr/*/*/*/*/*/*/nope`` made
     the policy walk all of ``/usr`` for a name that is nowhere (2 s a call).
 
@@ -138,7 +139,8 @@ def expand_now(pattern: str) -> list[str] | None:
             except OSError:  # not a directory, or not readable: names nothing
                 continue
         paths = found
-    return [real_path(p) for p in paths]
+    real = [real_path(p) for p in paths]  # a name whose links cannot be followed: the
+    return None if None in real else [p for p in real if p is not None]  # glob unknown
 
 
 def glob_reaches_state(pattern: str, state: str) -> bool:
@@ -159,7 +161,7 @@ def glob_reaches_state(pattern: str, state: str) -> bool:
     if names is None:
         return glob_names_state(pattern)
     real = real_path(state)
-    return any(is_within(name, real) for name in names)
+    return real is None or any(is_within(name, real) for name in names)
 
 
 def glob_names_state(text: str) -> bool:
