@@ -144,9 +144,11 @@ def test_file_url_paths() -> None:
     assert file_url_path("file:///a/../b") == "/b"
     assert file_url_path("file://localhost/a%20b") == "/a b"
     assert file_url_path("file:///a/[1-3].txt") == "/a/[1-3].txt"  # a pattern: see _hosts
-    assert file_url_path("file:///a/b/%2E%2E/%2e%2E/c%2Etxt") == "/c.txt"
+    # curl removes dot segments as written, then decodes: the system takes this `..`
+    assert file_url_path("file:///a/b/%2E%2E/%2e%2E/c%2Etxt") == "/a/b/../../c.txt"
     assert file_url_path("file:///a/x?/../../b#/c") == "/a/x"
-    assert file_url_path("file:////a/./b/") == "/a/b"
+    assert file_url_path("file:////a/./b/") == "//a/b/"
+    assert file_url_path("file:///a/b//../../c") == "/a/c"  # an empty segment counts
     assert file_url_path("http://h/x") is None
     assert file_url_path("file:relative") is None
 

@@ -222,6 +222,72 @@ def test_a_worktree_reached_through_a_link_keeps_its_ordinary_work(tmp_path: Pat
 # A second review, trying the gate as a worker: a file: URL's %2e%2e after a link, a link
 # chain too deep to follow (judged as written), a lone surrogate in a path, and the cost.
 
+CURL_THROUGH_A_LINK = [
+    "curl -s -T up.txt 'file://{wt}/s/s/%2e%2e/%2e%2e/Makefile'",
+    "curl -s -T up.txt 'file://{wt}/s/s/%2E%2e/.%2e/Makefile'",
+    "curl -s --path-as-is -T up.txt 'file://{wt}/s/s/../../Makefile'",
+    "curl -s --path-as -T up.txt 'file://{wt}/s/s/../../Makefile'",
+]
+
+
+@pytest.mark.parametrize("template", CURL_THROUGH_A_LINK)
+def test_curls_file_url_through_a_link_then_dotdot(tmp_path: Path, template: str) -> None:
+    """curl removes dot segments from the path as written, then decodes it: ``%2e%2e``
+    reaches the system as a ``..``, which it takes after ``s/s`` (``s -> .``); with
+    ``--path-as-is`` a ``..`` as written does too. Run for real: the lead's ``Makefile``
+    changes. The gate's verdict is the plain write's."""
+    root, wt = _project(tmp_path)
+    command = template.format(wt=wt)
+    plain = bash("cp up.txt ../../Makefile", root=str(root))
+    verdict = bash(command, root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert type(verdict) is type(plain), (verdict, plain)
+    assert str(root / "Makefile") in verdict.reason
+    assert _run(command, wt).returncode == 0
+    assert (root / "Makefile").read_text() == "planted\n"
+
+
+def test_a_file_url_through_a_link_to_the_state_is_refused(tmp_path: Path) -> None:
+    root, wt = _project(tmp_path)
+    url = f"file://{wt}/s/s/%2e%2e/%2e%2e/.exomonad/lead.token"
+    assert "exo_lead_secret" in _run(f"curl -s '{url}'", wt).stdout
+    assert isinstance(bash(f"curl -s '{url}'", root=str(root)), Deny)
+    fetched = decide("WebFetch", {"url": url, "prompt": "x"}, root=str(root))
+    assert isinstance(fetched, Deny), fetched
+    node = decide("WebFetch", {"url": f"file://{wt}/s/s/.%2E/%2e./.exomonad/lead.token",
+                               "prompt": "x"}, root=str(root))  # fmt: skip
+    assert isinstance(node, Deny), node
+    written = decide("mcp__filesystem__write_file",
+                     {"path": f"file://{wt}/s/s/%2e%2e/%2e%2e/Makefile", "content": "x"},
+                     root=str(root))  # fmt: skip
+    assert not isinstance(written, Allow), written
+    assert str(root / "Makefile") in written.reason
+
+
+ORDINARY_CURL = [
+    "curl -s -T up.txt file://{wt}/x",
+    "curl -s file://{wt}/sub/../up.txt",
+    "curl -s file://{wt}/sub/%2e%2e/up.txt",
+    "curl -s file://{wt}/lib/x.py",
+    "curl -s -o out.txt file://{wt}/s/up.txt",
+]
+
+
+@pytest.mark.parametrize("template", ORDINARY_CURL)
+def test_curls_file_urls_in_the_worktree_stay_ordinary_work(tmp_path: Path, template: str) -> None:
+    root, wt = _project(tmp_path)
+    (wt / "src").mkdir()
+    (wt / "src" / "x.py").write_text("x = 1\n")
+    (wt / "sub").mkdir()
+    os.symlink("src", wt / "lib")
+    command = template.format(wt=wt)
+    assert isinstance(bash(command, root=str(root)), Allow), command
+    assert _run(command, wt).returncode == 0
+    url = command.split()[-1]
+    if "-T" not in command and "-o" not in command:
+        fetched = decide("WebFetch", {"url": url, "prompt": "x"}, root=str(root))
+        assert isinstance(fetched, Allow), fetched
+
 
 def _deep_chain(wt: Path, root: Path, depth: int = 1900) -> None:
     """``L -> a/a/.../a`` (``depth`` names) and ``a/.../a/up -> root``: following ``L/up``

@@ -36,7 +36,7 @@ from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
-from exomonad.policy.shell_network import file_url_path, host_of
+from exomonad.policy.shell_network import file_url_actions, host_of
 from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
@@ -113,14 +113,13 @@ def _internal(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
 
 
 def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
-    """A fetch's hosts; a ``file:`` URL is a read of its path (percent-escapes decoded,
-    dot segments removed; no globbing: found probing, ``file:///<worktree>/[x]/../../../
-    .exomonad/lead.token`` was allowed as a read of the worktree), whatever URLs the
-    prompt names besides."""
+    """A fetch's hosts; a ``file:`` URL is a read of its path, each way a reader may
+    take it, links followed before its ``..`` (:func:`~.shell_network.file_url_actions`:
+    no globbing: found probing, ``file:///<worktree>/[x]/../../../.exomonad/lead.token``
+    was allowed as a read of the worktree), whatever URLs the prompt names besides."""
     del env
     url = _str(req.tool_input, "url")
-    path = file_url_path(url) if url else None
-    read: list[Action] = [ReadFile(path)] if path is not None else []
+    read = file_url_actions(url, ReadFile) if url else []
     urls = [u for key in ("url", "prompt") for u in _URL.findall(_str(req.tool_input, key) or "")]
     if not urls:
         return read or ([Network(host_of(url))] if url else None)

@@ -39,7 +39,7 @@ from typing import Any
 
 from exomonad.policy.actions import Network, WriteFile
 from exomonad.policy.mcp_names import name_words
-from exomonad.policy.shell_network import file_url_path, host_of
+from exomonad.policy.shell_network import file_url_paths, host_of
 from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["MAX_PATHS", "possible_hosts", "possible_writes"]
@@ -67,30 +67,31 @@ def _url_text(text: str) -> str:
     return text.strip(_AROUND).translate(_INSIDE)
 
 
-def _file_url(text: str) -> str | None:
-    """The path a ``file:`` URL names as a WHATWG parser and Node's ``fileURLToPath``
-    read it (``\\`` a ``/``, ``file:p/x`` is ``/p/x``), escapes decoded; None for text
-    that is no ``file:`` URL."""
+def _file_urls(text: str) -> list[str]:
+    """The paths a ``file:`` URL may name once a WHATWG parser and Node's
+    ``fileURLToPath`` have read it (``\\`` a ``/``, ``file:p/x`` is ``/p/x``), escapes
+    decoded (:func:`~.shell_network.file_url_paths`); none for text that is no ``file:``
+    URL."""
     url = _url_text(text)
     if url[:5].lower() != "file:":
-        return None
+        return []
     rest = url[5:].replace("\\", "/")
-    return file_url_path("file:" + (rest if rest.startswith("/") else "/" + rest))
+    return file_url_paths("file:" + (rest if rest.startswith("/") else "/" + rest)) or []
 
 
 def _paths_of(text: str) -> list[str | _Unknown]:
-    """The paths ``text`` may be: a ``file:`` URL's as written and as a server reading
-    the URL takes it, its escapes decoded (found probing: ``file:///p/%2Eexomonad/
-    lead.token`` was asked as a write of ``/p/%2Eexomonad``, not refused; ``file:`` then
-    backslashes, or a control character first, was allowed). Known paths first."""
+    """The paths ``text`` may be: a ``file:`` URL's as written and each way a server may
+    read it (found probing: ``file:///p/%2Eexomonad/lead.token`` was asked as a write of
+    ``/p/%2Eexomonad``, not refused; ``file:`` then backslashes, or a control character
+    first, was allowed), its ``%2e%2e`` a ``..`` the system takes after the links before
+    it (:func:`~.shell_network.file_url_paths`). Known paths first."""
     found = _path_of(text)
-    out: list[str | _Unknown] = []
-    decoded = _file_url(text)
-    if decoded is not None:
-        out.append(decoded)
-    if found is not None and found not in out:
+    out: list[str | _Unknown] = [*_file_urls(text)]
+    if isinstance(found, str):
+        out += file_url_paths(text.strip(" ")) or []
+    if found is not None:
         out.append(found)
-    return out
+    return list(dict.fromkeys(out))
 
 
 def _path_of(text: str) -> str | _Unknown | None:
@@ -183,7 +184,7 @@ def _host_in(key: str, text: str) -> tuple[bool, str | None]:
     scheme = _SCHEME.match(value)
     if scheme is not None:
         return (not scheme.group(0).lower().startswith("file:"), host_of(value))
-    if _names_host(key) and value and _file_url(value) is None:
+    if _names_host(key) and value and not _file_urls(value):
         return True, host_of(value)
     return False, None
 
