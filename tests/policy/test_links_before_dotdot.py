@@ -15,6 +15,7 @@ lead's checkout. Each now gets what the same write named plainly (``cp up.txt
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -376,3 +377,36 @@ def test_many_words_through_a_deep_chain_are_asked(chain: tuple[Path, Path]) -> 
     assert not isinstance(bash("cat " + words, root=str(root)), Allow)
     assert not isinstance(bash("curl -s " + urls, root=str(root)), Allow)
     assert isinstance(bash("cat up.txt s/up.txt", root=str(root)), Allow)
+
+
+SURROGATE_PATHS = ["{wt}/\udc80/\udc80/../../Makefile", "{wt}/\ud800/x", "{wt}/\udcff"]
+
+
+@pytest.mark.parametrize("template", SURROGATE_PATHS)
+def test_a_path_with_a_lone_surrogate_is_not_known(tmp_path: Path, template: str) -> None:
+    """A link named U+FFFD to ``.``: Claude Code (Node) writes ``\\udc80`` as U+FFFD, the
+    gate looked up byte 0x80 (not there: judged as text, ``<wt>/Makefile``, allowed), and
+    the lead's ``Makefile`` was overwritten. A path with a lone surrogate is asked."""
+    root, wt = _project(tmp_path)
+    os.symlink(".", wt / "\ufffd")
+    path = template.format(wt=wt)
+    for tool in ("Write", "Edit", "Read"):
+        data = {"file_path": path, "content": "x", "old_string": "a", "new_string": "b"}
+        assert not isinstance(decide(tool, data, root=str(root)), Allow), tool
+    relative = path[len(str(wt)) + 1 :]
+    for command in (f"cp up.txt {relative}", f"echo x > {relative}", f"cat {relative}"):
+        assert not isinstance(bash(command, root=str(root)), Allow), command
+
+
+def test_node_writes_a_lone_surrogate_as_u_fffd(tmp_path: Path) -> None:
+    """What the Write tool does with such a path, for real (Node, as Claude Code)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node")
+    root, wt = _project(tmp_path)
+    os.symlink(".", wt / "\ufffd")
+    script = ('const fs = require("fs"); const p = JSON.parse(process.argv[1]).file_path;'
+              ' fs.writeFileSync(p, "pwned\\n");')  # fmt: skip
+    data = '{"file_path": "' + str(wt) + '/\\udc80/\\udc80/../../Makefile"}'
+    subprocess.run([node, "-e", script, data], check=True)
+    assert (root / "Makefile").read_text() == "pwned\n"

@@ -271,10 +271,11 @@ def classify(
     mcp = _mcp(request, mcp_servers)
     if mcp is not None and own_tool(mcp.server, mcp.tool):
         return [mcp]  # ExoMonad's own tools: their arguments are judged by the server
+    odd = _not_utf8(request.tool_input)
     if mcp is not None:  # another server's tool: each path in its input may be written,
         # each host in it reached
         return [mcp, *possible_writes(request.tool_input, request.cwd),
-                *possible_hosts(request.tool_input)]  # fmt: skip
+                *possible_hosts(request.tool_input), *odd]  # fmt: skip
     handler = handlers(request.runtime).get(request.tool_name)
     env = ShellEnv(request.worktree, request.branch, request.cwd,
                    protected=tuple(protected_branches))  # fmt: skip
@@ -282,4 +283,31 @@ def classify(
         result = handler(request, env) if handler is not None else None
     except Exception:  # a classifier bug must not crash the server: treat as opaque
         result = None
-    return result if result is not None else [Unknown(_raw(request))]
+    return [*result, *odd] if result is not None else [Unknown(_raw(request))]
+
+
+def _not_utf8(value: Any) -> list[Action]:
+    """:class:`Unknown` if a string in a tool's input holds a lone surrogate (a JSON
+    ``\\udc80``): the runtime (Node) writes it as U+FFFD, where ExoMonad would look up
+    byte 0x80, another name (found trying the gate as a worker: a link named U+FFFD to
+    ``.``, then ``Write <wt>/\\udc80/\\udc80/../../Makefile`` or ``cp up.txt
+    \\udc80/\\udc80/../../Makefile``, judged as the worktree's ``Makefile``, wrote the
+    lead's). Where the program gets, the input does not say.
+
+    >>> _not_utf8({"command": "cat \\udc80"}), _not_utf8({"a": ["b", 1]})
+    ([Unknown(raw='a lone surrogate in the input: its runtime writes U+FFFD there')], [])
+    """
+    stack, seen = [(value, 0)], 0
+    while stack:
+        item, level = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return [Unknown("a lone surrogate in the input: its runtime writes U+FFFD there")]
+        elif level < 64 and seen < 100_000 and isinstance(item, Mapping):
+            stack += [(k, level + 1) for k in item] + [(v, level + 1) for v in item.values()]
+        elif level < 64 and seen < 100_000 and isinstance(item, (list, tuple)):
+            stack += [(v, level + 1) for v in item]
+    return []
