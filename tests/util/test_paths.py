@@ -161,3 +161,15 @@ def test_one_judgement_shares_one_budget(tmp_path: Path, monkeypatch: pytest.Mon
         assert follow(f"{tmp_path}/d/y") is None  # d is known, y is one more lookup
         assert follow(f"{tmp_path}/d/x") == f"{tmp_path}/d/x"  # found before: kept
     assert follow(f"{tmp_path}/d/y") == f"{tmp_path}/d/y"  # a new judgement, a new budget
+
+
+def test_a_name_too_long_to_be_there_is_as_written(tmp_path: Path) -> None:
+    """Every word of a command is looked at (a bare ``tok`` may be a link): a long commit
+    message's is a name longer than ``NAME_MAX``, not there, not one that cannot be known."""
+    long = "word" * 1100
+    assert follow(f"{tmp_path}/{long}") == f"{tmp_path}/{long}"
+    assert follow(f"{tmp_path}/{long[:300]}/../x") == f"{tmp_path}/x"
+    root, wt = tmp_path / "p", tmp_path / "p" / ".worktrees" / "w1"
+    wt.mkdir(parents=True)
+    assert isinstance(bash(f"git commit -m '{long}'", root=str(root)), Allow)
+    assert isinstance(bash("echo " + "x" * 5000, root=str(root)), Allow)

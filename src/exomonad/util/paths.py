@@ -50,6 +50,9 @@ __all__ = ["MAX_LINKS", "PATH_MAX", "follow", "judging", "real_path"]
 
 #: The longest path a program may name in one system call (Linux's ``PATH_MAX``).
 PATH_MAX = 4096
+#: The longest name a directory may hold (Linux's ``NAME_MAX``, in bytes): a longer one
+#: is not there.
+NAME_MAX = 255
 #: How many links the system follows in one path before it gives up (Linux's
 #: ``MAXSYMLINKS``).
 MAX_LINKS = 40
@@ -179,8 +182,8 @@ def _walk(path: str, judgement: _Judgement) -> str | None:
                 exists -= 1
                 here = here[: here.rfind("/")]
             continue
-        if blind or len(names) > exists:
-            names.append(name)
+        if blind or len(names) > exists or len(name.encode()) > NAME_MAX:
+            names.append(name)  # below a name not there, or one too long to be
             continue
         full = here + "/" + name
         looked += len(full)
