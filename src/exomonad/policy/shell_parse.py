@@ -160,19 +160,37 @@ def unfollowable(cwd: str | None, words: list[Word]) -> list[str]:
     it, if any, is unknown. Its reads are not dropped as a ``$f`` of unknown value is
     (``cat s/s/.../l/x``, 41 links ``s -> .`` and ``l`` to the state dir, was judged no
     read at all; a bare name too: ``tok -> L/up/.exomonad/lead.token``, ``L`` too deep
-    to follow, made ``cat tok`` print the token, allowed). Each text is looked at once.
+    to follow, made ``cat tok`` print the token, allowed), nor an option's value
+    (``diff --from-file=tok``, ``grep -ftok``, ``sort --files0-from=tok`` printed it: the
+    text after a ``=``, after an option's letter, after a ``@``). Each text is looked at once.
 
     >>> found = unfollowable("/w", [Word("a/b"), Word("a/" * 3000 + ".."), Word("$X/..", True)])
     >>> [text[:6] + "..." + text[-6:] for text in found]
     ['a/a/a/...a/a/..']
     """
-    texts = dict.fromkeys(w.text for w in words if not w.dynamic and w.text)
+    texts = dict.fromkeys(t for w in words if not w.dynamic for t in _may_name(w.text) if t)
     return [
         text
         for text in texts
         if (cwd is not None or text.startswith("/"))
         and follow(posixpath.join(cwd or "/", text)) is None
     ]
+
+
+def _may_name(text: str) -> tuple[str, ...]:
+    """The paths a word may name: itself, an option's value (``--file=F``, ``-fF``),
+    a ``@F`` or ``<F`` a program reads.
+
+    >>> _may_name("--from-file=tok"), _may_name("-ftok"), _may_name("x=@y")
+    (('--from-file=tok', 'tok'), ('-ftok', 'tok'), ('x=@y', '@y', 'y'))
+    """
+    found = [text]
+    if "=" in text:
+        found.append(text.split("=", 1)[1])
+    if text.startswith("-") and not text.startswith("--"):
+        found.append(text[2:])
+    found += [t[1:] for t in found[1:] or found if t[:1] in ("@", "<")]
+    return tuple(dict.fromkeys(found))
 
 
 def may_climb(pattern: str) -> bool:
