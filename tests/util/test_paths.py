@@ -173,3 +173,16 @@ def test_a_name_too_long_to_be_there_is_as_written(tmp_path: Path) -> None:
     wt.mkdir(parents=True)
     assert isinstance(bash(f"git commit -m '{long}'", root=str(root)), Allow)
     assert isinstance(bash("echo " + "x" * 5000, root=str(root)), Allow)
+
+
+def test_every_name_taken_counts_towards_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link's target of ``a/..`` 800 times is 1600 names for a few bytes looked up each:
+    the names count too (500 words through 30 such links took 0.8 s)."""
+    (tmp_path / "a").mkdir()
+    os.symlink("a/.." + "/a/.." * 800, tmp_path / "z")
+    assert follow(f"{tmp_path}/z/x") == f"{tmp_path}/x"
+    monkeypatch.setattr(paths, "_JUDGEMENT_WALKED", 1000 * paths._STEP)
+    with judging():
+        assert follow(f"{tmp_path}/z/x") is None

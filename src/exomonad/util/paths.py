@@ -65,6 +65,9 @@ _LOOKED = 1 << 20
 #: a megabyte here), and walk in all (names it already looked up: memory's work).
 _JUDGEMENT_LOOKED = 4 << 20
 _JUDGEMENT_WALKED = 32 << 20
+#: What each name taken counts towards the walking, besides its path's length if looked
+#: up (a link's target of ``a/..`` repeated is thousands of names looked up in no time).
+_STEP = 64
 #: Errors that say a name is not there (nor anything below it).
 _ABSENT = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG})
 
@@ -172,6 +175,9 @@ def _walk(path: str, judgement: _Judgement) -> str | None:
     links = looked = 0
     while todo:
         name = todo.pop()
+        judgement.walked += _STEP  # a `..`, a name below one not there: work too
+        if judgement.walked > _JUDGEMENT_WALKED:
+            return None
         if name == "..":
             if blind:
                 return None
