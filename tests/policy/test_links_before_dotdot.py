@@ -362,10 +362,11 @@ def test_a_bare_name_whose_links_cannot_be_followed_is_not_a_read_dropped(
     os.symlink("L/up/.exomonad/lead.token", wt / "tok")
     assert "exo_lead_secret" in _run("cat tok", wt).stdout
     assert "exo_lead_secret" in _run("diff --from-file=tok up.txt", wt).stdout
+    assert "exo_lead_secret" in _run("cat t*", wt).stdout  # a glob naming it
     assert "exo_lead_secret" in _run("sort --files0-from=tok", wt).stderr
     for command in ("cat tok", "cat < tok", "head -c 9 tok", "wc -c tok",
                     "diff --from-file=tok up.txt", "sort --files0-from=tok",
-                    "grep --file=tok up.txt", "grep -ftok up.txt"):  # fmt: skip
+                    "grep --file=tok up.txt", "grep -ftok up.txt", "cat t*"):  # fmt: skip
         assert not isinstance(bash(command, root=str(root)), Allow), command
     for tool in ("Read", "Grep"):
         data = {"file_path": f"{wt}/tok", "path": f"{wt}/tok", "pattern": "x"}
