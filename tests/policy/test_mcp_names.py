@@ -17,7 +17,7 @@ from exomonad.policy.default import DEFAULT_POLICY
 from exomonad.policy.mcp_names import OWN_TOOLS, name_words, own_tool, reads_only
 from exomonad.policy.request import ToolRequest
 from exomonad.server.tools import TOOLS
-from tests.policy.worker import ROOT, decide, engine_for, request
+from tests.policy.worker import ROOT, WT, decide, engine_for, request
 
 #: Tool names of widely used servers (GitHub, filesystem, context7, Playwright, Postgres,
 #: SQLite, fetch) and what their names say.
@@ -319,3 +319,113 @@ def test_a_file_url_a_browser_reads_into_the_state_dir_is_refused(data: dict[str
     text = json.dumps(data).replace("{root}", ROOT.lstrip("/"))
     verdict = decide("mcp__fs__read_file", json.loads(text))
     assert isinstance(verdict, Deny), (data, verdict)
+
+
+def gemini_hook(tool: str, data: dict[str, object], told: object = None) -> Decision:
+    """The decision on ``w1``'s Gemini CLI BeforeTool input calling ``tool``, with
+    ``told`` as its ``mcp_context`` (none if None), built as the server builds it."""
+    payload: dict[str, object] = {"hook_event_name": "BeforeTool", "tool_name": tool,
+                                  "tool_input": data, "cwd": WT}  # fmt: skip
+    if told is not None:
+        payload["mcp_context"] = told
+    req = ToolRequest.from_hook("gemini", payload, role="worker", agent="w1", worktree=WT,
+                                branch="exo/w1")  # fmt: skip
+    return engine_for(ROOT).decide(req)
+
+
+def said(server: object, tool: object) -> dict[str, object]:
+    """An ``mcp_context`` as Gemini CLI sends it (its ``extractMcpContext``: what is
+    undefined, ``cwd``, ``url``, ``tcp``, is left out of the JSON)."""
+    return {"server_name": server, "tool_name": tool, "command": "python3",
+            "args": ["server.py"]}  # fmt: skip
+
+
+def test_gemini_saying_which_servers_tool_it_runs_is_judged_by_that() -> None:
+    """Gemini CLI's BeforeTool input names the server and tool it runs (``mcp_context``):
+    where its name for them is the tool name, the call is that tool, not the riskiest way
+    the name splits. ``get_merge_base`` of a server ``github`` was asked (it may be a
+    ``github_get`` server's ``merge_base``); told so, it reads."""
+    base = "mcp_github_get_merge_base"
+    assert isinstance(gemini_hook(base, {"head": "x"}), Escalate)
+    assert isinstance(gemini_hook(base, {"head": "x"}, said("github", "get_merge_base")), Allow)
+    verdict = gemini_hook(base, {}, said("github_get", "merge_base"))
+    assert isinstance(verdict, Escalate), verdict
+    assert "MCP tool github_get.merge_base" in verdict.reason
+    verdict = gemini_hook("mcp_code_search_run_command", {"command": "sudo rm -rf /"},
+                          said("code_search", "run_command"))  # fmt: skip
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+    assert "MCP tool code_search.run_command" in verdict.reason
+    assert isinstance(gemini_hook("mcp_exo_notify_parent", {"message": "x"},
+                                  said("exo", "notify_parent")), Allow)  # fmt: skip
+
+
+#: ``mcp_context`` that is not Gemini's name ``mcp_github_get_merge_base``: another tool,
+#: another split of other text, names Gemini would have changed (a space written ``_``, a
+#: server ``mcp_...`` given no second prefix), not strings, too long, not an object.
+NOT_THE_NAME = [said("github", "get_merge"), said("git", "hub_get_merge_base"),
+                said("github", "get_merge_base "), said("GitHub", "get_merge_base"),
+                said("mcp_github", "get_merge_base"), said(1, "get_merge_base"),
+                said("github", None), said("github", ["get_merge_base"]),
+                said("github", "get_merge_base" + "_x" * 40), {"server_name": "github"},
+                ["github", "get_merge_base"], "github.get_merge_base", said("", "")]  # fmt: skip
+
+
+@pytest.mark.parametrize("told", NOT_THE_NAME)
+def test_a_context_that_is_not_the_tool_name_is_not_taken(told: object) -> None:
+    verdict = gemini_hook("mcp_github_get_merge_base", {"head": "x"}, told)
+    assert isinstance(verdict, Escalate), verdict
+    assert "MCP tool github_get.merge_base" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "told", "shown"),
+    [("mcp_my_srv_get_merge_base", said("my srv", "get_merge_base"), "my.srv_get_merge_base"),
+     ("mcp_mcp_github_get_merge_base", said("mcp_github", "get_merge_base"),
+      "mcp.github_get_merge_base"),
+     ("mcp_gh_get" + "_x" * 25 + "_merge_base", said("gh", "get" + "_x" * 25 + "_merge_base"),
+      ".merge_base")],
+)  # fmt: skip
+def test_a_name_gemini_changed_or_cut_is_split_every_way(tool: str, told: object,
+                                                         shown: str) -> None:  # fmt: skip
+    """Gemini writes ``_`` for a character outside ``[A-Za-z0-9_.:-]``, gives a server named
+    ``mcp_...`` no second prefix and cuts a name over 63 characters: a context that
+    spells the name only where Gemini would not have made it so is not taken."""
+    verdict = gemini_hook(tool, {}, told)
+    assert isinstance(verdict, Escalate), verdict
+    assert shown in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("tool", "told", "shown"),
+    [("mcp_github_merge_pull_request", said("exo", "notify_parent"),
+      "github.merge_pull_request"),
+     ("mcp_github_merge_pull_request", said("exo", "github_merge_pull_request"),
+      "github.merge_pull_request"),
+     ("mcp_exo_github_merge_pull_request", said("exo", "github_merge_pull_request"),
+      "exo.github_merge_pull_request"),
+     ("mcp_exo_task_update", said("exo_task", "update"), "exo_task.update")],
+)  # fmt: skip
+def test_a_context_naming_exo_does_not_make_another_servers_tool_exomonads(
+    tool: str, told: object, shown: str
+) -> None:
+    """A context naming ExoMonad's server ``exo`` for a name of another server's tool is
+    not taken, nor does ``exo`` with a tool that is not ExoMonad's make it so; and a user's
+    server ``exo_task``'s ``update`` (named ``mcp_exo_task_update`` by Gemini, as
+    ExoMonad's ``task_update`` is) is that server's, asked."""
+    verdict = gemini_hook(tool, {"n": 1}, told)
+    assert isinstance(verdict, Escalate), verdict
+    assert verdict.to == "human"
+    assert f"MCP tool {shown}" in verdict.reason
+
+
+def test_only_gemini_is_taken_at_its_word() -> None:
+    """Claude Code's input has no ``mcp_context``: one in it is not taken."""
+    payload = {"tool_name": "mcp__github__get__merge_base", "tool_input": {},
+               "mcp_context": said("github", "get__merge_base")}  # fmt: skip
+    req = ToolRequest.from_hook("claude", payload, role="worker", agent="w1", worktree=WT,
+                                branch="exo/w1")  # fmt: skip
+    assert req.mcp_context == ("github", "get__merge_base")
+    verdict = engine_for(ROOT).decide(req)
+    assert isinstance(verdict, Escalate), verdict
+    assert "MCP tool github__get.merge_base" in verdict.reason

@@ -247,11 +247,18 @@ def _raw(req: ToolRequest) -> str:
 
 
 def _mcp(request: ToolRequest, servers: Sequence[str]) -> McpTool | None:
+    """The MCP tool ``request`` calls, if any: the one the runtime said it runs
+    (``mcp_context``) where the runtime's name for it is exactly ``tool_name``, else the
+    riskiest of the ways the name splits (:func:`riskiest`)."""
     runtime = runtimes.RUNTIMES.get(request.runtime, runtimes.CLAUDE)
+    arguments = mcp_arguments(dict(request.tool_input))
+    told = request.mcp_context
+    if told is not None and runtime.mcp_exact(request.tool_name, *told):
+        return McpTool(*told, arguments=arguments)
     readings = runtime.mcp_readings(request.tool_name, servers)
     if not readings:
         return None
-    return McpTool(*riskiest(readings), arguments=mcp_arguments(dict(request.tool_input)))
+    return McpTool(*riskiest(readings), arguments=arguments)
 
 
 def classify(

@@ -4,8 +4,8 @@ Before a new policy goes live, a user checks it against what their agents really
 
 * ``test FILE.jsonl``: each line one tool call as a hook sends it (``runtime``, ``role``,
   ``agent``, ``tool_name``, ``tool_input``, optional ``cwd``, ``worktree``, ``branch``,
-  ``expect``); every call is classified and judged, and an ``expect``\\ ed label that
-  does not come out is a failure;
+  ``mcp_context``, ``expect``); every call is classified and judged, and an
+  ``expect``\\ ed label that does not come out is a failure;
 * ``replay [audit.jsonl]``: each line a decision from the audit log; its recorded typed
   actions are judged again (with the context recorded beside them) and every decision
   that would now differ is shown.
@@ -28,7 +28,7 @@ from exomonad.policy.cascade import decide_request, judge_all
 from exomonad.policy.decisions import label
 from exomonad.policy.errors import PolicyError
 from exomonad.policy.model import Policy
-from exomonad.policy.request import RUNTIMES, Context, Runtime, ToolRequest
+from exomonad.policy.request import RUNTIMES, Context, Runtime, ToolRequest, mcp_context_of
 
 __all__ = ["Outcome", "judge_audit", "judge_calls", "read_jsonl"]
 
@@ -81,7 +81,8 @@ def judge_calls(policy: Policy, records: Iterable[Mapping[str, Any]], *,
                               str(record.get("role", "dev")), str(record.get("agent", "")),
                               str(record.get("tool_name", "")), tool_input,
                               cwd=_opt(record, "cwd"), worktree=_opt(record, "worktree"),
-                              branch=_opt(record, "branch"))  # fmt: skip
+                              branch=_opt(record, "branch"),
+                              mcp_context=mcp_context_of(record))  # fmt: skip
             decision, actions, _ = decide_request(policy, req, project_root=project_root,
                                                   state_dir=state_dir)  # fmt: skip
             what = "; ".join(a.describe() for a in actions) or req.tool_name

@@ -22,13 +22,16 @@ from exomonad import runtimes
 from exomonad.policy.shell_env import is_within
 from exomonad.util.paths import real_path
 
-__all__ = ["RUNTIMES", "Context", "Runtime", "ToolRequest"]
+__all__ = ["MCP_CONTEXT_MAX", "RUNTIMES", "Context", "Runtime", "ToolRequest", "mcp_context_of"]
 
 #: A runtime's name (:mod:`exomonad.runtimes`), or ``"mcp"``: a call to ExoMonad's own
 #: MCP tools.
 Runtime = str
 #: The runtimes the classifier knows.
 RUNTIMES: tuple[Runtime, ...] = (*runtimes.names(), "mcp")
+#: The longest server or tool name taken from a hook's ``mcp_context`` (Gemini CLI's
+#: names of its tools are at most 63 characters): a longer one is not taken.
+MCP_CONTEXT_MAX = 64
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,12 @@ class ToolRequest:
     tools). ``worktree``/``branch`` are the agent's checkout
     and branch when the server knows them; without them ``git push`` with no refspec has
     an unknown branch, and the built-in policy escalates it.
+
+    ``mcp_context`` is the ``(server, tool)`` the runtime itself says an MCP call goes to
+    (Gemini CLI's BeforeTool input carries ``mcp_context``, made by the CLI from the tool
+    it is about to run, not by the model); it counts only where the runtime spells
+    ``tool_name`` from it exactly (:meth:`exomonad.runtimes.base.Runtime.mcp_exact`),
+    else the name is split every way it may (:func:`~exomonad.policy.mcp_names.riskiest`).
     """
 
     runtime: Runtime
@@ -52,6 +61,7 @@ class ToolRequest:
     worktree: str | None = None
     branch: str | None = None
     team: str | None = None
+    mcp_context: tuple[str, str] | None = None
 
     @classmethod
     def from_hook(
@@ -66,7 +76,7 @@ class ToolRequest:
         team: str | None = None,
     ) -> ToolRequest:
         """Build from a PreToolUse / BeforeTool hook's stdin JSON (``tool_name``,
-        ``tool_input``, ``cwd``)."""
+        ``tool_input``, ``cwd``, ``mcp_context``: :func:`mcp_context_of`)."""
         tool_input = payload.get("tool_input")
         return cls(
             runtime=runtime,
@@ -78,7 +88,30 @@ class ToolRequest:
             worktree=worktree,
             branch=branch,
             team=team,
+            mcp_context=mcp_context_of(payload),
         )
+
+
+def mcp_context_of(payload: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(server_name, tool_name)`` of a hook input's ``mcp_context`` (Gemini CLI's
+    BeforeTool: ``{server_name, tool_name, command, args, cwd, url, tcp}``), or None if
+    it is missing or not so: not an object, either name not a string, empty or longer
+    than :data:`MCP_CONTEXT_MAX`.
+
+    >>> mcp_context_of({"mcp_context": {"server_name": "github", "tool_name": "get_me"}})
+    ('github', 'get_me')
+    >>> mcp_context_of({"mcp_context": {"server_name": "github", "tool_name": 1}}) is None
+    True
+    """
+    told = payload.get("mcp_context")
+    if not isinstance(told, Mapping):
+        return None
+    server, tool = told.get("server_name"), told.get("tool_name")
+    if not isinstance(server, str) or not isinstance(tool, str):
+        return None
+    if not 0 < len(server) <= MCP_CONTEXT_MAX or not 0 < len(tool) <= MCP_CONTEXT_MAX:
+        return None
+    return server, tool
 
 
 @dataclass(frozen=True)

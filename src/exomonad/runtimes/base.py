@@ -157,6 +157,14 @@ class Runtime:
         del servers
         return splits(name[5:], "__") if name.startswith("mcp__") else []
 
+    def mcp_exact(self, name: str, server: str, tool: str) -> bool:
+        """Whether ``name`` is, exactly, the runtime's name for tool ``tool`` of MCP
+        server ``server``, which the runtime said a call goes to (a hook input's
+        ``mcp_context``): then the call is judged as that tool, not by each way ``name``
+        splits. False for a runtime that says no such thing (Claude Code, Codex CLI)."""
+        del name, server, tool
+        return False
+
     def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
                   teammate: str) -> None:  # fmt: skip
         """Write this runtime's project files for ``exomonad init`` (idempotent)."""

@@ -67,6 +67,9 @@ class GeminiCli(Runtime):
         "GEMINI_CLI_TRUST_WORKSPACE": "true",
     }
     ready_marker = "Type your message or @path/to/file"
+    #: The longest name Gemini CLI gives an MCP tool uncut (``MAX_FUNCTION_NAME_LENGTH``
+    #: less one).
+    MCP_NAME_MAX = 63
     settings_file = ".gemini/settings.json"
     events: ClassVar[Mapping[str, str]] = {
         "before-agent": "user-prompt-submit",
@@ -119,6 +122,28 @@ class GeminiCli(Runtime):
                  if s and rest.startswith(s + "_") and len(rest) > len(s) + 1]  # fmt: skip
         found = [*known, *super().mcp_readings(name), *splits(rest, "_")]
         return list(dict.fromkeys(found))
+
+    def mcp_exact(self, name: str, server: str, tool: str) -> bool:
+        """``name`` is ``mcp_<server>_<tool>`` as Gemini CLI makes it, nothing in it
+        changed. Its ``generateValidName`` writes ``_`` for each character outside
+        ``[A-Za-z0-9_.:-]``, cuts a name over 63 characters around ``...`` and gives a
+        server named ``mcp_...`` no second prefix: a name so made is not what the server
+        and tool say, and is split every way instead.
+
+        >>> GEMINI.mcp_exact("mcp_github_get_merge_base", "github", "get_merge_base")
+        True
+        >>> GEMINI.mcp_exact("mcp_github_get_merge_base", "github_get", "get_merge_base")
+        False
+        >>> GEMINI.mcp_exact("mcp_my_srv_x", "my srv", "x")
+        False
+        >>> GEMINI.mcp_exact("mcp_mcp_a_b", "mcp_a", "b")  # Gemini's name for it: mcp_a_b
+        False
+        """
+        return (
+            bool(server) and bool(tool) and not server.startswith("mcp_")
+            and len(name) <= self.MCP_NAME_MAX and name == f"mcp_{server}_{tool}"
+            and all(c.isascii() and (c.isalnum() or c in "_-.:") for c in name)
+        )  # fmt: skip
 
     def configure(self, files: ProjectFiles, exo: str, approval_timeout: float,
                   teammate: str) -> None:  # fmt: skip
