@@ -4,6 +4,9 @@ server is to a real team, over a bare repository standing in for the forge.
 Run as ``python repo_mcp_server.py <bare repository>`` (stdio). Tools:
 
 * ``get_log(ref)``: the subjects of ``ref``'s commits, newest first (reads);
+* ``get_merge_base(branch)``: the commit ``main`` and ``branch`` share (reads; Gemini CLI
+  calls it ``mcp_<server>_get_merge_base``, which may be a ``<server>_get``'s
+  ``merge_base``);
 * ``merge_branch(branch)``: moves the repository's ``main`` to ``branch``, as a forge's
   merge button does (acts).
 
@@ -39,6 +42,13 @@ def get_log(ref: str) -> str:
     """The subjects of ``ref``'s commits, newest first."""
     _called(f"get_log {ref}")
     return _git("log", "--format=%s", ref)
+
+
+@server.tool()
+def get_merge_base(branch: str) -> str:
+    """The commit ``main`` and ``branch`` share."""
+    _called(f"get_merge_base {branch}")
+    return _git("merge-base", "main", branch)
 
 
 @server.tool()

@@ -25,7 +25,11 @@ Asserted:
 * removing a worker with uncommitted work keeps its worktree and says where and why;
 * a tool of the user's own MCP server (``repo``, in the worker's Gemini settings) that
   acts (``merge_branch``: moves the bare remote's ``main``) goes to a person and does not
-  run unanswered, while its read (``get_log``) runs.
+  run unanswered, while its read (``get_log``) runs; Gemini's BeforeTool input names the
+  server and tool (``mcp_context``, captured by a hook of the worker's own beside
+  ExoMonad's), and a read of the server named ``repo_search`` whose name splits into one
+  that acts (``mcp_repo_search_get_merge_base``: a ``repo_search_get``'s ``merge_base``?)
+  is judged by it: allowed, and it runs.
 """
 
 from __future__ import annotations
@@ -276,35 +280,65 @@ def test_another_mcp_servers_tool_that_acts_goes_to_a_person(
     calls its tool ``mcp_exo_repo_merge_branch``, which read as ExoMonad's own ``exo``
     server's: allowed) is refused alike, and so is it named ``repo_search``
     (``mcp_repo_search_merge_branch`` read as server ``repo``'s ``search_merge_branch``,
-    a search: allowed, and measured before this fix, it moved ``main``)."""
+    a search: allowed, and measured before this fix, it moved ``main``).
+
+    Gemini CLI's own BeforeTool input says which server's tool it runs (``mcp_context``:
+    its shape checked here as the real CLI sends it, by a hook of the worker's that
+    records it): ``repo_search``'s ``get_merge_base`` is judged as that read and runs,
+    where the name alone (``mcp_repo_search_get_merge_base``, maybe a ``repo_search_get``
+    server's ``merge_base``) was asked."""
     p = project
     sh = "run_shell_command"
     wt = p.root / ".worktrees" / "w1"
     repo = {"command": sys.executable, "args": [str(REPO_SERVER), str(p.remote)], "trust": True}
+    seen = tmp_path / "before-tool.jsonl"
+    record = tmp_path / "record.sh"
+    record.write_text(f"cat >> {seen}; echo >> {seen}; echo '{{}}'\n")
+    capture = {"BeforeTool": [{"matcher": "mcp_.*", "hooks": [
+        {"type": "command", "command": f"sh {record}", "timeout": 10000}]}]}  # fmt: skip
     with ScriptedGemini() as m:
         m.add_function_call("write_file", {"file_path": str(wt / "feature.py"), "content": "1\n"})
         m.add_function_call(sh, {"command": "git add feature.py && git commit -q -m 'w1 feature' "
                                             "&& git push -q origin exo/w1"})  # fmt: skip
         m.add_function_call("mcp_repo_get_log", {"ref": "exo/w1"})
+        m.add_function_call("mcp_repo_search_get_merge_base", {"branch": "exo/w1"})
         m.add_function_call("mcp_repo_merge_branch", {"branch": "exo/w1"})
         m.add_function_call("mcp_exo_repo_merge_branch", {"branch": "exo/w1"})
         m.add_function_call("mcp_repo_search_merge_branch", {"branch": "exo/w1"})
         m.add_text("w1 done")
         servers = {"repo": repo, "exo_repo": repo, "repo_search": repo}
-        home = prepare_home(tmp_path / "gem-w1", mcp_servers=servers)
+        home = prepare_home(tmp_path / "gem-w1", mcp_servers=servers, hooks=capture)
         command = worker_launcher(home, m.url, extra_env=GIT_ENV)
         worker = {"name": "w1", "task": "merge", "command": str(command), "runtime": "gemini"}
         out = p.lead().tool("spawn_workers", {"workers": [worker]})
         assert all(w["ready"] for w in out["workers"]), out
-        _wait(lambda: _answered(m, 6) is not None, "w1's 6 tool calls answered", p, [m])
+        _wait(lambda: _answered(m, 7) is not None, "w1's 7 tool calls answered", p, [m])
     assert p.remote_log("exo/w1") == ["w1 feature", "exomonad init", "initial"]
     assert p.remote_log("main") == ["exomonad init", "initial"]
-    assert Path(f"{p.remote}.calls").read_text().splitlines() == ["get_log exo/w1"]
-    responses = responses_of(m, 6)
+    assert Path(f"{p.remote}.calls").read_text().splitlines() == [
+        "get_log exo/w1", "get_merge_base exo/w1"]  # fmt: skip
+    responses = responses_of(m, 7)
     assert "w1 feature" in responses  # the read ran: the branch's log came back
+    assert git(p.remote, "rev-parse", "main").strip() in responses  # and the merge base
     assert responses.count("Tool execution blocked") == 3, responses
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
     assert decisions == [("write_file", "allow"), (sh, "allow"), ("mcp_repo_get_log", "allow"),
+                         ("mcp_repo_search_get_merge_base", "allow"),
                          ("mcp_repo_merge_branch", "human"),
                          ("mcp_exo_repo_merge_branch", "human"),
                          ("mcp_repo_search_merge_branch", "human")], decisions  # fmt: skip
+    judged = {e["tool"]: (e["actions"][0]["server"], e["actions"][0]["tool"])
+              for e in p.audit("w1") if e["tool"].startswith("mcp_")}  # fmt: skip
+    assert judged == {
+        "mcp_repo_get_log": ("repo", "get_log"),
+        "mcp_repo_search_get_merge_base": ("repo_search", "get_merge_base"),
+        "mcp_repo_merge_branch": ("repo", "merge_branch"),
+        "mcp_exo_repo_merge_branch": ("exo_repo", "merge_branch"),
+        "mcp_repo_search_merge_branch": ("repo_search", "merge_branch"),
+    }, judged
+    inputs = [orjson.loads(line) for line in seen.read_text().splitlines() if line.strip()]
+    told = {i["tool_name"]: i.get("mcp_context") for i in inputs}
+    assert told["mcp_repo_search_get_merge_base"] == {
+        "server_name": "repo_search", "tool_name": "get_merge_base",
+        "command": sys.executable, "args": [str(REPO_SERVER), str(p.remote)]}, inputs  # fmt: skip
+    assert {n: (c["server_name"], c["tool_name"]) for n, c in told.items()} == judged, inputs
