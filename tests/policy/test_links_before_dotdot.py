@@ -406,8 +406,7 @@ def test_a_path_with_a_lone_surrogate_is_not_known(tmp_path: Path, template: str
 def test_node_writes_a_lone_surrogate_as_u_fffd(tmp_path: Path) -> None:
     """What the Write tool does with such a path, for real (Node, as Claude Code)."""
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("no node")
+    assert node is not None, "`node` is not on PATH: run `make setup`"
     root, wt = _project(tmp_path)
     os.symlink(".", wt / "\ufffd")
     script = ('const fs = require("fs"); const p = JSON.parse(process.argv[1]).file_path;'

@@ -186,7 +186,6 @@ def test_plain_ssh_options_name_no_local_command(command: str) -> None:
     assert "network access to h" in verdict.reason, verdict.reason
 
 
-@pytest.mark.skipif(shutil.which("slogin") is None, reason="no slogin here")
 @pytest.mark.parametrize(
     "command",
     ["slogin -o BatchMode=yes -o ProxyCommand='{proxy}' 127.0.0.1 true",

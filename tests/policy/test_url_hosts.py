@@ -9,7 +9,6 @@ to the same host is asked.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +103,6 @@ def test_a_browser_or_rclone_reaches_a_bare_host_and_is_asked(command: str, host
     assert f"network access to {host}" in verdict.reason, verdict.reason
 
 
-@pytest.mark.skipif(shutil.which("lwp-request") is None, reason="no lwp-request here")
 def test_lwp_request_carries_data_to_a_bare_host(tmp_path: Path, sink: Sink) -> None:
     host = sink.url.removeprefix("http://")
     command = f"lwp-request -m GET {host}exo-data-lwp"
