@@ -8,6 +8,7 @@ was refused.
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -286,3 +287,68 @@ def test_git_or_gh_commands_not_known_to_read_data_have_their_input_judged(
 ) -> None:
     verdict = bash(command)
     assert isinstance(verdict, Deny), (command, verdict)
+
+
+#: Found probing after the second round: data programs told to run a program on what they
+#: read, or to open the files it lists. Each printed the token (or, for ``sha256sum -c``,
+#: told whether a guessed digest of it matches), allowed: sort spills its input in chunks
+#: through ``--compress-program`` (any prefix), zstd compresses the files ``--filelist``
+#: names (a here-document over 64 KB is a regular file to it).
+SPILL = "\n".join(f"cat {TOKEN} >&2 #{i:06d}" for i in range(6000))
+RUNS_OR_OPENS = [
+    f"sort -S 64K --compress-program=sh > /dev/null <<'EOF'\n{SPILL}\nEOF",
+    f"sort -S 64K --com=sh > /dev/null <<'EOF'\n{SPILL}\nEOF",
+    "zstd -qc --filelist=/dev/stdin <<'EOF' | zstd -dc | head -c 100 >&2\n"
+    + "\n".join([TOKEN] * 5000)
+    + "\nEOF",
+]
+
+
+@pytest.mark.parametrize("command", RUNS_OR_OPENS)
+def test_a_data_program_told_to_run_or_open_what_it_reads_is_refused(
+    command: str, repo_project: tuple[Path, Path]
+) -> None:
+    root, wt = repo_project
+    done = subprocess.run(
+        ["bash", "-s"],
+        input=command,
+        cwd=wt,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # too long for an argument
+    assert SECRET in done.stderr, (command[:80], done.stderr[-500:])  # the real effect
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command[:80], verdict)
+
+
+def test_a_checksum_check_of_a_listed_file_is_refused(repo_project: tuple[Path, Path]) -> None:
+    """``sha256sum -c`` opens each file its input lists: whether the token is a guess."""
+    root, wt = repo_project
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    command = f"sha256sum -c <<< '{digest}  {TOKEN}'"
+    done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert done.stdout.strip() == f"{TOKEN}: OK", done  # the guess confirmed
+    assert isinstance(bash(command, root=str(root)), Deny)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [f"cat <<< 'cat {TOKEN}' | sort --compress-prog=bash",
+     f"cat <<< {TOKEN} | zstd -c --filelist /dev/stdin",
+     f"yq '.a|eval(.)' <<< 'a: load_str(\"{TOKEN}\")'",
+     f"md5sum --check <<< 'x  {TOKEN}'"],
+)  # fmt: skip
+def test_other_programs_run_or_opened_from_stdin_are_refused(command: str) -> None:
+    assert isinstance(bash(command), Deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sort -u <<< $'b\\na'", "cat <<'EOF' | sort -S 1M\nb\na\nEOF", "sha256sum <<< hello",
+     "yq .a <<< 'a: 1'", "cat notes.txt | zstd -c > notes.zst", "sort -c <<< $'a\\nb'"],
+)  # fmt: skip
+def test_data_programs_sorting_hashing_compressing_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command

@@ -105,8 +105,19 @@ OUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 #: Options by which a data program reads the files its stdin names (any prefix counts:
 #: git and GNU tools take an unambiguous one, ``--stdin-pa``, ``--fil``), and the
 #: prefixes that are other options' whole names (git's exact ``--stdin``, ``--path``).
-_NAMES_FROM = ("stdin-paths", "pathspec-from-file", "files0-from", "files-from")
+_NAMES_FROM = ("stdin-paths", "pathspec-from-file", "files0-from", "files-from", "filelist")
 _WHOLE_NAMES = frozenset({"stdin", "path"})
+#: Data programs' options that run a program on what they read (found probing: ``sort
+#: -S 64K --compress-program=sh`` pipes its spilled chunks into sh, which ran a here-
+#: document's lines; ``--com=python3`` too), by any prefix of their long name, and yq's
+#: operators that evaluate data as an expression (``yq '.a|eval(.)'`` runs what stdin
+#: holds, ``load_str`` in it reads a file).
+_RUNS_PROGRAM = {"sort": ("compress-program",), "rg": ("pre",)}
+_EVALUATES = ("eval", "load")
+#: Checksum programs, whose ``-c``/``--check`` opens each file its stdin lists (and
+#: says whether a guessed digest matches).
+_CHECKSUMS = frozenset({"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+                        "sha512sum", "b2sum", "cksum"})  # fmt: skip
 #: How many programs down a pipeline a here-string's data is followed.
 _LONGEST_PIPE = 32
 #: What a compound command given a here-string is shown as.
@@ -156,7 +167,34 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
         known = {"git": _GIT_DATA, "gh": _GH_DATA}.get(name, _HUB_DATA)
         if _subcommand(cmd.command_words[1:]) not in known:
             return False
+    if _runs_programs(cmd, name):
+        return False
     return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
+
+
+def _runs_programs(cmd: SimpleCommand, name: str | None) -> bool:
+    """Whether data program ``name`` is told to run a program on what it reads
+    (:data:`_RUNS_PROGRAM`, yq's :data:`_EVALUATES`), or, a checksum program, to open
+    the files its input lists (``sha256sum -c``).
+
+    >>> from exomonad.policy.shell_parse import parse
+    >>> [_runs_programs(c, c.words[0].text) for c in parse(
+    ...     "sort --com=sh; sort -u; yq '.a|eval(.)'; yq .a; sha256sum -c; sha256sum", "/")]
+    [True, False, True, False, True, False]
+    """
+    args = cmd.command_words[1:]
+    longs = [w.text[2:].partition("=")[0] for w in args if w.text.startswith("--")]
+    if any(
+        len(o) > 1 and n.startswith(o) for o in longs for n in _RUNS_PROGRAM.get(name or "", ())
+    ):
+        return True
+    if name == "yq" and any(w.dynamic or any(e in w.text for e in _EVALUATES) for w in args):
+        return True
+    if name in _CHECKSUMS:
+        return any(w.text == "--check" or (w.text[:1] == "-" != w.text[1:2] and "c" in w.text)
+                   or (w.text.startswith("--ch") and "--check".startswith(w.text))
+                   for w in args)  # fmt: skip
+    return False
 
 
 def _runs_its_input(cmd: SimpleCommand, name: str) -> bool:
