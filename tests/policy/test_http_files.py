@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate
-from exomonad.policy.shell_network import file_url_path
+from exomonad.policy.file_urls import file_url_path
 from tests.policy.conftest import Sink
 from tests.policy.test_state_tree_live import Live
 from tests.policy.worker import ROOT, bash, decide, scratch_worktree

@@ -30,13 +30,14 @@ from exomonad.policy.actions import (
     WriteFile,
     mcp_arguments,
 )
+from exomonad.policy.file_urls import file_url_actions
 from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
 from exomonad.policy.mcp_paths import possible_hosts, possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
-from exomonad.policy.shell_network import file_url_actions, host_of
+from exomonad.policy.shell_network import host_of
 from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
@@ -114,7 +115,7 @@ def _internal(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
 
 def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     """A fetch's hosts; a ``file:`` URL is a read of its path, each way a reader may
-    take it, links followed before its ``..`` (:func:`~.shell_network.file_url_actions`:
+    take it, links followed before its ``..`` (:func:`~.file_urls.file_url_actions`:
     no globbing: found probing, ``file:///<worktree>/[x]/../../../.exomonad/lead.token``
     was allowed as a read of the worktree), whatever URLs the prompt names besides."""
     del env

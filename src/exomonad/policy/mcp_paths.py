@@ -38,8 +38,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from exomonad.policy.actions import Network, WriteFile
+from exomonad.policy.file_urls import file_url_paths
 from exomonad.policy.mcp_names import name_words
-from exomonad.policy.shell_network import file_url_paths, host_of
+from exomonad.policy.shell_network import host_of
 from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["MAX_PATHS", "possible_hosts", "possible_writes"]
@@ -70,7 +71,7 @@ def _url_text(text: str) -> str:
 def _file_urls(text: str) -> list[str]:
     """The paths a ``file:`` URL may name once a WHATWG parser and Node's
     ``fileURLToPath`` have read it (``\\`` a ``/``, ``file:p/x`` is ``/p/x``), escapes
-    decoded (:func:`~.shell_network.file_url_paths`); none for text that is no ``file:``
+    decoded (:func:`~.file_urls.file_url_paths`); none for text that is no ``file:``
     URL."""
     url = _url_text(text)
     if url[:5].lower() != "file:":
@@ -84,7 +85,7 @@ def _paths_of(text: str) -> list[str | _Unknown]:
     read it (found probing: ``file:///p/%2Eexomonad/lead.token`` was asked as a write of
     ``/p/%2Eexomonad``, not refused; ``file:`` then backslashes, or a control character
     first, was allowed), its ``%2e%2e`` a ``..`` the system takes after the links before
-    it (:func:`~.shell_network.file_url_paths`). Known paths first."""
+    it (:func:`~.file_urls.file_url_paths`). Known paths first."""
     found = _path_of(text)
     out: list[str | _Unknown] = [*_file_urls(text)]
     if isinstance(found, str):
