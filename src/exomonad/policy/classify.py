@@ -31,13 +31,13 @@ from exomonad.policy.actions import (
     mcp_arguments,
 )
 from exomonad.policy.file_urls import file_url_actions
+from exomonad.policy.hosts import host_of
 from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
 from exomonad.policy.mcp_paths import possible_hosts, possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
-from exomonad.policy.shell_network import host_of
 from exomonad.policy.shell_parse import path_readings
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]

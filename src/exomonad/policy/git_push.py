@@ -19,9 +19,9 @@ policy compares it with the protected branches. If any word of the push is dynam
 from __future__ import annotations
 
 from exomonad.policy.actions import Action, DeleteBranch, GitPush, Network, Shell, Unknown
+from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_network import host_of
 
 __all__ = ["branch_name", "push", "reached", "reached_by"]
 

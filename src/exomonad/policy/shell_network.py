@@ -15,7 +15,6 @@ the hosts of the URLs any other program is given (:func:`url_hosts`).
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.file_urls import (
@@ -24,6 +23,7 @@ from exomonad.policy.file_urls import (
     file_url_actions,
     file_url_path,
 )
+from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_containers import engine_contexts, engine_hosts
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_http_files import (
@@ -54,7 +54,6 @@ __all__ = [
     "bash_socket",
     "configured_client",
     "getent_client",
-    "host_of",
     "http_client",
     "lookup_client",
     "named_hosts",
@@ -127,22 +126,6 @@ _NC_WITH_ARG = option_set(f"-p -s -w -i -x -X -q -e -c {LOCAL_COMMAND_OPTIONS}")
 _CURL_SOCKET = "--unix-socket"
 _METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 _NC_SOCKET = ("U", "--unixsock")
-
-
-def host_of(url: str) -> str | None:
-    """The host of a URL or ``[user@]host[:port][/path]``; None if there is none.
-
-    >>> host_of("https://user@API.example.com:8443/x"), host_of("example.org/a"), host_of("-")
-    ('api.example.com', 'example.org', None)
-    """
-    text = url if "://" in url else "//" + url
-    try:
-        host = urlsplit(text).hostname
-    except ValueError:
-        return None
-    if not host or not any(c.isalnum() for c in host) or any(c.isspace() for c in host):
-        return None
-    return host.lower()
 
 
 #: A URL anywhere in a word: its scheme and the rest up to where its host ends. The
