@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
+from exomonad.policy.actions import Action, DeleteFile, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
 from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
 from exomonad.policy.shell_escape import (
@@ -44,6 +44,7 @@ from exomonad.policy.shell_parse import (
     resolve_path,
     unfollowable,
 )
+from exomonad.policy.shell_proxies import assigned_proxies
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_secrets import (
@@ -82,7 +83,7 @@ def classify_shell(
         commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:
         return [Unknown(src)]
-    env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
+    _note_client_settings(commands, env)
     out: list[Action] = []
     for cmd in commands:
         start = len(out)
@@ -134,11 +135,26 @@ def classify_shell(
         at_run_time += tuple(w.text for w in cmd.words if expands_state_var(w.text))
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
+        out.extend(_through_proxies(out[start:], env))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
         env.links_made = env.links_made or makes_links(words)
         env.commands_seen += 1
     return out
+
+
+def _note_client_settings(commands: list[SimpleCommand], env: ShellEnv) -> None:
+    """What the line sets for the network clients on it: a configuration they may read
+    (``HOME=.``), the proxies they may send their traffic through (``https_proxy=h``)."""
+    env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
+    env.proxies = (*env.proxies, *(p for c in commands for p in assigned_proxies(c.words)))
+
+
+def _through_proxies(actions: list[Action], env: ShellEnv) -> list[Network]:
+    """The proxies the line assigned, for a command whose ``actions`` reach a host."""
+    if not env.proxies or not any(isinstance(a, Network) for a in actions):
+        return []
+    return [p for p in env.proxies if p not in actions]
 
 
 def _note_exec(words: list[Word], cmd: SimpleCommand, env: ShellEnv) -> None:

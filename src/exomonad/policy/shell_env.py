@@ -9,6 +9,7 @@ from fnmatch import fnmatchcase
 from typing import TypeVar, overload
 
 from exomonad.ancestry import AGENT_ENV
+from exomonad.policy.actions import Network
 from exomonad.policy.shell_lex import Word
 
 T = TypeVar("T")
@@ -102,6 +103,9 @@ class ShellEnv:
     #: The line may point HTTP clients at another configuration (``HOME=.``,
     #: ``XDG_CONFIG_HOME=``, ``CURL_HOME=``...: ``shell_network.sets_client_config``).
     client_config: bool = False
+    #: The proxies the line assigns (``https_proxy=h``: ``shell_proxies``), named beside
+    #: every host a command of it reaches.
+    proxies: tuple[Network, ...] = ()
 
     def protects(self, name: Word | None) -> bool:
         """Whether branch ``name`` may be a protected one: it matches a pattern (also

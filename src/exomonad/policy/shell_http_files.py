@@ -99,7 +99,8 @@ CURL_WITH_ARG = option_set(
     "--dns-servers --connect-to --unix-socket --abstract-unix-socket --dump-header --trace "
     "--trace-ascii --stderr --etag-save --etag-compare --hsts --alt-svc --libcurl "
     "--netrc-file --proxy-cacert --proxy-cert --proxy-key --crlfile --variable --url-query "
-    "--proxy-header --url --proto --proto-redir --proto-default"
+    "--proxy-header --url --proto --proto-redir --proto-default "
+    "--preproxy --doh-url --socks4 --socks4a --socks5 --socks5-hostname"
 )
 WGET_WITH_ARG = option_set(
     "-O -o -a -P -U -e -t -T -w -i -B --output-document --output-file --append-output "
@@ -143,7 +144,8 @@ _ARIA2_HOOKS = (
     "--on-bt-download-complete",
 )
 ARIA2_WITH_ARG = option_set(" ".join((*_ARIA2_READS, *_ARIA2_WRITES, *_ARIA2_HOOKS,
-                                      "-o --out -x -s -k -j -U --user-agent")))  # fmt: skip
+                                      "-o --out -x -s -k -j -U --user-agent --all-proxy "
+                                      "--http-proxy --https-proxy --ftp-proxy")))  # fmt: skip
 
 
 def _values(opts: Options, names: tuple[str, ...]) -> list[Word]:

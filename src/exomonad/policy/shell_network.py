@@ -43,6 +43,7 @@ from exomonad.policy.shell_local_commands import (
     ssh_keyword,
 )
 from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_proxies import option_routes
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = [
@@ -249,7 +250,8 @@ def _sockets(paths: list[Word], cwd: str | None) -> list[Action]:
 
 
 def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
-    """An HTTP client's hosts (one unknown host when none is readable), after the Unix
+    """An HTTP client's hosts (one unknown host when none is readable) and the proxies
+    and addresses its options send them through (:mod:`~.shell_proxies`), after the Unix
     sockets ``curl`` and ``xh`` connect to and the local files it reads and writes
     (:mod:`~exomonad.policy.shell_http_files`)."""
     with_arg = {
@@ -277,11 +279,8 @@ def http_client(name: str, args: list[Word], cwd: str | None) -> list[Action] | 
         given = [w for w in opts.get("--proto-default", []) if w is not None]
         default = (given[-1].text.lower() if not given[-1].dynamic else "$") if given else None
     files = http_files(name, items, opts, cwd)
-    return (
-        _sockets(sockets, cwd)
-        + files
-        + (_hosts(urls, uploads, globbing, default) or [Network(None)])
-    )
+    hosts = _hosts(urls, uploads, globbing, default) or [Network(None)]
+    return _sockets(sockets, cwd) + files + hosts + option_routes(name, opts)
 
 
 def _other_hosts(own: str, opts: Options) -> list[Action]:
