@@ -24,11 +24,12 @@ from typing import Protocol
 
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
+from exomonad.policy.shell_brace import expand
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.state_reads import expand_now, glob_could_name, shell_glob_matches
 from exomonad.util.paths import real_path
 
-__all__ = ["SECRET_FILES", "SECRET_HOME", "named_secrets", "secret_path", "store"]
+__all__ = ["SECRET_FILES", "SECRET_HOME", "may_name_env", "named_secrets", "secret_path", "store"]
 
 #: Credential stores, relative to the home directory.
 SECRET_HOME = (
@@ -100,6 +101,64 @@ def store(relative: str) -> ReadFile:
     return ReadFile(posixpath.join(os.path.expanduser("~"), relative))
 
 
+#: Names of environment files (``.env``, ``.env.local``, ``.env.production``).
+_ENV_NAMES = (".env", ".env.local", ".env.production")
+
+
+def may_name_env(glob: str) -> bool:
+    """Whether a tree read's file name glob (``grep --include``, ``rg -g``, Grep's
+    ``glob``) may pick out an environment file: found probing, ``grep -r --include=.env
+    KEY ../..`` and ``rg -g .env KEY ../..`` printed the lead's ``.env``, allowed, where
+    ``cat ../../.env`` is refused. Globs match dot names here (grep's and rg's do).
+
+    >>> [may_name_env(g) for g in (".env", "*.env", ".en[v]", "{.env,x}", "*.py", "!x")]
+    [True, True, True, True, False, False]
+    """
+    base = glob.rstrip("/").rsplit("/", 1)[-1]
+    return not glob.startswith("!") and any(
+        shell_glob_matches(base.lower(), name, dotglob=True) for name in _ENV_NAMES
+    )
+
+
+#: At most this many names are listed in the stores a narrowed tree read holds; more,
+#: and the read is taken as reaching them.
+_STORE_NAMES_AT_MOST = 512
+
+
+def _names_a_store_file(stores: list[str], include: tuple[str, ...]) -> bool:
+    """Whether a tree read narrowed to the file name globs ``include`` picks out a file
+    in one of the credential ``stores`` it holds, as they are now (found probing: ``find
+    ~ -name 'id_*' -exec cat {} +`` and ``grep -r --include=credentials aws ~`` printed
+    the private key and the AWS keys, allowed as narrowed reads). A store's file names
+    are listed (a bounded walk); one that cannot be listed, or holds too many, counts."""
+    budget = _STORE_NAMES_AT_MOST
+    for store in stores:
+        names = [posixpath.basename(store)]
+        try:
+            for _, dirs, files in os.walk(store, onerror=_raise):
+                names += dirs + files
+                budget -= len(dirs) + len(files)
+                if budget < 0:
+                    return True
+        except OSError:  # not a directory: its own name; else it could not be listed
+            if os.path.lexists(store) and not os.path.isfile(store):
+                return True
+        low = [n.lower() for n in names]
+        if any(shell_glob_matches(g.rsplit("/", 1)[-1].lower(), n, dotglob=True)
+               for g in include if not g.startswith("!") for n in low):  # fmt: skip
+            return True
+    return False
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def _at(action: _HasPath, path: str) -> ReadFile:
+    """A read of ``path`` as ``action`` reads (recursive or not, narrowed or not)."""
+    return ReadFile(path, getattr(action, "recursive", False), getattr(action, "include", ()))
+
+
 def secret_path(action: _HasPath, ctx: Context) -> bool:
     """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
     a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
@@ -112,21 +171,32 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     if "$" in path or "`" in path:
         return bool(named_secrets(path, ctx.home, run_time=True))
     real = real_path(path)  # None: not known, judged by its name (and asked: cascade)
-    again = ReadFile(real, getattr(action, "recursive", False), getattr(action, "include", ()))
-    if real is not None and real != path and secret_path(again, ctx):
+    if real is not None and real != path and secret_path(_at(action, real), ctx):
         return True  # a symlink to a credential (made by a git checkout, say)
     roots = _secret_roots(ctx.home)
     if any(path == root or path.startswith(root + "/") for root in roots):
         return True
-    tree = getattr(action, "recursive", False) and not getattr(action, "include", ())
+    include = getattr(action, "include", ())
+    tree = getattr(action, "recursive", False) and not include
     if tree and any(is_within(root, path) for root in roots):
         return True
+    if getattr(action, "recursive", False) and include:
+        held = [root for root in roots if is_within(root, path)]
+        if any(may_name_env(g) for g in include) or _names_a_store_file(held, include):
+            return True
     if _PROC.match(path):
         return True
     base = posixpath.basename(path)
     if path in SECRET_FILES or base == ".env" or base.startswith(".env."):
         return True
-    if any(c in path for c in "*?[{"):  # a glob that could name one (cat ~/.ss?/id_rsa)
+    if "{" in path:  # a pattern's braces (Glob's **/{.env,x}) name each of their words
+        words = expand([(c, True) for c in path])
+        if words is None:
+            return True
+        if words != [path]:
+            return any(secret_path(_at(action, w), ctx) for w in words)
+        # else its braces are literal (awk '{print}', a quoted '{x}'): a name like others
+    if any(c in path for c in "*?["):  # a glob that could name one (cat ~/.ss?/id_rsa)
         low, base = path.lower(), base.lower()  # whatever their case (nocaseglob)
         named = any(glob_could_name(t.lower(), low, below=True, dotglob=True)
                     for t in (*roots, *SECRET_FILES))  # fmt: skip

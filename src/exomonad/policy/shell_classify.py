@@ -36,6 +36,7 @@ from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, makes_links
+from exomonad.policy.shell_listings import listed_reads
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
     SimpleCommand,
@@ -177,6 +178,24 @@ def _unfollowable(cmd: SimpleCommand) -> list[Action]:
 
 
 def _argv(
+    words: list[Word],
+    cmd: SimpleCommand,
+    cwd: str | None,
+    env: ShellEnv,
+    depth: int,
+    privileged: bool = False,
+) -> list[Action]:
+    """What running ``words`` does; a listing of file names handed on to another
+    command (``find ../.. | xargs cat``) also reads what it lists (:mod:`.shell_listings`)."""
+    done = _run(words, cmd, cwd, env, depth, privileged)
+    if words[0].dynamic:
+        return done
+    name, args = posixpath.basename(words[0].text), words[1:]
+    listed = listed_reads(name, args, cmd, cwd, env.stdout_redirected, env.links_made)
+    return [*listed, *done]
+
+
+def _run(
     words: list[Word],
     cmd: SimpleCommand,
     cwd: str | None,

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
+from exomonad.policy.credentials import may_name_env
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import may_climb, resolve_path
@@ -166,7 +167,8 @@ def _could_enter_state(glob: str) -> bool:
 def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     """``rg`` reads ``.exomonad/`` with ``--hidden`` plus ``--no-ignore`` (``-uu``), with
     ``--ignore-file`` (its contents may whitelist it), or with a glob override (``-g``
-    beats the ignore files; with no ``--hidden`` it must also match the directory)."""
+    beats the ignore files; with no ``--hidden`` it must also match the directory); and
+    the hidden, ignored ``.env`` files a glob override names (``rg -g .env``)."""
     pos, opts = scan_options(args, RG_ARG, abbrev=False)  # rg takes no abbreviations
     if "--pre" in opts:  # a program rg runs on every file it searches (`--pre rm`)
         return [Unknown("rg --pre runs a program: " + " ".join(w.text for w in args)),
@@ -183,7 +185,7 @@ def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     roots = _operands(pos, opts, *PATTERN_OPTS)
     if (hidden and no_ignore) or "--ignore-file" in opts or any(w.dynamic for w in globs):
         return with_shell(name, args, cwd, tree_reads(roots, cwd))
-    if wanted and (hidden or any(_could_enter_state(g) for g in wanted)):
+    if wanted and (hidden or any(_could_enter_state(g) or may_name_env(g) for g in wanted)):
         return with_shell(name, args, cwd, tree_reads(roots, cwd, wanted))
     return None
 
