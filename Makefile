@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIRS := tests/interop tests/e2e tests/e2e/claude tests/e2e/codex
 # /usr/bin/time by its path: `command -v time` finds the shell's keyword.
-APT_TOOLS := tmux node npm curl wget http aria2c bwrap chromium nc.openbsd zip unzip sqlite3 xxd rg /usr/bin/time git-lfs gpg gpg-agent hub gh ssh-agent strace openssl slogin lwp-request
+APT_TOOLS := tmux node npm curl wget http aria2c bwrap chromium nc.openbsd zip unzip sqlite3 xxd rg /usr/bin/time git-lfs gpg gpg-agent hub gh ssh-agent strace openssl slogin lwp-request ed vim.basic
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
 
@@ -17,7 +17,7 @@ sysdeps:
 	@missing=""; for t in $(APT_TOOLS); do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing system tools:$$missing"; \
-	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/; s/\bssh-agent\b/openssh-client/; s/\bslogin\b/openssh-client/; s/\blwp-request\b/libwww-perl/; s/\bbwrap\b/bubblewrap/; s/\bhttp\b/httpie/; s/\baria2c\b/aria2/; s/\bnc\.openbsd\b/netcat-openbsd/; s/\brg\b/ripgrep/; s|/usr/bin/time|time|'); \
+	  pkgs=$$(echo "$$missing" | sed 's/\bnode\b/nodejs/; s/\bssh-agent\b/openssh-client/; s/\bslogin\b/openssh-client/; s/\blwp-request\b/libwww-perl/; s/\bvim\.basic\b/vim/; s/\bbwrap\b/bubblewrap/; s/\bhttp\b/httpie/; s/\baria2c\b/aria2/; s/\bnc\.openbsd\b/netcat-openbsd/; s/\brg\b/ripgrep/; s|/usr/bin/time|time|'); \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$pkgs; \
 	fi
 

@@ -24,6 +24,7 @@ import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
+from exomonad.policy.shell_editors import editor_script
 from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
 from exomonad.policy.shell_escape import (
     DECLARERS,
@@ -186,13 +187,14 @@ def _argv(
     privileged: bool = False,
 ) -> list[Action]:
     """What running ``words`` does; a listing of file names handed on to another
-    command (``find ../.. | xargs cat``) also reads what it lists (:mod:`.shell_listings`)."""
+    command (``find ../.. | xargs cat``) also reads what it lists (:mod:`.shell_listings`),
+    and an editor given commands on stdin runs them (:mod:`.shell_editors`)."""
     done = _run(words, cmd, cwd, env, depth, privileged)
     if words[0].dynamic:
         return done
     name, args = posixpath.basename(words[0].text), words[1:]
     listed = listed_reads(name, args, cmd, cwd, env.stdout_redirected, env.links_made)
-    return [*listed, *done]
+    return [*listed, *editor_script(cmd, name, args), *done]
 
 
 def _run(

@@ -22,7 +22,7 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import option_set
 from exomonad.policy.shell_socat import socat_actions
 
-__all__ = ["program_writes", "programs"]
+__all__ = ["EX_EDITORS", "program_writes", "programs"]
 
 #: program → (its options that take a value, those among them naming a file it writes).
 _OUTPUT_OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -61,13 +61,24 @@ _CMAKE_SAFE = frozenset(
 _DEB_UNPACK = frozenset({"-x", "--extract", "-X", "--vextract", "-R", "--raw-extract"})
 _DEB_BUILD = frozenset({"-b", "--build"})
 #: Editors that run ex commands given on their command line.
-_EX_EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim"})
+EX_EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim", "rvim", "rview", "evim",
+                         "eview", "gview", "vimdiff", "vim.basic", "vim.tiny", "vim.nox",
+                         "vim.gtk3", "nvi", "elvis", "vile"})  # fmt: skip
 #: Programs that mount one directory over another: a path in the worktree may then be
 #: the lead's checkout (``bindfs ../.. x && echo > x/README.md``).
 _MOUNTERS = frozenset(
     {"mount", "bindfs", "sshfs", "fuse-overlayfs", "squashfuse", "mergerfs", "unionfs",
      "unionfs-fuse", "rclone", "archivemount", "fuse-zip", "guestmount"}
 )  # fmt: skip
+#: Emacs, and its options that run Lisp (a file's, an expression's, a function's), or
+#: batch mode (found trying the gate as a worker: ``emacs --batch --eval '(copy-file "x"
+#: "../../Makefile" t)'`` was allowed as a write of a file named by the expression, in
+#: the worktree). ``emacsclient`` evaluates in a running Emacs.
+_EMACS = frozenset({"emacs", "emacs-nox", "xemacs", "emacsclient"})
+_EMACS_CODE = frozenset({"--eval", "-eval", "--execute", "-l", "--load", "-load", "-f",
+                         "--funcall", "-funcall", "--script", "-script", "--batch", "-batch",
+                         "-x", "-e", "--init-directory", "-u", "--user", "-L",
+                         "--directory"})  # fmt: skip
 #: An editor's ``+N`` (a line): the only ``+`` argument that is not a command.
 _LINE = re.compile(r"\+\d*")
 
@@ -76,7 +87,7 @@ def programs() -> frozenset[str]:
     """The programs whose writes this module models."""
     named = {"openssl", "sqlite3", "convert", "magick", "cmake", "dpkg-deb", "jar", "ar", "xxd",
              "socat", "man", "gpg", "gpg2"}  # fmt: skip
-    return frozenset({*_OUTPUT_OPTIONS, *_MOUNTERS, *_ATTRIBUTES, *_EX_EDITORS, *named})
+    return frozenset({*_OUTPUT_OPTIONS, *_MOUNTERS, *_ATTRIBUTES, *EX_EDITORS, *_EMACS, *named})
 
 
 def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
@@ -121,13 +132,37 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
         return _deb(args, cwd)
     if name in ("jar", "ar"):
         return _jar_ar(name, args, cwd)
-    if name in _EX_EDITORS:
+    if name in _EMACS:
         texts = [w.text for w in args]
-        runs = any(t in ("-c", "--cmd", "-S") or t.startswith(("-c", "--cmd=")) for t in texts)
-        if runs or any(t.startswith("+") and not _LINE.fullmatch(t) for t in texts):
+        if any(t.split("=", 1)[0] in _EMACS_CODE for t in texts):
+            return [Unknown(f"{name} runs Lisp: " + " ".join(texts))]
+        return None
+    if name in EX_EDITORS:
+        texts = [w.text for w in args]
+        if any(_editor_option(t) for t in texts):
             return [Unknown(f"{name} runs editor commands: " + " ".join(texts))]
         return None
     return None
+
+
+#: An ex editor's options that run, read or write nothing by themselves (read-only,
+#: no swap file, binary, lisp, diff, windows and tabs, Ex mode, silent), in a cluster;
+#: and its long options of that kind. Any other may (found trying the gate as a
+#: worker: ``ex -sc 'w! ../../Makefile|q' x`` overwrote the lead's Makefile, allowed,
+#: where ``-c`` alone was asked; ``-V20FILE``, ``-w FILE`` and ``--startuptime FILE``
+#: write a file, ``-u``/``-S`` run one, ``-i`` rewrites a viminfo).
+_EDITOR_FLAGS = re.compile(r"-[RMmnNbldoOpvyZXeEsAHFL0-9]*")
+_EDITOR_LONG = frozenset({"--", "--help", "--version", "--noplugin", "--clean", "--nofork"})
+
+
+def _editor_option(text: str) -> bool:
+    """Whether an ex editor's argument ``text`` is an option that may run a command or
+    touch a file of its own (a ``+N`` line number does not)."""
+    if text.startswith("+"):
+        return not _LINE.fullmatch(text)
+    if text.startswith("--"):
+        return text not in _EDITOR_LONG
+    return text.startswith("-") and text != "-" and not _EDITOR_FLAGS.fullmatch(text)
 
 
 #: Programs that change a file's attributes, ACL, extended attributes or security
