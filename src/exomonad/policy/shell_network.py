@@ -24,7 +24,7 @@ from exomonad.policy.file_urls import (
     file_url_path,
 )
 from exomonad.policy.hosts import host_of
-from exomonad.policy.shell_containers import engine_contexts, engine_hosts
+from exomonad.policy.shell_containers import engine_contexts, engine_hosts, registry_hosts
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
@@ -203,6 +203,7 @@ def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         else:
             more.append(Network(None if engine.dynamic else host_of(engine.text)))
     more += [Network(None)] if engine_contexts(name, args) else []  # a stored engine
+    more += [Network(host_of(registry)) for registry in registry_hosts(name, args)]
     return list(dict.fromkeys([*found, *more]))  # once each, in order
 
 
