@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option
 from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo, short_cluster
 from exomonad.policy.shell_lex import Word
@@ -67,21 +68,7 @@ def _reinits(rest: list[Word], named: str | None, repo: str | None, env: ShellEn
         return False  # plain re-init: copies only what a template never set here lacks
     if repo is None or named is None:
         return True  # --git-dir, --work-tree or a directory not known
-    takes = ("--template", "--separate-git-dir", "--shared", "--object-format",
-             "--ref-format", "--initial-branch")  # fmt: skip
-    paths: list[Word] = []
-    skip = False
-    for w in rest:
-        text = w.text
-        if skip:
-            skip = False
-        elif text.startswith("--"):
-            name = long_option(text, takes)
-            skip = "=" not in text and name is not None and name != "--shared"
-        elif text.startswith("-"):
-            skip = text.endswith("b")  # -b NAME, -qb NAME (-bNAME: attached)
-        else:
-            paths.append(w)
+    paths = operands("init", rest)  # --template DIR, -qb NAME: values, not the path
     target = resolve_path(named, paths[0]) if paths else named
     return target is None or _existing(target, env)
 

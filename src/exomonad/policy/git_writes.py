@@ -22,15 +22,23 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
+from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option, plumbing_io
-from exomonad.policy.shell_env import scan_options, short_cluster
+from exomonad.policy.shell_env import short_cluster
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["moves_a_branch", "onto_protected", "renames_others_branch", "shadows", "writes_of"]
+__all__ = [
+    "GIT_READS",
+    "moves_a_branch",
+    "onto_protected",
+    "renames_others_branch",
+    "shadows",
+    "writes_of",
+]
 
 #: Subcommands that write neither the repository nor its work tree (``--output`` aside).
-_GIT_READS = frozenset(
+GIT_READS = frozenset(
     """annotate blame cat-file check-attr check-ignore check-mailmap check-ref-format cherry
     column count-objects describe diff diff-files diff-index diff-tree for-each-ref fsck grep
     help interpret-trailers log ls-files ls-remote ls-tree merge-base name-rev range-diff
@@ -46,8 +54,6 @@ _GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch", "bugreport", "diagnose
 _GIT_CREATES = {"clone": 2, "init": 1, "bundle": 2}
 #: ``git worktree`` verbs and the positional (after the verb) each writes.
 _WORKTREE_WRITES = {"add": 1, "move": 2, "lock": 1, "unlock": 1, "repair": 1}
-#: Options of ``interpret-trailers`` that take a value (its positionals are files).
-_TRAILER_ARGS = frozenset({"--trailer", "--where", "--if-exists", "--if-missing"})
 
 
 def writes_of(
@@ -58,7 +64,7 @@ def writes_of(
     elsewhere), files its options name (``--output``, ``archive -o``) and the paths it
     creates (``clone SRC DEST``, ``worktree add PATH``, ``bundle create FILE``).
     ``elsewhere``: the repository ``named`` is not the agent's own checkout."""
-    out: list[Action] = [] if sub in _GIT_READS or not elsewhere else [WriteFile(named)]
+    out: list[Action] = [] if sub in GIT_READS or not elsewhere else [WriteFile(named)]
     for k, w in enumerate(rest):
         text = w.text
         name, eq, val = text.partition("=")
@@ -70,21 +76,21 @@ def writes_of(
         elif text.startswith("-o") and len(text) > 2 and sub in _GIT_SHORT_OUTPUT:
             out.append(WriteFile(resolve_path(base, Word(text[2:], w.dynamic, w.quoted))))
     if sub == "merge-file":  # writes its first file (the "current" version)
-        positionals, _ = scan_options(rest, frozenset({"-L"}))
-        out += [WriteFile(resolve_path(base, w)) for w in positionals[:1]]
+        out += [WriteFile(resolve_path(base, w)) for w in operands(sub, rest)[:1]]
     for w in rest:  # checkout-index --prefix=../../: files written below any prefix
         name, eq, value = w.text.partition("=")
         if sub == "checkout-index" and eq and len(name) > 3 and "--prefix".startswith(name):
             prefix = Word(value, w.dynamic, w.quoted)  # `--pref=`: git takes a prefix
             out.append(WriteFile(resolve_path(base, prefix)))
     if sub in _GIT_CREATES:
-        positionals, _ = scan_options(rest, frozenset({"-b", "-B", "--branch", "--reason",
-                                                       "--depth", "--origin", "-o"}))  # fmt: skip
+        positionals = operands(sub, rest)
         at = _GIT_CREATES[sub] - 1
         if sub == "clone" and len(positionals) == 1:
             positionals = [*positionals, Word(positionals[0].text.rstrip("/").rsplit("/", 1)[-1])]
-        if len(positionals) > at and (sub != "bundle" or positionals[0].text == "create"):
-            out.append(WriteFile(resolve_path(base, positionals[at])))
+        if sub == "bundle":  # bundle create FILE REVS...: the revisions are no paths
+            creates = bool(positionals) and positionals[0].text == "create"
+            positionals = positionals[:2] if creates else []
+        out += [WriteFile(resolve_path(base, w)) for w in positionals[at:]]
     return [*out, *_verb_writes(sub, rest, base), *plumbing_io(sub, rest, base)]
 
 
@@ -93,12 +99,11 @@ def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     PATH``, ``worktree lock/unlock/repair PATH`` (another worker's: found probing, a lock
     that blocks its removal); ``interpret-trailers --in-place FILE...`` (found as a
     worker: ``git worktree move . ../../moved`` moved its checkout into the lead's)."""
-    if sub == "interpret-trailers" and "--in-place" in [w.text for w in rest]:
-        files, _ = scan_options(rest, _TRAILER_ARGS)
-        return [WriteFile(resolve_path(base, w)) for w in files]
+    if sub == "interpret-trailers" and any(long_option(w.text, ("--in-place",)) for w in rest):
+        return [WriteFile(resolve_path(base, w)) for w in operands(sub, rest)]  # --in-pl too
     if sub != "worktree":
         return []
-    pos, _ = scan_options(rest, frozenset({"-b", "-B", "--reason"}))
+    pos = operands(sub, rest)
     verb = pos[0].text if pos else ""
     at = _WORKTREE_WRITES.get(verb)
     out: list[Action] = []
@@ -254,7 +259,7 @@ def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None],
     if sub == "rebase":
         return _rebases(rest, protects)
     if sub == "tag":  # git tag NAME [COMMIT]: a tag named main is read before the branch
-        names = [w for w in rest if not w.text.startswith("-")]
+        names = operands(sub, rest)  # `git tag -m x main`: x is the message
         listing = any(t.text.split("=", 1)[0] in _TAG_LISTS for t in rest)
         return bool(names) and not listing and (protects(names[0]) or shadows(names[0]))
     if sub not in _BRANCH_VERBS:
