@@ -15,15 +15,18 @@ from exomonad.policy.actions import (
     Shell,
     Unknown,
 )
+from exomonad.policy.git_home import foreign_repository
 from exomonad.policy.git_push import push, reached_by
 from exomonad.policy.git_shared import shares_a_write
 from exomonad.policy.git_writes import (
+    GIT_READS,
     moves_a_branch,
     onto_protected,
     renames_others_branch,
     writes_of,
 )
-from exomonad.policy.shell_env import ShellEnv, is_within, scan_options
+from exomonad.policy.request import really_within
+from exomonad.policy.shell_env import ShellEnv, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
@@ -212,6 +215,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     """Actions for ``git ARGS`` run in ``cwd``."""
     raw = "git " + " ".join(_texts(args))
     repo, i, named = cwd, 0, cwd
+    where, git_dir = cwd, None  # the directory git starts in; --git-dir's path
     while i < len(args) and args[i].text.startswith("-"):
         word, opt = args[i], args[i].text
         value = args[i + 1] if i + 1 < len(args) else None
@@ -221,7 +225,7 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
             if value is None or value.glob or (value.dynamic and not value.quoted):
                 return [Unknown(raw)]
             if opt == "-C":
-                repo = named = resolve_path(repo, value)
+                repo = named = where = resolve_path(where, value)
             elif value.dynamic or not _safe_key(value.text):
                 return [Unknown(raw)]  # an alias, a hook path, a pager, remote.*.push...
             i += 2
@@ -229,7 +233,9 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
         if opt.startswith(("--git-dir=", "--work-tree=")) or opt in ("--git-dir", "--work-tree"):
             repo = None  # another repository: whose branch it is we cannot tell
             path = opt.split("=", 1)[1] if "=" in opt else value
-            named = resolve_path(named, path) if path is not None else None
+            named = resolve_path(where, path) if path is not None else None
+            if opt.startswith("--git-dir"):
+                git_dir = named
             i += 1 if "=" in opt else 2
             continue
         if opt not in _GIT_GLOBAL_FLAGS:
@@ -252,7 +258,10 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
             or shares_a_write(sub.text, rest, named, repo, env)):  # fmt: skip
         return [Unknown(raw)]
     home = env.worktree or env.start_cwd
-    own = named is not None and home is not None and is_within(named, home)
+    own = named is not None and home is not None and really_within(named, home)  # links
+    if (own and env.worktree is not None and where is not None and sub.text not in GIT_READS
+            and foreign_repository(where, env.worktree, git_dir)):  # fmt: skip
+        return [Unknown(raw)]  # sub/.git saying `gitdir: <project>/.git`, a link to ../..
     elsewhere = not own and sub.text != "commit"  # GitCommit names its repository
     writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere)
     reads = [*git_file_reads(sub.text, rest, repo or named),

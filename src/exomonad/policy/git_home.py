@@ -1,0 +1,196 @@
+"""Whether a git command run inside a worker's worktree works on the worktree's own
+repository, as git finds it on disk: the ``.git`` nearest above the directory, its
+``gitdir:`` and ``commondir``, the work tree its config names.
+
+Found trying the gate as a worker (a seventh round), each allowed and run for real in a
+scratch project: a link ``up -> ../..`` made with git's own plumbing (``hash-object``,
+``update-index --cacheinfo 120000,...``, ``checkout -- up``), then ``git -C up reset
+--hard exo/w1`` moved the lead's ``main`` and reset its checkout (judged as a command in
+the worktree, by the link's name); ``sub/.git`` saying ``gitdir: <project>/.git`` (from a
+``tar xf``, allowed), then ``git -C sub commit`` committed onto the lead's ``main``; the
+worktree's own ``.git`` file replaced the same way, then a plain ``git commit`` did too.
+
+>>> foreign_repository("/nonexistent/w/sub", "/nonexistent/w")
+False
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+
+from exomonad.policy.shell_env import is_within
+from exomonad.util.paths import real_path
+
+__all__ = ["foreign_repository", "local_branch"]
+
+#: A config line that points git at another work tree or pulls in another file's keys.
+_ELSEWHERE = re.compile(r"^\s*(worktree|path)\s*=", re.IGNORECASE | re.MULTILINE)
+#: More than this in one ``.git`` file or config is not one git wrote for a checkout.
+_MAX_READ = 64 * 1024
+#: More entries than this in a git dir is not one git made.
+_MAX_ENTRIES = 256
+#: The most of ``packed-refs`` read (a repository with more is asked about every name).
+_MAX_PACKED = 16 * 1024 * 1024
+
+
+def foreign_repository(where: str, home: str, git_dir: str | None = None) -> bool:
+    """Whether git run in ``where`` (a directory inside the worktree ``home``; with
+    ``--git-dir=git_dir``, that one) may work on a repository other than the worktree's
+    own or a nested one wholly inside it: a link out of the worktree, a ``.git`` file or
+    directory whose git dir, common dir or work tree lies elsewhere, or none at all where
+    git would go on up to the lead's. True where that cannot be known."""
+    real_home, real = real_path(home), real_path(where)
+    if real_home is None or real is None:
+        return True
+    if not os.path.isdir(real_home):
+        return False  # no checkout on disk (a unit test's /p): nothing git could find
+    if not is_within(real, real_home):
+        return True
+    own = _own_git_dir(real_home)
+    if git_dir is not None:
+        found = real_path(git_dir)
+        return found is None or not _contained(found, real_home, own)
+    path = real
+    while path != real_home and is_within(path, real_home):
+        dotgit = posixpath.join(path, ".git")
+        if os.path.lexists(dotgit):
+            return not _nested(dotgit, real_home, own)
+        path = posixpath.dirname(path)
+    return own is None and _above(real_home)
+
+
+def local_branch(home: str, name: str) -> bool:
+    """Whether ``name`` is a local branch that exists in the repository the worktree
+    ``home`` shares (a loose ref, or a packed one; True where ``packed-refs`` is too
+    big to read). False where ``home`` is no worktree ``git worktree add`` made.
+
+    >>> local_branch("/nonexistent/w", "main")
+    False
+    """
+    real_home = real_path(home)
+    own = _own_git_dir(real_home) if real_home is not None else None
+    if own is None or not name or name.startswith("-") or ".." in name:
+        return False
+    common, ref = posixpath.dirname(posixpath.dirname(own)), f"refs/heads/{name}"
+    if os.path.lexists(posixpath.join(common, ref)):
+        return True
+    packed = posixpath.join(common, "packed-refs")
+    if not os.path.lexists(packed):
+        return False
+    text = _read(packed, _MAX_PACKED)
+    return text is None or any(line.endswith(" " + ref) for line in text.splitlines())
+
+
+def _read(path: str, limit: int = _MAX_READ) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError:
+        return None
+    return data.decode("utf-8", "replace") if len(data) <= limit else None
+
+
+def _gitfile(dotgit: str) -> str | None:
+    """Where a ``.git`` file's ``gitdir:`` leads (links followed), or None."""
+    text = _read(dotgit)
+    if text is None or not text.startswith("gitdir: "):
+        return None
+    target = text[len("gitdir: ") :].strip()
+    return real_path(posixpath.join(posixpath.dirname(dotgit), target)) if target else None
+
+
+def _own_git_dir(real_home: str) -> str | None:
+    """The worktree's own git dir, if its ``.git`` is what ``git worktree add`` made: a
+    file naming ``<common>/worktrees/<name>``, whose ``commondir`` is that ``<common>``
+    and whose ``gitdir`` names this ``.git`` back (a git dir the worker made elsewhere
+    has neither)."""
+    dotgit = posixpath.join(real_home, ".git")
+    try:
+        if not stat.S_ISREG(os.lstat(dotgit).st_mode):
+            return None
+    except OSError:
+        return None
+    git_dir = _gitfile(dotgit)
+    if git_dir is None or posixpath.basename(posixpath.dirname(git_dir)) != "worktrees":
+        return None
+    common = (_read(posixpath.join(git_dir, "commondir")) or "").strip()
+    back = (_read(posixpath.join(git_dir, "gitdir")) or "").strip()
+    if not common or not back:
+        return None
+    if real_path(posixpath.join(git_dir, common)) != posixpath.dirname(posixpath.dirname(git_dir)):
+        return None
+    return git_dir if real_path(back) == dotgit else None
+
+
+def _above(real_home: str) -> bool:
+    """Whether a ``.git`` lies above the worktree (git, finding none in it, goes on up:
+    to the lead's checkout)."""
+    path = posixpath.dirname(real_home)
+    while True:
+        if os.path.lexists(posixpath.join(path, ".git")):
+            return True
+        if path == "/":
+            return False
+        path = posixpath.dirname(path)
+
+
+def _nested(dotgit: str, real_home: str, own: str | None) -> bool:
+    """A ``.git`` inside the worktree names a repository wholly its own: a directory in
+    it, or a file naming one there or a submodule's in the worktree's own git dir."""
+    if os.path.islink(dotgit):
+        found = real_path(dotgit)
+        return found is not None and _contained(found, real_home, own)
+    if os.path.isdir(dotgit):
+        return _contained(dotgit, real_home, own)
+    git_dir = _gitfile(dotgit)
+    return git_dir is not None and _contained(git_dir, real_home, own)
+
+
+def _contained(git_dir: str, real_home: str, own: str | None) -> bool:
+    """``git_dir`` lies in the worktree (or is a submodule's in its own git dir's
+    ``modules``), shares no other's refs (no ``commondir``) and names no work tree or
+    config file elsewhere (``core.worktree``, ``include.path``: any such line)."""
+    modules = posixpath.join(own, "modules") if own is not None else None
+    if not is_within(git_dir, real_home) and not is_within(git_dir, modules):
+        return False
+    if os.path.lexists(posixpath.join(git_dir, "commondir")) or not _entries_inside(git_dir):
+        return False
+    for name in ("config", "config.worktree"):
+        path = posixpath.join(git_dir, name)
+        if not os.path.lexists(path):
+            continue
+        text = _read(path)
+        elsewhere = text is None or _ELSEWHERE.search(text) is not None
+        if elsewhere and not (is_within(git_dir, modules)
+                              and _submodule_tree(text, git_dir, real_home)):  # fmt: skip
+            return False
+    return True
+
+
+def _entries_inside(git_dir: str) -> bool:
+    """Each entry of ``git_dir`` (``refs``, ``objects``, ``HEAD``...) lies where it is,
+    not behind a link to another repository's (``refs -> <project>/.git/refs``)."""
+    try:
+        names = os.listdir(git_dir)
+    except OSError:
+        return False
+    if len(names) > _MAX_ENTRIES:
+        return False
+    for name in names:
+        path = posixpath.join(git_dir, name)
+        if os.path.islink(path) and real_path(path) != path:
+            return False
+    return True
+
+
+def _submodule_tree(text: str | None, git_dir: str, real_home: str) -> bool:
+    """A submodule's config: its one ``core.worktree`` leads into the worktree, and it
+    includes no file."""
+    if text is None or re.search(r"^\s*path\s*=", text, re.IGNORECASE | re.MULTILINE):
+        return False
+    trees = re.findall(r"^\s*worktree\s*=\s*(.*?)\s*$", text, re.IGNORECASE | re.MULTILINE)
+    found = [real_path(posixpath.join(git_dir, t.strip('"'))) for t in trees]
+    return all(f is not None and is_within(f, real_home) for f in found)

@@ -1,0 +1,172 @@
+"""A git command in the worker's worktree works on the repository git finds on disk, which
+need not be the worktree's (found trying the gate as a worker, a seventh round; each step
+allowed, and run for real in a scratch project with a linked worktree):
+
+- a link ``up -> ../..`` made with git's own plumbing (``hash-object -w --stdin``,
+  ``update-index --add --cacheinfo 120000,...``, ``checkout -- up``), then ``git -C up
+  reset --hard exo/w1`` (or ``cd up && git stash``, ``--work-tree=up``, ``--git-dir=gd``
+  with ``gd -> ../../.git``) moved the lead's ``main`` and reset its checkout: judged as
+  git in the worktree, by the link's name;
+- ``sub/.git`` saying ``gitdir: <project>/.git``, unpacked by ``tar xf`` (allowed), then
+  ``git -C sub commit`` committed onto the lead's ``main``;
+- the worktree's own ``.git`` file replaced the same way, then a plain ``git commit``.
+
+Each is now asked; git in a nested repository of the worker's own, and all of its
+ordinary work in a real linked worktree, stay allowed.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import bash, scratch_worktree
+from tests.support.git import GIT_ENV, git
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path]:
+    """The lead's checkout ``tmp_path/p`` on ``main`` and worker w1's linked worktree on
+    ``exo/w1`` with a commit of its own."""
+    assert shutil.which("git"), "git is needed for this test"
+    root, wt = scratch_worktree(tmp_path)
+    wt.rmdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "Makefile").write_text("all:\n\techo lead\n")
+    git(root, "add", "Makefile")
+    git(root, "commit", "-qm", "lead")
+    git(root, "worktree", "add", "-q", "-b", "exo/w1", str(wt))
+    (wt / "w1.txt").write_text("w1\n")
+    git(wt, "add", "w1.txt")
+    git(wt, "commit", "-qm", "w1")
+    return root, wt
+
+
+def _step(command: str, root: Path, wt: Path) -> None:
+    """Ask the gate about ``command`` (it must be allowed: a step of the attack), run it."""
+    decision = bash(command, root=str(root))
+    assert isinstance(decision, Allow), (command, decision)
+    _run(command, wt)
+
+
+def _run(command: str, wt: Path) -> None:
+    done = subprocess.run(["bash", "-c", command], cwd=wt, timeout=60,
+                          env={**os.environ, **GIT_ENV}, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert done.returncode == 0, (command, done.stderr)
+
+
+def _link_by_plumbing(name: str, target: str, root: Path, wt: Path) -> None:
+    """``name -> target`` in the worktree, made with commands the gate allows."""
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=wt, input=target,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    _step(f"printf {target} | git hash-object -w --stdin", root, wt)
+    _step(f"git update-index --add --cacheinfo 120000,{blob},{name}", root, wt)
+    _step(f"git checkout -- {name}", root, wt)
+    assert os.readlink(wt / name) == target
+
+
+THROUGH_UP = [
+    "git -C up reset -q --hard exo/w1",
+    "cd up && git reset -q --hard exo/w1",
+    "git --work-tree=up --git-dir=gd reset -q --hard exo/w1",
+    "git --git-dir=gd update-ref refs/heads/main exo/w1",
+]
+
+
+@pytest.mark.parametrize("command", THROUGH_UP)
+def test_the_real_effect_git_through_a_link_moves_the_leads_main(
+    tmp_path: Path, command: str
+) -> None:
+    root, wt = _project(tmp_path)
+    _link_by_plumbing("up", "../..", root, wt)
+    _link_by_plumbing("gd", "../../.git", root, wt)
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(root, "rev-parse", "main") == git(wt, "rev-parse", "exo/w1")  # moved
+    assert not isinstance(decision, Allow), (command, decision)
+
+
+def _tar_with_gitfile(path: Path, member: str, gitdir: Path) -> None:
+    data = f"gitdir: {gitdir}\n".encode()
+    with tarfile.open(path, "w") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize(
+    ("member", "command"),
+    [("sub/.git", "git -C sub commit -q --allow-empty -m evil"),
+     ("sub/.git", "cd sub && git reset -q --hard exo/w1"),
+     (".git", "git commit -q --allow-empty -m evil")],
+)  # fmt: skip
+def test_the_real_effect_a_planted_gitfile_moves_the_leads_main(
+    tmp_path: Path, member: str, command: str
+) -> None:
+    root, wt = _project(tmp_path)
+    before = git(root, "rev-parse", "main")
+    (wt / "sub").mkdir()
+    _tar_with_gitfile(wt / "t.tar", member, root / ".git")
+    _step("tar xf t.tar", root, wt)
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(root, "rev-parse", "main") != before  # the lead's main moved
+    assert not isinstance(decision, Allow), (command, decision)
+
+
+def test_git_deleting_the_worktrees_gitfile_finds_the_leads_repository(tmp_path: Path) -> None:
+    """With no ``.git`` in the worktree, git goes on up to the lead's: asked."""
+    root, wt = _project(tmp_path)
+    (wt / ".git").unlink()
+    decision = bash("git commit -q --allow-empty -m evil", root=str(root))
+    assert not isinstance(decision, Allow), decision
+
+
+ORDINARY = [
+    "git commit -q -am x",
+    "git commit -q --allow-empty -m y",
+    "git reset -q --hard HEAD",
+    "git stash -q && git rebase -q main && git stash pop -q",
+    "git log --oneline",
+    "git status",
+    "git stash -q",
+    "git -C nested commit -q --allow-empty -m n",
+    "cd nested && git reset -q --hard HEAD",
+    "git -C inside log",
+    "git -C up log -1",
+    "git -C inside status",
+]
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_ordinary_git_in_a_real_worktree_stays_allowed(tmp_path: Path, command: str) -> None:
+    root, wt = _project(tmp_path)
+    (wt / "w1.txt").write_text("changed\n")
+    git(wt, "init", "-q", "-b", "main", "nested")
+    git(wt / "nested", "commit", "-q", "--allow-empty", "-m", "n0")
+    (wt / "inside").mkdir()
+    (wt / "up").symlink_to("../..")
+    decision = bash(command, root=str(root))
+    assert isinstance(decision, Allow), (command, decision)
+    _run(command, wt)
+
+
+def test_git_in_a_submodule_of_the_worktree_stays_allowed(tmp_path: Path) -> None:
+    """A submodule's ``.git`` names its git dir in the worktree's own (``modules/lib``),
+    whose ``core.worktree`` leads back into the worktree: its own work."""
+    root, wt = _project(tmp_path)
+    lib = tmp_path / "lib"
+    git(tmp_path, "init", "-q", "-b", "main", str(lib))
+    git(lib, "commit", "-q", "--allow-empty", "-m", "l")
+    git(wt, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(lib), "lib")
+    for command in ("git -C lib commit -q --allow-empty -m x", "cd lib && git checkout -q -b f"):
+        decision = bash(command, root=str(root))
+        assert isinstance(decision, Allow), (command, decision)
+        _run(command, wt)
