@@ -170,3 +170,43 @@ def test_git_in_a_submodule_of_the_worktree_stays_allowed(tmp_path: Path) -> Non
         decision = bash(command, root=str(root))
         assert isinstance(decision, Allow), (command, decision)
         _run(command, wt)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git checkout -q feature-x && git reset -q --hard exo/w1 && git checkout -q exo/w1",
+     "git switch -q feature-x && git reset -q --hard exo/w1 && git switch -q exo/w1",
+     "git branch -m feature-x old-x && git branch feature-x exo/w1",
+     "git rebase -q exo/w1 feature-x && git checkout -q exo/w1"],
+)  # fmt: skip
+def test_the_real_effect_the_leads_branch_checked_out_then_reset(
+    tmp_path: Path, command: str
+) -> None:
+    """The two steps of ``checkout -B feature-x`` (refused): the lead's existing branch
+    attached (or renamed away), then moved to the worker's commit."""
+    root, wt = _project(tmp_path)
+    git(root, "branch", "feature-x")
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(root, "rev-parse", "feature-x") == git(wt, "rev-parse", "exo/w1")
+    assert not isinstance(decision, Allow), (command, decision)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git checkout -q -b tmp && git checkout -q exo/w1",
+     "git checkout -q --detach feature-x && git checkout -q exo/w1",
+     "git switch -q -d feature-x && git switch -q exo/w1",
+     "git checkout -q feature-x -- Makefile",
+     "git branch -q try && git checkout -q try && git checkout -q exo/w1",
+     "git tag v1.2",
+     "git checkout -q exo/w1"],
+)  # fmt: skip
+def test_ordinary_branch_work_in_a_real_worktree_stays_allowed(
+    tmp_path: Path, command: str
+) -> None:
+    root, wt = _project(tmp_path)
+    git(root, "branch", "feature-x")
+    decision = bash(command, root=str(root))
+    assert isinstance(decision, Allow), (command, decision)
+    _run(command, wt)

@@ -25,13 +25,15 @@ from __future__ import annotations
 import os
 import posixpath
 
+from exomonad.policy.git_home import local_branch
 from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option
+from exomonad.policy.git_writes import onto_protected
 from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo, short_cluster
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 
-__all__ = ["forced_onto_others", "shares_a_write"]
+__all__ = ["attaches_others", "forced_onto_others", "shares_a_write"]
 
 #: ``git lfs`` subcommands that only read (``track``/``untrack`` install hooks in the
 #: common ``.git``; ``logs clear`` deletes the shared logs).
@@ -53,9 +55,30 @@ def shares_a_write(sub: str, rest: list[Word], named: str | None, repo: str | No
         return any(short_cluster(w.text, "d") or long_option(w.text, ("--delete",)) for w in rest)
     if sub in ("fetch", "pull"):
         return _fetch_moves_shared(rest)
-    if sub == "stash":
-        return _stash_edits_shared(rest)
-    return forced_onto_others(sub, rest, env)
+    if sub == "stash" and _stash_edits_shared(rest):
+        return True
+    return forced_onto_others(sub, rest, env) or attaches_others(sub, rest, env)
+
+
+def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
+    """For an agent with a worktree: a local branch that exists and is not its own
+    checked out (``git checkout feature-x``, ``switch``, ``rebase X feature-x``,
+    ``worktree add sub feature-x``), renamed (``branch -m feature-x x``) or shadowed by a
+    tag (``git tag feature-x``): its next ``reset --hard``, commit or ``git branch
+    feature-x`` moves the lead's branch. Found as a worker (a seventh round): ``git
+    checkout feature-x && git reset --hard exo/w1`` and ``git branch -m feature-x x &&
+    git branch feature-x exo/w1`` each reset the lead's ``feature-x``, as ``checkout -B``
+    (refused) did. Whether the name exists is read from the repository on disk."""
+    home = env.worktree
+    if home is None:
+        return False
+
+    def others(name: Word | None) -> bool:
+        if name is None or name.dynamic or name.glob or _own(name, env.branch):
+            return False
+        return local_branch(home, name.text)
+
+    return onto_protected(sub, rest, others)
 
 
 def _reinits(rest: list[Word], named: str | None, repo: str | None, env: ShellEnv) -> bool:
