@@ -210,3 +210,19 @@ def test_ordinary_branch_work_in_a_real_worktree_stays_allowed(
     decision = bash(command, root=str(root))
     assert isinstance(decision, Allow), (command, decision)
     _run(command, wt)
+
+
+def test_the_real_effect_rebase_update_refs_moves_the_leads_branch(tmp_path: Path) -> None:
+    """``--update-refs`` moves every local branch pointing into the rebased commits: the
+    lead's ``review``, made at the worker's commit, too."""
+    root, wt = _project(tmp_path)
+    (root / "m2").write_text("m2\n")
+    git(root, "add", "m2")
+    git(root, "commit", "-qm", "m2")
+    git(root, "branch", "review", "exo/w1")
+    before = git(root, "rev-parse", "review")
+    for command in ("git rebase -q --update-refs main", "git rebase -q --upd main"):
+        assert not isinstance(bash(command, root=str(root)), Allow), command
+    _run("git rebase -q --update-refs main", wt)
+    assert git(root, "rev-parse", "review") == git(wt, "rev-parse", "HEAD") != before
+    assert isinstance(bash("git rebase -q main", root=str(root)), Allow)

@@ -57,6 +57,8 @@ def shares_a_write(sub: str, rest: list[Word], named: str | None, repo: str | No
         return _fetch_moves_shared(rest)
     if sub == "stash" and _stash_edits_shared(rest):
         return True
+    if sub == "rebase" and env.worktree is not None and _updates_refs(rest):
+        return True
     return forced_onto_others(sub, rest, env) or attaches_others(sub, rest, env)
 
 
@@ -79,6 +81,22 @@ def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
         return local_branch(home, name.text)
 
     return onto_protected(sub, rest, others)
+
+
+def _updates_refs(rest: list[Word]) -> bool:
+    """``git rebase --update-refs`` (any prefix, the last of it and ``--no-update-refs``
+    winning): every local branch pointing into the rebased commits is moved, the lead's
+    too (found as a worker: ``git rebase --update-refs main`` moved the lead's ``review``,
+    made at the worker's commit)."""
+    on = False
+    for w in rest:
+        if w.text == "--":
+            break
+        if long_option(w.text, ("--update-refs",)):
+            on = True
+        elif long_option(w.text, ("--no-update-refs",)):
+            on = False
+    return on
 
 
 def _reinits(rest: list[Word], named: str | None, repo: str | None, env: ShellEnv) -> bool:
