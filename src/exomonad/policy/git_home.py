@@ -122,7 +122,7 @@ def _own_git_dir(real_home: str) -> str | None:
         return None
     if real_path(posixpath.join(git_dir, common)) != posixpath.dirname(posixpath.dirname(git_dir)):
         return None
-    return git_dir if real_path(back) == dotgit else None
+    return git_dir if real_path(posixpath.join(git_dir, back)) == dotgit else None  # relative: 2.48
 
 
 def _above(real_home: str) -> bool:
