@@ -11,6 +11,8 @@ a seventh round; each allowed and reproduced for real in a scratch project):
 - ``git bundle create --version 3 ../../Makefile HEAD`` and ``git merge-file
   --marker-size 7 ../../Makefile base other`` overwrote the lead's ``Makefile``
   (``merge-file``: with the worker's text); judged as writes of ``<wt>/3`` and ``<wt>/7``;
+- ``git format-patch -ko ../../out -1`` (``-o`` last in a cluster) wrote a patch into the
+  lead's checkout;
 - ``git interpret-trailers --in-pl --trailer 'x: ; echo pwned' ../../Makefile``
   (``--in-place``, abbreviated as git allows) appended a rule to the lead's ``Makefile``;
 - ``git tag -m x main`` made a tag named ``main`` (read before the branch: the lead's
@@ -66,6 +68,10 @@ NOT_ALLOWED = [
     "git tag --cleanup verbatim -m x main",
     "git tag -m x origin/main",
     "git tag --mess x main",
+    "git format-patch -ko ../../out -1",
+    "git format-patch -1 -no ../../out",
+    "git format-patch -ko../../out -1",
+    "git archive -vo ../../Makefile HEAD",
 ]
 
 ORDINARY = [
@@ -82,6 +88,10 @@ ORDINARY = [
     "git tag -a -m 'release' v1.2 HEAD",
     "git tag -l -n",
     "git tag --list 'v*'",
+    "git format-patch -ko out -1",
+    "git format-patch -1 -o out",
+    "git format-patch -1 --stdout",
+    "git archive -o out.tar HEAD",
     "git commit -am x",
     "git push origin exo/w1",
     "git rebase main",
@@ -177,6 +187,14 @@ def test_the_real_effect_the_leads_makefile_is_written(tmp_path: Path, command: 
     before = (root / "Makefile").read_bytes()
     _run(command, wt)
     assert (root / "Makefile").read_bytes() != before
+    _judged(command, root)
+
+
+def test_the_real_effect_format_patch_cluster_writes_the_leads_checkout(tmp_path: Path) -> None:
+    root, wt = _project(tmp_path)
+    command = "git format-patch -q -ko ../../out -1"
+    assert _run(command, wt).returncode == 0
+    assert list((root / "out").iterdir())  # a patch file in the lead's checkout
     _judged(command, root)
 
 

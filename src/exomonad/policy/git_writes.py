@@ -70,11 +70,14 @@ def writes_of(
         name, eq, val = text.partition("=")
         nxt = rest[k + 1] if k + 1 < len(rest) else None
         output = long_option(name, _GIT_OUTPUTS) is not None
-        if output or (text == "-o" and sub in _GIT_SHORT_OUTPUT):
+        short = sub in _GIT_SHORT_OUTPUT and text[:1] == "-" and text[1:2] not in ("-", "")
+        at = text.find("o", 1) if short else -1  # -o, -oDIR, a cluster: format-patch -ko DIR
+        if output:
             target = Word(val, w.dynamic, w.quoted) if eq else nxt
             out.append(WriteFile(resolve_path(base, target) if target is not None else None))
-        elif text.startswith("-o") and len(text) > 2 and sub in _GIT_SHORT_OUTPUT:
-            out.append(WriteFile(resolve_path(base, Word(text[2:], w.dynamic, w.quoted))))
+        elif at > 0:
+            target = Word(text[at + 1 :], w.dynamic, w.quoted) if text[at + 1 :] else nxt
+            out.append(WriteFile(resolve_path(base, target) if target is not None else None))
     if sub == "merge-file":  # writes its first file (the "current" version)
         out += [WriteFile(resolve_path(base, w)) for w in operands(sub, rest)[:1]]
     for w in rest:  # checkout-index --prefix=../../: files written below any prefix
