@@ -9,7 +9,10 @@ allowed, and run for real in a scratch project with a linked worktree):
   git in the worktree, by the link's name;
 - ``sub/.git`` saying ``gitdir: <project>/.git``, unpacked by ``tar xf`` (allowed), then
   ``git -C sub commit`` committed onto the lead's ``main``;
-- the worktree's own ``.git`` file replaced the same way, then a plain ``git commit``.
+- the worktree's own ``.git`` file replaced the same way, then a plain ``git commit``;
+- ``HEAD`` and ``commondir`` written by ``echo`` into ``sub`` (or the worktree's root,
+  with ``--bare``): git took the directory for a git dir sharing the lead's refs, and
+  ``git -C sub reset --soft exo/w1`` moved ``main``;
 
 Each is now asked; git in a nested repository of the worker's own, and all of its
 ordinary work in a real linked worktree, stay allowed.
@@ -121,6 +124,29 @@ def test_the_real_effect_a_planted_gitfile_moves_the_leads_main(
     assert not isinstance(decision, Allow), (command, decision)
 
 
+@pytest.mark.parametrize(
+    ("where", "command"),
+    [("sub", "git -C sub reset -q --soft exo/w1"),
+     ("sub", "cd sub && git reset -q --soft exo/w1"),
+     (".", "git --bare reset -q --soft exo/w1")],
+)  # fmt: skip
+def test_the_real_effect_a_directory_git_takes_for_a_git_dir_moves_the_leads_main(
+    tmp_path: Path, where: str, command: str
+) -> None:
+    """``HEAD`` and ``commondir``, two files ``echo`` writes: git takes the directory
+    holding them for a git dir (one it finds, or ``--bare``'s), sharing the lead's refs."""
+    root, wt = _project(tmp_path)
+    before = git(root, "rev-parse", "main")
+    (wt / "sub").mkdir()
+    common = os.path.relpath(root / ".git", wt / where)
+    _step(f"echo 'ref: refs/heads/main' > {where}/HEAD", root, wt)
+    _step(f"echo {common} > {where}/commondir", root, wt)
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(root, "rev-parse", "main") != before  # the lead's main moved
+    assert not isinstance(decision, Allow), (command, decision)
+
+
 def test_git_deleting_the_worktrees_gitfile_finds_the_leads_repository(tmp_path: Path) -> None:
     """With no ``.git`` in the worktree, git goes on up to the lead's: asked."""
     root, wt = _project(tmp_path)
@@ -142,6 +168,8 @@ ORDINARY = [
     "git -C inside log",
     "git -C up log -1",
     "git -C inside status",
+    "git init -q --bare own.git && git -C own.git log --oneline -1 || true",
+    "git -C inside reset -q --hard HEAD",
 ]
 
 

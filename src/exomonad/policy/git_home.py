@@ -8,7 +8,10 @@ scratch project: a link ``up -> ../..`` made with git's own plumbing (``hash-obj
 --hard exo/w1`` moved the lead's ``main`` and reset its checkout (judged as a command in
 the worktree, by the link's name); ``sub/.git`` saying ``gitdir: <project>/.git`` (from a
 ``tar xf``, allowed), then ``git -C sub commit`` committed onto the lead's ``main``; the
-worktree's own ``.git`` file replaced the same way, then a plain ``git commit`` did too.
+worktree's own ``.git`` file replaced the same way, then a plain ``git commit`` did too;
+a directory holding ``HEAD`` (``ref: refs/heads/main``) and ``commondir`` (``../../../.git``),
+two files ``echo`` wrote, is a git dir to git: ``git -C sub reset --soft exo/w1`` (and
+``git --bare reset --soft exo/w1`` with them in the worktree's root) moved ``main``.
 
 >>> foreign_repository("/nonexistent/w/sub", "/nonexistent/w")
 False
@@ -58,8 +61,18 @@ def foreign_repository(where: str, home: str, git_dir: str | None = None) -> boo
         dotgit = posixpath.join(path, ".git")
         if os.path.lexists(dotgit):
             return not _nested(dotgit, real_home, own)
+        if _git_dir_like(path):  # git takes a directory that is one as a bare repository
+            return not _contained(path, real_home, own)
         path = posixpath.dirname(path)
     return own is None and _above(real_home)
+
+
+def _git_dir_like(path: str) -> bool:
+    """``path`` may be what git takes for a git dir when it looks for one: it holds a
+    ``HEAD`` (and a ``commondir``, or ``objects`` and ``refs``; any of them counts)."""
+    return os.path.lexists(posixpath.join(path, "HEAD")) and any(
+        os.path.lexists(posixpath.join(path, name)) for name in ("commondir", "objects", "refs")
+    )
 
 
 def local_branch(home: str, name: str) -> bool:

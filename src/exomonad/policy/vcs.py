@@ -240,6 +240,8 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
             continue
         if opt not in _GIT_GLOBAL_FLAGS:
             return [Unknown(raw)]  # --exec-path, --config-env, --namespace, a typo...
+        if opt == "--bare" and git_dir is None:
+            git_dir = where  # git's dir: the directory it runs in
         i += 1
     if i >= len(args):
         return [Shell(("git", *_texts(args)), cwd)]
