@@ -147,6 +147,30 @@ def test_the_real_effect_a_directory_git_takes_for_a_git_dir_moves_the_leads_mai
     assert not isinstance(decision, Allow), (command, decision)
 
 
+def test_the_real_effect_a_push_from_such_a_directory_pushes_the_leads_main(
+    tmp_path: Path,
+) -> None:
+    """``git -C sub push origin`` pushes ``sub``'s current branch, the lead's ``main``
+    with its unpushed work: judged before as a push of the worker's own branch."""
+    root, wt = _project(tmp_path)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(root, "remote", "add", "origin", str(remote))
+    git(root, "push", "-q", "-u", "origin", "main")
+    (root / "m2").write_text("the lead's unpushed work\n")
+    git(root, "add", "m2")
+    git(root, "commit", "-qm", "unpushed")
+    (wt / "sub").mkdir()
+    (wt / "sub" / "HEAD").write_text("ref: refs/heads/main\n")
+    (wt / "sub" / "commondir").write_text("../../../.git\n")
+    command = "git -C sub push -q origin"
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(remote, "rev-parse", "main") == git(root, "rev-parse", "main")  # pushed
+    assert not isinstance(decision, Allow), (command, decision)
+    assert isinstance(bash("git push -q origin", root=str(root)), Allow)
+
+
 def test_git_deleting_the_worktrees_gitfile_finds_the_leads_repository(tmp_path: Path) -> None:
     """With no ``.git`` in the worktree, git goes on up to the lead's: asked."""
     root, wt = _project(tmp_path)

@@ -24,7 +24,7 @@ import posixpath
 import re
 import stat
 
-from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_env import git_dir_like, is_within
 from exomonad.util.paths import real_path
 
 __all__ = ["foreign_repository", "local_branch"]
@@ -61,18 +61,10 @@ def foreign_repository(where: str, home: str, git_dir: str | None = None) -> boo
         dotgit = posixpath.join(path, ".git")
         if os.path.lexists(dotgit):
             return not _nested(dotgit, real_home, own)
-        if _git_dir_like(path):  # git takes a directory that is one as a bare repository
+        if git_dir_like(path):  # git takes a directory that is one as a bare repository
             return not _contained(path, real_home, own)
         path = posixpath.dirname(path)
     return own is None and _above(real_home)
-
-
-def _git_dir_like(path: str) -> bool:
-    """``path`` may be what git takes for a git dir when it looks for one: it holds a
-    ``HEAD`` (and a ``commondir``, or ``objects`` and ``refs``; any of them counts)."""
-    return os.path.lexists(posixpath.join(path, "HEAD")) and any(
-        os.path.lexists(posixpath.join(path, name)) for name in ("commondir", "objects", "refs")
-    )
 
 
 def local_branch(home: str, name: str) -> bool:

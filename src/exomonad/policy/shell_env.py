@@ -22,6 +22,7 @@ __all__ = [
     "ShellEnv",
     "agent_var",
     "code_var",
+    "git_dir_like",
     "in_a_row",
     "is_within",
     "nested_repo",
@@ -141,12 +142,23 @@ class ShellEnv:
 
 
 def nested_repo(path: str, root: str) -> bool:
-    """True if a ``.git`` exists in ``path`` or a directory between it and ``root``."""
+    """True if a ``.git`` exists in ``path`` or a directory between it and ``root``, or
+    one of them is what git takes for a git dir (:func:`git_dir_like`)."""
     while path != root and len(path) > len(root):
-        if os.path.lexists(posixpath.join(path, ".git")):
+        if os.path.lexists(posixpath.join(path, ".git")) or git_dir_like(path):
             return True
         path = posixpath.dirname(path)
     return False
+
+
+def git_dir_like(path: str) -> bool:
+    """``path`` may be what git takes for a git dir when it looks for one: it holds a
+    ``HEAD`` and a ``commondir``, ``objects`` or ``refs`` (found as a worker: ``sub/HEAD``
+    and ``sub/commondir`` written by ``echo`` made ``git -C sub push origin`` push the
+    lead's ``main``, judged as a push of the worker's own branch)."""
+    return os.path.lexists(posixpath.join(path, "HEAD")) and any(
+        os.path.lexists(posixpath.join(path, name)) for name in ("commondir", "objects", "refs")
+    )
 
 
 #: Long flags some program has exactly that begin another program's option taking a
