@@ -278,3 +278,23 @@ def test_the_real_effect_rebase_update_refs_moves_the_leads_branch(tmp_path: Pat
     _run("git rebase -q --update-refs main", wt)
     assert git(root, "rev-parse", "review") == git(wt, "rev-parse", "HEAD") != before
     assert isinstance(bash("git rebase -q main", root=str(root)), Allow)
+
+
+def test_the_real_effect_a_branch_named_as_the_leads_tag_takes_its_checkout(
+    tmp_path: Path,
+) -> None:
+    """``git branch v1.0 exo/w1`` beside the lead's tag ``v1.0``: the lead's ``git
+    checkout v1.0`` takes the branch, the worker's commit."""
+    root, wt = _project(tmp_path)
+    git(root, "tag", "v1.0")
+    for command in ("git checkout -q v1.0 && git checkout -q exo/w1", "git branch -q v1.1"):
+        assert isinstance(bash(command, root=str(root)), Allow), command  # a tag: detached
+        _run(command, wt)
+    command = "git branch v1.0 exo/w1"
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    git(root, "checkout", "-q", "v1.0")
+    assert git(root, "rev-parse", "HEAD") == git(wt, "rev-parse", "exo/w1")
+    assert not isinstance(decision, Allow), (command, decision)
+    for other in ("git checkout -q -b v1.0", "git switch -c v1.0", "git branch -m v1.1 v1.0"):
+        assert not isinstance(bash(other, root=str(root)), Allow), other

@@ -67,10 +67,11 @@ def foreign_repository(where: str, home: str, git_dir: str | None = None) -> boo
     return own is None and _above(real_home)
 
 
-def local_branch(home: str, name: str) -> bool:
-    """Whether ``name`` is a local branch that exists in the repository the worktree
-    ``home`` shares (a loose ref, or a packed one; True where ``packed-refs`` is too
-    big to read). False where ``home`` is no worktree ``git worktree add`` made.
+def local_branch(home: str, name: str, kind: str = "heads") -> bool:
+    """Whether ``name`` is a local branch (``kind`` "tags": a tag) that exists in the
+    repository the worktree ``home`` shares (a loose ref, or a packed one; True where
+    ``packed-refs`` is too big to read). False where ``home`` is no worktree ``git
+    worktree add`` made.
 
     >>> local_branch("/nonexistent/w", "main")
     False
@@ -79,7 +80,7 @@ def local_branch(home: str, name: str) -> bool:
     own = _own_git_dir(real_home) if real_home is not None else None
     if own is None or not name or name.startswith("-") or ".." in name:
         return False
-    common, ref = posixpath.dirname(posixpath.dirname(own)), f"refs/heads/{name}"
+    common, ref = posixpath.dirname(posixpath.dirname(own)), f"refs/{kind}/{name}"
     if os.path.lexists(posixpath.join(common, ref)):
         return True
     packed = posixpath.join(common, "packed-refs")

@@ -28,7 +28,7 @@ import posixpath
 from exomonad.policy.git_home import local_branch
 from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option
-from exomonad.policy.git_writes import onto_protected
+from exomonad.policy.git_writes import created_names, onto_protected
 from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo, short_cluster
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
@@ -70,7 +70,9 @@ def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
     feature-x`` moves the lead's branch. Found as a worker (a seventh round): ``git
     checkout feature-x && git reset --hard exo/w1`` and ``git branch -m feature-x x &&
     git branch feature-x exo/w1`` each reset the lead's ``feature-x``, as ``checkout -B``
-    (refused) did. Whether the name exists is read from the repository on disk."""
+    (refused) did. Also a new branch named as an existing tag (``git branch v1.0
+    exo/w1``: the lead's ``git checkout v1.0`` took the worker's commit). Whether the
+    name exists is read from the repository on disk."""
     home = env.worktree
     if home is None:
         return False
@@ -80,7 +82,10 @@ def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
             return False
         return local_branch(home, name.text)
 
-    return onto_protected(sub, rest, others)
+    if onto_protected(sub, rest, others):
+        return True
+    return any(w is not None and not w.dynamic and local_branch(home, w.text, "tags")
+               for w in created_names(sub, rest))  # fmt: skip
 
 
 def _updates_refs(rest: list[Word]) -> bool:

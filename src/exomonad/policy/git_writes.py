@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
 from exomonad.policy.git_operands import operands
@@ -30,6 +30,7 @@ from exomonad.policy.shell_parse import resolve_path
 
 __all__ = [
     "GIT_READS",
+    "created_names",
     "moves_a_branch",
     "onto_protected",
     "renames_others_branch",
@@ -290,6 +291,24 @@ def onto_protected(sub: str, rest: list[Word], protects: Callable[[Word | None],
 _REBASE_ARGS = frozenset(
     {"--onto", "-s", "--strategy", "-X", "--strategy-option", "-x", "--exec", "-C"}
 )
+
+
+def created_names(sub: str, rest: list[Word]) -> Sequence[Word | None]:
+    """The branch names ``git SUB REST`` creates, resets or renames onto: ``checkout -b
+    X``, ``switch -c X``, ``worktree add -b X``, ``stash branch X``, ``branch X``,
+    ``branch -m A X``, ``branch -c X``."""
+    if sub not in _BRANCH_VERBS:
+        return []
+    pos, opts = _parse(sub, rest)
+    if sub == "stash":
+        return pos[1:2] if pos[:1] and pos[0].text == "branch" else []
+    if sub != "branch":
+        return [w for key in _BRANCH_VERBS[sub][2] for w in opts.get(key, [])]
+    flags = set(opts)
+    if flags & (_BRANCH_LISTS | {"-d", "-D", "--delete", "-u", "--set-upstream-to"}):
+        return []
+    two = flags & {"-m", "-M", "--move", "-c", "-C", "--copy"} and len(pos) > 1
+    return pos[1:2] if two else pos[:1]
 
 
 def _rebases(rest: list[Word], protects: Callable[[Word | None], bool]) -> bool:
