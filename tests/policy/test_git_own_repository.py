@@ -229,7 +229,9 @@ def test_git_in_a_submodule_of_the_worktree_stays_allowed(tmp_path: Path) -> Non
     ["git checkout -q feature-x && git reset -q --hard exo/w1 && git checkout -q exo/w1",
      "git switch -q feature-x && git reset -q --hard exo/w1 && git switch -q exo/w1",
      "git branch -m feature-x old-x && git branch feature-x exo/w1",
-     "git rebase -q exo/w1 feature-x && git checkout -q exo/w1"],
+     "git rebase -q exo/w1 feature-x && git checkout -q exo/w1",
+     "git bisect start HEAD HEAD~1 >/dev/null && git bisect reset feature-x >/dev/null 2>&1"
+     " && git reset -q --hard exo/w1 && git checkout -q exo/w1"],
 )  # fmt: skip
 def test_the_real_effect_the_leads_branch_checked_out_then_reset(
     tmp_path: Path, command: str
@@ -252,6 +254,7 @@ def test_the_real_effect_the_leads_branch_checked_out_then_reset(
      "git checkout -q feature-x -- Makefile",
      "git branch -q try && git checkout -q try && git checkout -q exo/w1",
      "git tag v1.2",
+     "git bisect start HEAD HEAD~1 >/dev/null && git bisect reset >/dev/null",
      "git checkout -q exo/w1"],
 )  # fmt: skip
 def test_ordinary_branch_work_in_a_real_worktree_stays_allowed(

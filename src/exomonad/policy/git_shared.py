@@ -65,8 +65,9 @@ def shares_a_write(sub: str, rest: list[Word], named: str | None, repo: str | No
 def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
     """For an agent with a worktree: a local branch that exists and is not its own
     checked out (``git checkout feature-x``, ``switch``, ``rebase X feature-x``,
-    ``worktree add sub feature-x``), renamed (``branch -m feature-x x``) or shadowed by a
-    tag (``git tag feature-x``): its next ``reset --hard``, commit or ``git branch
+    ``worktree add sub feature-x``, ``bisect reset feature-x``, which checks out ``main``
+    too), renamed (``branch -m feature-x x``) or shadowed by a tag (``git tag
+    feature-x``): its next ``reset --hard``, commit or ``git branch
     feature-x`` moves the lead's branch. Found as a worker (a seventh round): ``git
     checkout feature-x && git reset --hard exo/w1`` and ``git branch -m feature-x x &&
     git branch feature-x exo/w1`` each reset the lead's ``feature-x``, as ``checkout -B``
@@ -84,6 +85,10 @@ def attaches_others(sub: str, rest: list[Word], env: ShellEnv) -> bool:
 
     if onto_protected(sub, rest, others):
         return True
+    if sub == "bisect":  # bisect reset X: X checked out, attached if a branch
+        pos = [w for w in rest if not w.text.startswith("-")]
+        if pos[:1] and pos[0].text == "reset" and len(pos) > 1:
+            return others(pos[1]) or env.protects(pos[1])
     return any(w is not None and not w.dynamic and local_branch(home, w.text, "tags")
                for w in created_names(sub, rest))  # fmt: skip
 
