@@ -171,6 +171,39 @@ def test_the_real_effect_a_push_from_such_a_directory_pushes_the_leads_main(
     assert isinstance(bash("git push -q origin", root=str(root)), Allow)
 
 
+def test_the_real_effect_the_same_made_and_used_in_one_line(tmp_path: Path) -> None:
+    """The files not there when the line is judged: an earlier command of the line that
+    writes a ``HEAD``/``commondir`` or unpacks a tree makes a later writing git asked."""
+    root, wt = _project(tmp_path)
+    _tar_with_gitfile(wt / "t.tar", ".git", root / ".git")
+    lines = [
+        "mkdir sub && echo 'ref: refs/heads/main' > sub/HEAD && echo ../../../.git"
+        " > sub/commondir && git -C sub reset -q --soft exo/w1",
+        "tar xf t.tar && git commit -q --allow-empty -m evil",
+    ]
+    for command in lines:
+        before = git(root, "rev-parse", "main")
+        decision = bash(command, root=str(root))
+        _run(command, wt)
+        assert git(root, "rev-parse", "main") != before, command  # the lead's main moved
+        assert not isinstance(decision, Allow), (command, decision)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git add -A && git commit -qm x",
+     "git stash -q && git stash pop -q",
+     "echo x > notes.txt && git add notes.txt && git commit -qm n",
+     "cp w1.txt w2.txt && git add w2.txt && git commit -qm c"],
+)  # fmt: skip
+def test_ordinary_lines_ending_in_git_stay_allowed(tmp_path: Path, command: str) -> None:
+    root, wt = _project(tmp_path)
+    (wt / "w1.txt").write_text("changed\n")
+    decision = bash(command, root=str(root))
+    assert isinstance(decision, Allow), (command, decision)
+    _run(command, wt)
+
+
 def test_git_deleting_the_worktrees_gitfile_finds_the_leads_repository(tmp_path: Path) -> None:
     """With no ``.git`` in the worktree, git goes on up to the lead's: asked."""
     root, wt = _project(tmp_path)

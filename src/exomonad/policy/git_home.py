@@ -24,10 +24,10 @@ import posixpath
 import re
 import stat
 
-from exomonad.policy.shell_env import git_dir_like, is_within
+from exomonad.policy.shell_env import ShellEnv, git_dir_like, is_within
 from exomonad.util.paths import real_path
 
-__all__ = ["foreign_repository", "local_branch"]
+__all__ = ["foreign_repository", "local_branch", "made_before"]
 
 #: A config line that points git at another work tree or pulls in another file's keys.
 _ELSEWHERE = re.compile(r"^\s*(worktree|path)\s*=", re.IGNORECASE | re.MULTILINE)
@@ -65,6 +65,17 @@ def foreign_repository(where: str, home: str, git_dir: str | None = None) -> boo
             return not _contained(path, real_home, own)
         path = posixpath.dirname(path)
     return own is None and _above(real_home)
+
+
+def made_before(where: str, home: str, git_dir: str | None, env: ShellEnv) -> bool:
+    """Whether a command earlier in the line may have made git take ``where`` for another
+    repository, files not there when the line is judged: a ``.git``, ``HEAD`` or
+    ``commondir`` written or unpacked (``tar xf t.tar && git commit``), or, for git in a
+    subdirectory or with a git dir of its own, any links or files checked out."""
+    if env.git_files:
+        return True
+    elsewhere = git_dir is not None or posixpath.normpath(where) != posixpath.normpath(home)
+    return env.links_made and elsewhere
 
 
 def local_branch(home: str, name: str, kind: str = "heads") -> bool:

@@ -36,7 +36,7 @@ from exomonad.policy.shell_escape import (
 from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
-from exomonad.policy.shell_links import behind_new_links, makes_links
+from exomonad.policy.shell_links import behind_new_links, note_writes
 from exomonad.policy.shell_listings import listed_reads
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
@@ -140,7 +140,7 @@ def classify_shell(
         out.extend(_through_proxies(out[start:], env))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
-        env.links_made = env.links_made or makes_links(words)
+        note_writes(words, out[start:], env)  # links, a .git or HEAD made for what follows
         env.commands_seen += 1
     return out
 

@@ -101,6 +101,9 @@ class ShellEnv:
     cdpath: bool = False
     #: A command of the line so far may have made symbolic links (``shell_links``).
     links_made: bool = False
+    #: ... or a ``.git``, ``HEAD`` or ``commondir``: git may then take a directory of the
+    #: worktree for another repository (``shell_links.note_writes``, ``vcs``).
+    git_files: bool = False
     #: The line may point HTTP clients at another configuration (``HOME=.``,
     #: ``XDG_CONFIG_HOME=``, ``CURL_HOME=``...: ``shell_network.sets_client_config``).
     client_config: bool = False

@@ -18,11 +18,11 @@ from __future__ import annotations
 import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Unknown, WriteFile
-from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_wrap import PRIV_WITH_ARG, WRAPPERS
 
-__all__ = ["behind_new_links", "makes_links"]
+__all__ = ["behind_new_links", "makes_links", "note_writes"]
 
 #: Programs that may make a link where they write: unpackers, patchers, copiers that
 #: keep links, build tools' file commands.
@@ -56,6 +56,38 @@ def makes_links(words: list[Word]) -> bool:
         rest = [n for n in names[names.index("git") + 1 :] if not n.startswith("-")]
         return not rest or rest[0] not in _GIT_KEEPS_TREE
     return False
+
+
+#: Names that make a directory another repository to git (a ``.git`` file or directory;
+#: ``HEAD`` beside a ``commondir``: a git dir sharing another's refs).
+_GIT_FILES = frozenset({".git", "HEAD", "commondir", "gitdir"})
+
+
+def note_writes(words: list[Word], actions: list[Action], env: ShellEnv) -> None:
+    """Note in ``env`` what a command of the line (its ``words`` and ``actions``) may have
+    made for the commands after it: links (``links_made``), and a ``.git``, ``HEAD`` or
+    ``commondir`` (``git_files``): a program other than git that may make links, or a
+    write of such a name (found as a worker: ``echo 'ref: refs/heads/main' > sub/HEAD;
+    echo ../../../.git > sub/commondir; git -C sub reset --soft exo/w1`` in one line
+    moved the lead's ``main``, the files not there when the line was judged)."""
+    links = makes_links(words)
+    env.links_made = env.links_made or links
+    named = any(isinstance(a, (WriteFile, DeleteFile)) and a.path is not None
+                and posixpath.basename(a.path) in _GIT_FILES for a in actions)  # fmt: skip
+    program = posixpath.basename(words[0].text) if words else ""
+    env.git_files = env.git_files or named or (links and _brings_trees(program, words))
+
+
+def _brings_trees(program: str, words: list[Word]) -> bool:
+    """A link maker that may bring whole directories (an unpacker, ``rsync``, ``mv``,
+    ``cp -r``): not git (it checks out no ``.git``), not a ``cp`` of files or ``install``
+    (what they write is named, and judged by its name)."""
+    if program in ("install", "git"):
+        return False
+    if program != "cp":
+        return True
+    return any((w.text[:1] == "-" and w.text[1:2] != "-" and set(w.text[1:]) & set("rRa"))
+               or w.text in ("--recursive", "--archive") for w in words[1:])  # fmt: skip
 
 
 def behind_new_links(actions: list[Action], worktree: str | None) -> list[Action]:

@@ -15,7 +15,7 @@ from exomonad.policy.actions import (
     Shell,
     Unknown,
 )
-from exomonad.policy.git_home import foreign_repository
+from exomonad.policy.git_home import foreign_repository, made_before
 from exomonad.policy.git_push import push, reached_by
 from exomonad.policy.git_shared import shares_a_write
 from exomonad.policy.git_writes import (
@@ -262,7 +262,8 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
     home = env.worktree or env.start_cwd
     own = named is not None and home is not None and really_within(named, home)  # links
     if (own and env.worktree is not None and where is not None and sub.text not in GIT_READS
-            and foreign_repository(where, env.worktree, git_dir)):  # fmt: skip
+            and (foreign_repository(where, env.worktree, git_dir)
+                 or made_before(where, env.worktree, git_dir, env))):  # fmt: skip
         return [Unknown(raw)]  # sub/.git saying `gitdir: <project>/.git`, a link to ../..
     elsewhere = not own and sub.text != "commit"  # GitCommit names its repository
     writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere)
