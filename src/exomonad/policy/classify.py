@@ -39,6 +39,7 @@ from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_parse import path_readings
+from exomonad.policy.subagents import agent
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]
 
@@ -125,6 +126,11 @@ def _fetch(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
     if not urls:
         return read or ([Network(host_of(url))] if url else None)
     return read + list(dict.fromkeys(Network(host_of(u)) for u in urls))
+
+
+def _agent(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
+    del env
+    return agent(req)
 
 
 def _search(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
@@ -223,6 +229,7 @@ _KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
     "fetch": lambda keys: _fetch,
     "search": lambda keys: _search,
     "internal": lambda keys: _internal,
+    "agent": lambda keys: _agent,
     "patch": lambda keys: _patch(*keys),
 }
 _TABLES: dict[str, dict[str, Handler]] = {}

@@ -49,6 +49,8 @@ TOOL_KINDS = frozenset({
     "fetch",       # fetches URLs ("url", or URLs inside "prompt")
     "search",      # a web search ("query")
     "internal",    # the runtime's own bookkeeping (todo lists, team tools)
+    "agent",       # a subagent (Claude Code's Agent/Task): bookkeeping, but "isolation"
+                   # writes a worktree into the main checkout, or runs it elsewhere
     "fixed_write", # always writes one file (the path: the next item, not an input key)
     "patch",       # a patch in Codex's apply_patch format (key: the patch text)
 })  # fmt: skip

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLAUDE", "ClaudeCode"]
 
-_INTERNAL = ("Task", "Agent", "TodoWrite", "TodoRead", "SendMessage", "ExitPlanMode",
+_INTERNAL = ("TodoWrite", "TodoRead", "SendMessage", "ExitPlanMode",
              "EnterPlanMode", "BashOutput", "KillShell", "KillBash", "TeamCreate",
              "TeamDelete", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TaskOutput",
              "TaskStop", "Skill", "SlashCommand", "AskUserQuestion", "ListMcpResourcesTool",
@@ -68,6 +68,7 @@ class ClaudeCode(Runtime):
         "LS": ("list", "path"),
         "WebFetch": ("fetch",),
         "WebSearch": ("search",),
+        **dict.fromkeys(("Task", "Agent"), ("agent",)),
         **dict.fromkeys(_INTERNAL, ("internal",)),
     }
 
