@@ -95,7 +95,8 @@ def _shell(*keys: str) -> Handler:
             return None
         dirs = _strs(req.tool_input, "directory", "dir_path", "workdir", "cwd")
         cwds = [tool_path(req.cwd, d) for d in dirs] or [req.cwd]
-        return [a for cwd in cwds for a in classify_shell(command, cwd, env)]
+        runs = runtimes.RUNTIMES.get(req.runtime, runtimes.CLAUDE).shell_commands(command)
+        return [a for run in runs for cwd in cwds for a in classify_shell(run, cwd, env)]
 
     return handler
 

@@ -139,6 +139,12 @@ class Runtime:
         """The name of its shell tool (the first ``shell`` entry of :attr:`tools`)."""
         return next((name for name, spec in self.tools.items() if spec[0] == "shell"), None)
 
+    def shell_commands(self, command: str) -> list[str]:
+        """Every command the runtime's shell tool may run for ``command`` (the text its
+        hook shows): the policy judges each. Just ``command``, unless the runtime
+        rewrites it (Gemini CLI takes a ``bash -c`` wrapper off)."""
+        return [command]
+
     def mcp_tool(self, name: str, servers: Sequence[str] = ()) -> tuple[str, str] | None:
         """``(server, tool)`` if tool ``name`` is an MCP server's (``servers``: known
         server names that contain the separator), else None: the first of

@@ -102,6 +102,17 @@ class GeminiCli(Runtime):
         del checkout, consent
         return dict(self.TRUSTED_ENV)
 
+    def shell_commands(self, command: str) -> list[str]:
+        """``command`` and what ``run_shell_command`` runs for it once it has taken a
+        ``bash -c`` wrapper off (:mod:`exomonad.runtimes.gemini_shell`).
+
+        >>> GEMINI.shell_commands("bash -c 'ls' 'x; rm y'")
+        ["bash -c 'ls' 'x; rm y'", "ls' 'x; rm y"]
+        """
+        from exomonad.runtimes.gemini_shell import commands
+
+        return commands(command)
+
     def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
         """``decision`` and ``reason`` at the top level."""
         return {"decision": kind, "reason": reason}
