@@ -120,8 +120,9 @@ KEEPS_ENV: list[Case] = [
     bash("time setsid -f python3 x.py", PY),
     bash("command nohup python3 x.py", PY),
     bash("exec setsid python3 x.py", PY),
-    bash("$'setsid' -f python3 x.py", PY),
-    bash("$'\\x73etsid' -f python3 x.py", PY),
+    # dash (an sh -c, Codex's "shell": "/bin/sh") reads $'setsid' as $setsid
+    bash("$'setsid' -f python3 x.py", PY, sh("$setsid", "-f", "python3", "x.py")),
+    bash("$'\\x73etsid' -f python3 x.py", PY, sh("$\\x73etsid", "-f", "python3", "x.py")),
     bash("/usr/bin/setsid -f python3 x.py", PY),
     bash("\\nohup python3 x.py", PY),
     bash("env setsid python3 x.py", PY),

@@ -96,7 +96,9 @@ def _shell(*keys: str) -> Handler:
         dirs = _strs(req.tool_input, "directory", "dir_path", "workdir", "cwd")
         cwds = [tool_path(req.cwd, d) for d in dirs] or [req.cwd]
         runs = runtimes.RUNTIMES.get(req.runtime, runtimes.CLAUDE).shell_commands(command)
-        return [a for run in runs for cwd in cwds for a in classify_shell(run, cwd, env)]
+        found = [[a for cwd in cwds for a in classify_shell(run, cwd, env)] for run in runs]
+        first = set(found[0])  # what the runtime runs besides: only what it adds
+        return found[0] + list(dict.fromkeys(a for f in found[1:] for a in f if a not in first))
 
     return handler
 

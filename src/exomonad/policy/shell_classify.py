@@ -24,6 +24,7 @@ import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
+from exomonad.policy.shell_dialect import each_reading
 from exomonad.policy.shell_editors import editor_script
 from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
 from exomonad.policy.shell_escape import (
@@ -79,8 +80,15 @@ _STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
 def classify_shell(
     src: str, cwd: str | None, env: ShellEnv | None = None, depth: int = 0
 ) -> list[Action]:
-    """Every action ``src`` may perform when run in ``cwd`` (in execution order)."""
+    """Every action ``src`` may perform when run in ``cwd`` (in execution order), as
+    bash reads it and, where dash may read it otherwise, as dash does too
+    (:func:`~.shell_dialect.each_reading`)."""
     env = env if env is not None else ShellEnv(start_cwd=cwd)
+    return each_reading(src, depth, lambda: _classify(src, cwd, env, depth))
+
+
+def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Action]:
+    """:func:`classify_shell` for one reading of ``src``."""
     try:
         commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
 from exomonad.policy.shell_brace import bare_char, brace_state, expand
+from exomonad.policy.shell_dialect import reads_as_sh
 from exomonad.util.digits import is_number
 
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
@@ -296,7 +297,7 @@ class _Lexer:
                     out.append(s[self.i + 1])
                 self.i += 2
             elif c == "$":
-                dynamic |= self._dollar(out, subs)
+                dynamic |= self._dollar(out, subs, quoted=True)
             elif c == "`":
                 subs.append(self._backquote())
                 out.append("`...`")
@@ -306,10 +307,17 @@ class _Lexer:
                 self.i += 1
         raise ShellSyntaxError("unterminated double quote")
 
-    def _dollar(self, out: list[str], subs: list[str]) -> bool:
-        """Handle ``$...`` at ``self.i``; append its verbatim text; True if it expands."""
+    def _dollar(self, out: list[str], subs: list[str], quoted: bool = False) -> bool:
+        """Handle ``$...`` at ``self.i``; append its verbatim text; True if it expands.
+        In double quotes (``quoted``), and for dash (:mod:`.shell_dialect`), ``$'`` and ``$"``
+        are a ``$`` and a quote: bash runs ``echo "$'" ; rm x ; echo "'"`` as three
+        commands (found trying the gate as a worker: read as one ``echo``, allowed)."""
         s, i = self.s, self.i
         nxt = s[i + 1 : i + 2]
+        if nxt in ("'", '"') and (quoted or reads_as_sh()):
+            out.append("$")
+            self.i = i + 1
+            return False
         if s.startswith("$((", i):
             end = self._expansion(i + 3, "(", ")", subs)
             if not s.startswith(")", end + 1):
