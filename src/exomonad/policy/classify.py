@@ -36,6 +36,7 @@ from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
 from exomonad.policy.mcp_paths import possible_hosts, possible_writes
 from exomonad.policy.patch import patch_actions
 from exomonad.policy.request import ToolRequest
+from exomonad.policy.shell_brace import expand
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_parse import path_readings
@@ -166,15 +167,22 @@ def _many(*keys: str) -> Handler:
 
 def _glob(pattern_key: str, *keys: str) -> Handler:
     """A glob tool: it lists names below its directory, or, for a pattern that leaves it
-    (absolute, ``~``, ``..``), below where the pattern points too."""
+    (absolute, ``~``, ``..``), below where the pattern points too; each of its brace
+    expansions (found trying the gate as a worker: Gemini CLI's ``glob`` of
+    ``{../..,x}/.exomonad/*`` listed the state dir two levels up, allowed as a listing of
+    the worktree, while ``../../.exomonad/*`` was refused)."""
     listing = _one(ReadFile, *keys, default_cwd=True)
 
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         actions = listing(req, env) or []
         pattern = _str(req.tool_input, pattern_key) or ""
-        if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
-            base = actions[0].path if isinstance(actions[0], ReadFile) else req.cwd
-            actions.append(ReadFile(tool_path(base, pattern), True))
+        base = actions[0].path if isinstance(actions[0], ReadFile) else req.cwd
+        found = expand([(c, True) for c in pattern]) if "{" in pattern else [pattern]
+        if found is None:
+            return [*actions, ReadFile(None, True)]
+        for each in dict.fromkeys(found):
+            if each.startswith(("/", "~")) or ".." in each.replace("\\", "/").split("/"):
+                actions.append(ReadFile(tool_path(base, each), True))
         return actions
 
     return handler
