@@ -6,22 +6,22 @@ with the real Gemini CLI 0.61): ``bash -c 'echo a' 'x; echo pwned > ../../Makefi
 echo y'`` is ``echo a`` with a ``$0`` to bash and was allowed as that, but Gemini ran
 what lies between the first and the last quote, and the lead's ``Makefile`` was
 overwritten. :func:`commands` is checked against Gemini's own ``stripShellWrapper`` and
-``shell-quote`` (copied out of the pinned bundle and run by node) where they are
-installed.
+``shell-quote`` (copied out of the pinned bundle and run by node).
 """
 
 from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from exomonad.clis.gemini import GEMINI_PACKAGE_DIR, gemini_install_problem
 from exomonad.policy.decisions import Allow, Deny
 from exomonad.runtimes.gemini_shell import commands, shell_quote_word
+from tests.e2e.harness import fail_if_missing
 from tests.policy.worker import decide
 
 HOLES = [
@@ -85,7 +85,7 @@ def test_shell_quote_words() -> None:
     assert commands('bash -c "a\\"b"') == ['bash -c "a\\"b"', 'a"b']
 
 
-_BUNDLE = Path(__file__).parents[1] / "e2e/node_modules/@google/gemini-cli/bundle"
+_BUNDLE = GEMINI_PACKAGE_DIR / "bundle"
 _ALPHABET = [*"ab $\\\"'{}; #*?x_-()|&<>\t", "\ufeff", "\u00a0", "\x1c", "${a}", "${}", "\n"]
 _PREFIXES = ["bash -c ", "sh -c ", "BASH -C ", "/bin/zsh -c ", "cmd.exe /c ", "ls ",
              "powershell -Command ", " bash  -c\t", "bash\ufeff-c ", "bash\x1c-c "]  # fmt: skip
@@ -115,9 +115,9 @@ def _gemini_strip(cases: list[str], tmp_path: Path) -> list[str]:
     return [json.loads(line) for line in out.splitlines()]
 
 
+@pytest.mark.integration
 def test_commands_hold_what_gemini_runs(tmp_path: Path) -> None:
-    if shutil.which("node") is None or not _BUNDLE.is_dir():
-        pytest.skip("node and the pinned Gemini CLI (make setup) are not installed")
+    fail_if_missing(gemini_install_problem)
     rng = random.Random(61)
     cases = [rng.choice(_PREFIXES) + q + "".join(rng.choices(_ALPHABET, k=rng.randint(0, 12)))
              + q + rng.choice(["", " ", "\ufeff"])
