@@ -28,6 +28,7 @@ from exomonad.runtimes.codex_trust import (
 )
 from exomonad.server.config import ProjectConfig, load_project_config
 from exomonad.setup import init_project
+from tests.policy.worker import decide
 
 FIXTURES = Path(__file__).resolve().parents[1] / "e2e" / "fixtures" / "codex"
 
@@ -217,3 +218,12 @@ def test_no_hooks_file_or_no_pre_tool_use_is_no_gate(tmp_path: Path) -> None:
     (tmp_path / ".codex" / "config.toml").write_text("[hooks]\n")
     with pytest.raises(GateError, match="no ExoMonad PreToolUse hook"):
         require_trusted(tmp_path / "h", tmp_path / ".codex" / "config.toml", tmp_path)
+
+
+def test_view_image_is_a_read_of_its_path() -> None:
+    """Codex 0.169 runs its PreToolUse hook for ``view_image`` (``{"path"}``): a read,
+    so a worker's screenshot in its worktree is not asked, and the state dir's files and
+    credentials are refused (it was an unknown tool, asked every time)."""
+    assert isinstance(decide("view_image", {"path": "shot.png"}, runtime="codex"), Allow)
+    for path in ("/p/.exomonad/lead.token", "~/.ssh/id_rsa"):
+        assert isinstance(decide("view_image", {"path": path}, runtime="codex"), Deny), path

@@ -129,6 +129,7 @@ class CodexCli(Runtime):
     tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "Bash": ("shell", "command"),
         "apply_patch": ("patch", "command"),
+        "view_image": ("read", "path"),  # its hook sees {"path"}: a read of the file
     }
 
     def decision_output(self, kind: str, reason: str) -> dict[str, Any]:
