@@ -70,7 +70,9 @@ def _run(home: GeminiHome, tmux: Tmux, command: str) -> dict[str, Any]:
                                     ready_timeout=60)  # fmt: skip
         pane.type_message("go")
         model.wait_for_request(lambda r: bool(r.function_responses()), timeout=90)
-    [seen] = [json.loads(line) for line in log.read_text().split("\n") if line.strip()]
+    inputs: list[dict[str, Any]] = [json.loads(line) for line in log.read_text().split("\n")
+                                    if line.strip()]  # fmt: skip
+    [seen] = inputs
     assert seen["tool_name"] == "run_shell_command"
     assert seen["tool_input"] == {"command": command}
     return seen
