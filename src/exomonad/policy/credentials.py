@@ -20,6 +20,7 @@ import functools
 import os
 import posixpath
 import re
+from fnmatch import fnmatchcase
 from typing import Protocol
 
 from exomonad.policy.actions import ReadFile
@@ -29,7 +30,15 @@ from exomonad.policy.shell_env import is_within
 from exomonad.policy.state_reads import expand_now, glob_could_name, shell_glob_matches
 from exomonad.util.paths import real_path
 
-__all__ = ["SECRET_FILES", "SECRET_HOME", "may_name_env", "named_secrets", "secret_path", "store"]
+__all__ = [
+    "SECRET_FILES",
+    "SECRET_HOME",
+    "STORE_FILE_NAMES",
+    "may_name_env",
+    "named_secrets",
+    "secret_path",
+    "store",
+]
 
 #: Credential stores, relative to the home directory.
 SECRET_HOME = (
@@ -78,6 +87,20 @@ SECRET_HOME = (
 
 #: Files that are credentials wherever the home directory is.
 SECRET_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers")
+
+#: Names the files in the stores have (each store's own and, for a directory, the files
+#: the tools keep there): a tree read narrowed to globs none of these match (``grep -r
+#: --include='*.py'``) reads no store, one narrowed to ``*``, ``id_*``, ``hosts.yml`` or
+#: ``*.json`` does.
+STORE_FILE_NAMES = (
+    *{posixpath.basename(s) for s in SECRET_HOME},
+    *("id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"),
+    *("config", "credentials", "hosts.yml", "config.yml", "config.yaml", "config.json"),
+    *("application_default_credentials.json", "access_tokens.db", "credentials.db"),
+    *("adc.json", "msal_token_cache.json", "accessTokens.json", "azureProfile.json"),
+    *("secring.gpg", "pubring.kbx", "trustdb.gpg", "0123456789ABCDEF0123.key"),
+    *("login.keyring", "default.keyring", "secret.gpg", "token", "session.json"),
+)
 
 #: What ``/proc`` shows of another process that carries its secrets: its environment
 #: (an agent's ``EXOMONAD_TOKEN``), its memory, the files it holds open (the server's
@@ -163,7 +186,8 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     """The path is a credential store (``~/.ssh``, ``~/.aws``, ``/etc/shadow``, ``.env``,
     a process's ``/proc/PID/environ``...), or a recursive read (``grep -r``) of a
     directory holding one of the stores in the home directory, unless it is narrowed to
-    some file names (``--include=*.py``). A path known only at run time counts when its
+    names no store's file has (``--include=*.py``; not ``*``, ``id_*``, ``hosts.yml``:
+    found probing, each printed a key, allowed). A path known only at run time counts when its
     words name a store (``$X/.ssh/id_rsa``: :func:`named_secrets`)."""
     path = action.path
     if path is None:
@@ -176,11 +200,10 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     roots = _secret_roots(ctx.home)
     if any(path == root or path.startswith(root + "/") for root in roots):
         return True
-    include = getattr(action, "include", ())
-    tree = getattr(action, "recursive", False) and not include
-    if tree and any(is_within(root, path) for root in roots):
+    recursive, include = getattr(action, "recursive", False), getattr(action, "include", ())
+    if recursive and _may_name_store(include) and any(is_within(root, path) for root in roots):
         return True
-    if getattr(action, "recursive", False) and include:
+    if recursive and include:  # the names the stores' files have now (a bounded walk)
         held = [root for root in roots if is_within(root, path)]
         if any(may_name_env(g) for g in include) or _names_a_store_file(held, include):
             return True
@@ -204,6 +227,25 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
             return True
         now = expand_now(path)  # a link among its names (`cat *` next to x -> ~/.ssh/id_rsa)
         return now is None or any(secret_path(ReadFile(name), ctx) for name in now)
+    return False
+
+
+def _may_name_store(include: tuple[str, ...]) -> bool:
+    """Whether a tree read narrowed to ``include`` (none: every file) may read a store's
+    file: a glob matching one of :data:`STORE_FILE_NAMES` whatever its case, or one with
+    a brace (``--include='{x,*}'``: grep expands it).
+
+    >>> _may_name_store(()), _may_name_store(("*",)), _may_name_store(("id_*",))
+    (True, True, True)
+    >>> _may_name_store(("*.py", "*.md")), _may_name_store(("*.YML",))
+    (False, True)
+    """
+    if not include:
+        return True
+    for glob in include:
+        last = glob.replace("\\", "").rsplit("/", 1)[-1].lower()
+        if "{" in glob or any(fnmatchcase(n.lower(), last) for n in STORE_FILE_NAMES):
+            return True
     return False
 
 
