@@ -14,8 +14,8 @@ wrote outside the worktree as plain shell commands (most were judged as readers)
 [WriteFile(path='/w/b')]
 >>> outputs("tar", [Word("czf"), Word("o.tgz"), Word("src")], "/w")
 [WriteFile(path='/w/o.tgz')]
->>> outputs("gzip", [Word("-c"), Word("f")], "/w")
-[]
+>>> outputs("gzip", [Word("-c"), Word("f")], "/w")  # it reads f, writes nothing
+[ReadFile(path='/w/f', recursive=False, include=())]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from exomonad.policy.actions import Action, Unknown, WriteFile
+from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_archive import ARCHIVERS, archive_writes
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG
@@ -31,7 +31,7 @@ from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_programs import program_writes, programs
-from exomonad.policy.shell_reads import flags, option_set
+from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = ["link_targets", "outputs", "writers"]
 
@@ -132,7 +132,10 @@ def _copy_or_zip(name: str, args: list[Word], cwd: str | None) -> list[Action]:
             return [Unknown("zip -TT runs a command: " + " ".join(w.text for w in args))]
         named = [w for k in ("-O", "--out", "-b", "--temp-path", "-lf", "--logfile-path")
                  for w in opts.get(k, [])]  # fmt: skip
-        return [WriteFile(resolve_path(cwd, w) if w else None) for w in [*positionals[:1], *named]]
+        written = [
+            WriteFile(resolve_path(cwd, w) if w else None) for w in [*positionals[:1], *named]
+        ]
+        return [*_reads(positionals[1:], cwd), *written]  # zip -q - ~/.aws/credentials
     dest = positionals[-1] if len(positionals) > 1 else None
     if dest is None or _remote(dest):
         return []
@@ -211,18 +214,29 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if name in _COMPRESSORS or name in _EDITORS:
         with_arg = _EDITOR_ARGS if name in _EDITORS else _COMPRESSOR_ARGS
         positionals, opts = scan_options(args, with_arg)
-    if name in _COMPRESSORS and not _TO_STDOUT & set(opts):
-        if any(k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts):
-            return []
+    if name in _COMPRESSORS:  # what it is given it reads (gzip -c ~/.aws/credentials)
+        read = _reads(positionals, cwd)
+        if _TO_STDOUT & set(opts) or any(
+            k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts
+        ):
+            return read
         if any(k.startswith(_FILE_LISTS) for k in opts):
             return [Unknown(f"{name} compresses the files a list names")]
         named = [at(w) for k in _COMPRESSOR_OUTS for w in opts.get(k, [])]
         if not _decompresses(name, opts):
-            return [*named, *(at(w) for w in positionals)]
-        return [*named, *(a for w in positionals for a in (at(w), _decompressed(w, opts, cwd)))]
+            return [*read, *named, *(at(w) for w in positionals)]
+        made = (a for w in positionals for a in (at(w), _decompressed(w, opts, cwd)))
+        return [*read, *named, *made]
     if name in _EDITORS:
         return [at(w) for w in positionals if not w.text.startswith("+")]
     return []
+
+
+def _reads(operands: list[Word], cwd: str | None) -> list[Action]:
+    """The reads of the files a program is given (``-``, stdin, and a path not known, as
+    ``cat "$f"``'s, left out)."""
+    paths = [tree_root(cwd, w) for w in operands if w.text != "-"]
+    return [ReadFile(p) for p in paths if p is not None]
 
 
 def _decompresses(name: str, opts: dict[str, list[Word | None]]) -> bool:

@@ -232,7 +232,7 @@ def _writer(name: str, args: list[Word], cwd: str | None) -> list[Action] | None
             named = len(sources) > 1 or bool(opts.get("-t") or opts.get("--target-directory"))
             out += [a for t in targets for a in into_directory(sources, t, cwd, named_dir=named)]
         out += link_targets(name, opts, sources, targets, cwd)
-        if name in ("cp", "ln"):  # the sources are read (a symlink exposes its target)
+        if name in ("cp", "ln", "install"):  # the sources are read (a link exposes its target)
             whole = name == "ln" or flags(opts, "rRa", "--recursive", "--archive") > 0
             out = [*(ReadFile(tree_root(cwd, w), whole) for w in sources), *out]
         if name == "mv":
