@@ -39,6 +39,7 @@ from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, note_writes
 from exomonad.policy.shell_listings import listed_reads
+from exomonad.policy.shell_names import line_reads, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
     SimpleCommand,
@@ -56,7 +57,7 @@ from exomonad.policy.shell_secrets import (
     printed_credential,
 )
 from exomonad.policy.shell_setvars import sets_at_run_time
-from exomonad.policy.shell_stdin import OUT_OPS, SHELLS, stdin_as_words, to_plain_file
+from exomonad.policy.shell_stdin import SHELLS, note_exec, stdin_as_words
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
@@ -95,6 +96,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         return [Unknown(src)]
     _note_client_settings(commands, env)
     out: list[Action] = []
+    outer, env.made_name_read = env.made_name_read, None
     for cmd in commands:
         start = len(out)
         for redir in cmd.redirs:
@@ -126,7 +128,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         set_later = sets_at_run_time(list(cmd.words))  # printf -v GIT_DIR ..., read, ${X:=}
         if set_later is not None:
             out.append(set_later)
-        _note_exec(words, cmd, env)
+        note_exec(words, cmd, env)
         name = posixpath.basename(words[0].text) if words else None
         if words:
             out.extend(_argv(words, cmd, cmd.cwd, env, depth))
@@ -150,7 +152,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env)  # links, a .git or HEAD made for what follows
         env.commands_seen += 1
-    return out
+    # cat "$f", read x < "$f": what the line (or one in it) may have made $f
+    return [*out, *(a for a in line_reads(commands, env, outer) if a not in out)]
 
 
 def _note_client_settings(commands: list[SimpleCommand], env: ShellEnv) -> None:
@@ -165,17 +168,6 @@ def _through_proxies(actions: list[Action], env: ShellEnv) -> list[Network]:
     if not env.proxies or not any(isinstance(a, Network) for a in actions):
         return []
     return [p for p in env.proxies if p not in actions]
-
-
-def _note_exec(words: list[Word], cmd: SimpleCommand, env: ShellEnv) -> None:
-    """A bare ``exec`` with redirections moves the rest of the line's stdin or stdout."""
-    if not words or words[0].text != "exec" or len(words) != 1:
-        return
-    if any(r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
-           for r in cmd.redirs):  # fmt: skip
-        env.stdin_redirected = True
-    env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
-                                 for r in cmd.redirs)  # fmt: skip
 
 
 def _unfollowable(cmd: SimpleCommand) -> list[Action]:
@@ -218,6 +210,7 @@ def _run(
         return [Unknown(" ".join(full))]
     name = posixpath.basename(words[0].text)
     args = words[1:]
+    note_reader(name, args, cwd, env, full)  # cat "$f", xargs cat, zip -@
     if words[0].text in ("for", "select") and not words[0].quoted:
         return _loop(args[2:], full, cwd)
     dropped = unsets(name, args)
@@ -273,9 +266,7 @@ def _run(
     if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
         return _runner(name, args, cwd, env, depth, full, privileged)
     if name == "git" or name.startswith("git-"):
-        if name != "git":
-            args = [Word(name[4:]), *args]
-        return git(args, cwd, env)
+        return git(args if name == "git" else [Word(name[4:]), *args], cwd, env)
     if name == "gh":
         return gh(args, cwd)
     if name == "hub":

@@ -110,6 +110,9 @@ class ShellEnv:
     #: The proxies the line assigns (``https_proxy=h``: ``shell_proxies``), named beside
     #: every host a command of it reaches.
     proxies: tuple[Network, ...] = ()
+    #: A reader of the line so far was given a name made at run time (its command):
+    #: see :mod:`~exomonad.policy.shell_names`.
+    made_name_read: str | None = None
 
     def protects(self, name: Word | None) -> bool:
         """Whether branch ``name`` may be a protected one: it matches a pattern (also

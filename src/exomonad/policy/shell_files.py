@@ -1,7 +1,8 @@
 """Programs that read the files they are given: ``cat FILE`` is the Read tool's read.
 
 An operand whose path is unknown (``cat "$f"``) adds no read: it is judged as before,
-as the plain command.
+as the plain command, and where the line may have made that name
+(:mod:`exomonad.policy.shell_names`: ``f=$(find ../.. -name 'l*n'); cat "$f"``).
 
 A shell reader's file operands become :class:`~exomonad.policy.actions.ReadFile`
 actions, so the rules on reads (credentials, ExoMonad's state) judge ``cat
@@ -28,7 +29,7 @@ from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 
-__all__ = ["SORT_ARG", "file_readers", "handle_files"]
+__all__ = ["SORT_ARG", "file_operands", "file_readers", "handle_files"]
 
 #: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
 SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
@@ -127,24 +128,38 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
         if not shows_environments(args):
             return None
         return with_shell(name, args, cwd, [ReadFile(ENVIRONS)])
-    rest, files = _jq_named_files(args) if name == "jq" else (args, [])
+    files = file_operands(name, args)
+    if files is None:
+        return None
     logs: list[Action] = []
+    if name in ("less", "zless"):  # `cat x | less -o ../../y` writes y
+        opts = scan_options(args, frozenset(_LESS_ARG.split()))[1]
+        logs = [WriteFile(resolve_path(cwd, w)) for k in _LESS_LOGS for w in opts.get(k, [])
+                if w is not None]  # fmt: skip
+    paths = [tree_root(cwd, w) for w in files]
+    reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
+    if not reads and not logs:
+        return None
+    return with_shell(name, args, cwd, [*reads, *logs])
+
+
+def file_operands(name: str, args: list[Word]) -> list[Word] | None:
+    """The files reader ``name`` is given (``-`` left out), None if it is no reader
+    :func:`handle_files` models (``ps`` aside).
+
+    >>> [w.text for w in file_operands("grep", [Word(t) for t in "-n foo a b".split()])]
+    ['a', 'b']
+    """
+    rest, files = _jq_named_files(args) if name == "jq" else (args, [])
     if name in _ALL_FILES:
-        files, opts = scan_options(rest, frozenset(_ALL_FILES[name].split()))
-        if name in ("less", "zless"):  # `cat x | less -o ../../y` writes y
-            logs = [WriteFile(resolve_path(cwd, w)) for k in _LESS_LOGS for w in opts.get(k, [])
-                    if w is not None]  # fmt: skip
+        files = scan_options(rest, frozenset(_ALL_FILES[name].split()))[0]
     elif name in _LEADING_SETS:
         with_arg, supplied = _LEADING_SETS[name]
         positionals, opts = scan_options(rest, with_arg, abbrev=name != "rg")
         files += positionals if supplied.intersection(opts) else positionals[1:]
     else:
         return None
-    paths = [tree_root(cwd, w) for w in files if w.text != "-"]
-    reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
-    if not reads and not logs:
-        return None
-    return with_shell(name, args, cwd, [*reads, *logs])
+    return [w for w in files if w.text != "-"]
 
 
 #: ``jq`` options that take two values (a name, then a value or a file it reads).

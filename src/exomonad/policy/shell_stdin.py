@@ -37,12 +37,21 @@ import stat
 
 from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
+from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import SimpleCommand, path_readings
 from exomonad.policy.shell_scripts import awk_escapes
 from exomonad.policy.shell_sed import escapes as sed_escapes
 
-__all__ = ["DATA_STDIN", "OUT_OPS", "SHELLS", "passes_on", "stdin_as_words", "to_plain_file"]
+__all__ = [
+    "DATA_STDIN",
+    "OUT_OPS",
+    "SHELLS",
+    "note_exec",
+    "passes_on",
+    "stdin_as_words",
+    "to_plain_file",
+]
 
 #: Programs whose ``-c STRING`` (or stdin) is a shell script.
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "yash"})
@@ -388,3 +397,14 @@ def _names_on_stdin(cmd: SimpleCommand) -> bool:
             if option not in _WHOLE_NAMES and any(n.startswith(option) for n in _NAMES_FROM):
                 return True
     return False
+
+
+def note_exec(words: list[Word], cmd: SimpleCommand, env: ShellEnv) -> None:
+    """A bare ``exec`` with redirections moves the rest of the line's stdin or stdout."""
+    if not words or words[0].text != "exec" or len(words) != 1:
+        return
+    if any(r.op in ("<", "<&", "<>", "<<", "<<<", "<<-") and r.fd in (None, 0)
+           for r in cmd.redirs):  # fmt: skip
+        env.stdin_redirected = True
+    env.stdout_redirected |= any(r.op in OUT_OPS and not to_plain_file(r.target)
+                                 for r in cmd.redirs)  # fmt: skip
