@@ -41,6 +41,12 @@ LISTINGS = [
     "du -a ../.. | cut -f2 | grep 'l.*n$' | xargs cat",
     "rg --files -uu ../.. | grep 'n$' | xargs cat",
     "find ../.. -maxdepth 2 -type f | xargs grep -h exo_",
+    "find ../.. -maxdepth 2 -name 'l*n' | xargs gzip -c | gunzip",
+    "find ../.. -maxdepth 2 -name 'l*n' | xargs perl -ne print",
+    "find ../.. -maxdepth 2 -name 'l*n' | xargs shuf",
+    "find ../.. -maxdepth 2 -name 'l*n' | xargs python3 -m base64 | base64 -d",
+    "find ../.. -maxdepth 2 -name 'l*n' | zip -q -@ - | funzip",
+    "find ../.. -maxdepth 2 -name 'l*n' -print0 | sort --files0-from=-",
 ]
 
 #: Names made from text no rule reads, or read from a file: a path not known.
@@ -54,6 +60,8 @@ MADE = [
     'read f < list; cat "$f"',
     "cat $(cat list)",
     "cat $(<list)",
+    "sort --files0-from=<(tr '\\n' '\\0' < list)",
+    "zip -q -@ - < list | funzip",
     'mapfile -t a < list; cat "${a[@]}"',
 ]
 

@@ -57,6 +57,17 @@ _LISTERS = frozenset({"find", "du", "tree", "ls", "fd", "fdfind"})
 #: their options that list other files too (``git ls-files -o -i``: ignored ones).
 _GIT_NAMES = frozenset({"ls-files", "rev-parse", "status", "diff"})
 _GIT_OTHERS = ("-o", "--others", "-i", "--ignored", "--no-index")
+#: Programs :func:`~exomonad.policy.shell_files.handle_files` does not model that print
+#: or copy what the files they are given hold (found probing: each printed the token
+#: from ``find ../.. -name 'l*n' | xargs PROGRAM``, allowed).
+_CONTENT = frozenset(
+    {"basenc", "shuf", "ptx", "tsort", "uuencode", "gzip", "gunzip", "bzip2", "bunzip2",
+     "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "brotli", "pigz", "unpigz",
+     "compress", "uncompress", "openssl", "yq", "xmllint", "bat", "batcat", "highlight",
+     "pygmentize", "php", "age", "mcookie", "expand", "numfmt", "sum", "gpg"}
+)  # fmt: skip
+#: Interpreters whose one-liners (``-n``, ``-p``, ``-m MODULE``) read their operands.
+_ONE_LINERS = frozenset({"perl", "ruby", "python", "python3"})
 #: Programs that take the names they read or run on from stdin.
 _TAKES_NAMES = frozenset({"read", "mapfile", "readarray", "xargs"})
 #: Options by which a program reads the files a list names (any prefix counts: git and
@@ -114,9 +125,24 @@ def reads_made_name(name: str, args: list[Word], cwd: str | None) -> bool:
     if _names_from(name, args) is not None:
         return True
     files = file_operands(name, args)
+    if files is None and (name in _CONTENT or _one_liner(name, args)):
+        files = [w for w in args if not w.text.startswith("-")]
     return files is not None and any(
         _PROCESS_SUB not in w.text and tree_root(cwd, w) is None for w in files
     )
+
+
+def _one_liner(name: str, args: list[Word]) -> bool:
+    """``perl -ne``, ``ruby -pe``, ``python3 -m base64``: run over the files given.
+
+    >>> _one_liner("perl", [Word("-ne"), Word("print")]), _one_liner("perl", [Word("x.pl")])
+    (True, False)
+    """
+    if name not in _ONE_LINERS:
+        return False
+    letters = "m" if name.startswith("python") else "np"
+    return any(w.text.startswith("-") and not w.text.startswith("--")
+               and set(letters) & set(w.text[1:]) for w in args)  # fmt: skip
 
 
 def made_names(commands: list[SimpleCommand], reader: str) -> list[Action]:
