@@ -34,12 +34,13 @@ from exomonad.policy.shell_escape import (
     unsets,
     wrapper_escape,
 )
+from exomonad.policy.shell_files import run_file
 from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, note_writes
 from exomonad.policy.shell_listings import listed_reads
-from exomonad.policy.shell_names import line_reads, note_reader
+from exomonad.policy.shell_names import line_reads, loop_words, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
     SimpleCommand,
@@ -186,18 +187,20 @@ def _argv(
     depth: int,
     privileged: bool = False,
 ) -> list[Action]:
-    """What running ``words`` does; a listing of file names handed on to another
+    """What running ``words`` does, beside the read of a file a shell or interpreter
+    runs (:func:`~.shell_files.run_file`); a listing of file names handed on to another
     command (``find ../.. | xargs cat``) also reads what it lists (:mod:`.shell_listings`),
     and an editor given commands on stdin runs them (:mod:`.shell_editors`)."""
-    done = _run(words, cmd, cwd, env, depth, privileged)
+    done = _command(words, cmd, cwd, env, depth, privileged)
     if words[0].dynamic:
         return done
     name, args = posixpath.basename(words[0].text), words[1:]
+    ran = run_file(name, args, cwd)  # python3 x: x read
     listed = listed_reads(name, args, cmd, cwd, env.stdout_redirected, env.links_made)
-    return [*listed, *editor_script(cmd, name, args), *done]
+    return [*ran, *listed, *editor_script(cmd, name, args), *done]
 
 
-def _run(
+def _command(
     words: list[Word],
     cmd: SimpleCommand,
     cwd: str | None,
@@ -212,7 +215,7 @@ def _run(
     args = words[1:]
     note_reader(name, args, cwd, env, full)  # cat "$f", xargs cat, zip -@
     if words[0].text in ("for", "select") and not words[0].quoted:
-        return _loop(args[2:], full, cwd)
+        return loop_words(args[2:], full, cwd)
     dropped = unsets(name, args)
     if dropped:  # here, so a wrapper (`exec`, `builtin`, `timeout`...) cannot hide it
         return [Unknown("unsets " + dropped)]
@@ -291,15 +294,6 @@ def _handled(
     if env.client_config and name in HTTP_CLIENTS:
         return [configured_client(name, full), *(handled or [])]
     return handled
-
-
-def _loop(listed: list[Word], full: tuple[str, ...], cwd: str | None) -> list[Action]:
-    """``for NAME in WORDS``: the words are what the loop's body reads (``for f in
-    ../../.exomonad/*; do cat "$f"; done`` printed the lead's token), judged as a
-    command's when they may name a file; ``for i in 1 2`` is nothing of its own."""
-    named = any(w.glob or w.dynamic or "/" in w.text or w.text.startswith((".", "~"))
-                for w in listed)  # fmt: skip
-    return [Shell(full, cwd)] if named else []
 
 
 def _wrapper(

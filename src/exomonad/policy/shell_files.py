@@ -24,12 +24,13 @@ True
 from __future__ import annotations
 
 from exomonad.policy.actions import Action, ReadFile, WriteFile
-from exomonad.policy.shell_env import scan_options
+from exomonad.policy.shell_env import is_within, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
+from exomonad.util.paths import real_path
 
-__all__ = ["SORT_ARG", "file_operands", "file_readers", "handle_files"]
+__all__ = ["SORT_ARG", "file_operands", "file_readers", "handle_files", "run_file"]
 
 #: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
 SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
@@ -157,9 +158,93 @@ def file_operands(name: str, args: list[Word]) -> list[Word] | None:
         with_arg, supplied = _LEADING_SETS[name]
         positionals, opts = scan_options(rest, with_arg, abbrev=name != "rg")
         files += positionals if supplied.intersection(opts) else positionals[1:]
+        files += [w for k in supplied for w in opts.get(k, []) if w is not None and "-" in k
+                  and k.strip("-") in ("f", "file", "from-file")]  # fmt: skip
     else:
         return None
     return [w for w in files if w.text != "-"]
+
+
+#: Shells and interpreters: their options that take a value, and those that give the
+#: code inline (then no operand is a file they run). Running a file reads it (found
+#: probing: with ``x -> ../../.exomonad/lead.token`` in the worktree, ``python3 x``,
+#: ``node x``, ``bash x`` and ``source x`` printed the token in their error, allowed).
+_RUNNERS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(
+        ("sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "yash"),
+        ("-o +o -O +O --rcfile --init-file", "-c -s"),
+    ),
+    **dict.fromkeys(("source", "."), ("", "")),
+    **dict.fromkeys(("python", "python2", "python3"), ("-W -X -Q", "-c -m")),
+    **dict.fromkeys(("node", "nodejs"), ("-r --require --import --loader", "-e -p --eval --print")),
+    "perl": ("-I -M -m -x", "-e -E"),
+    "ruby": ("-I -r -C -E", "-e"),
+    "php": ("-c -d -z", "-r"),
+    "lua": ("-l", "-e"),
+}
+#: Programs that print or copy the files they are given, and whose other effects
+#: (``shuf -o``, ``yq -i``) are judged as any program's: their options that take a value
+#: (found probing: with ``x -> ../../.exomonad/lead.token`` in the worktree, ``shuf x``,
+#: ``basenc --base64 x``, ``ptx x``, ``yq . x`` printed the token, allowed). yq's first
+#: operand is its expression (after ``e``/``eval``/``ea``).
+_PRINTS_GIVEN: dict[str, str] = {
+    "shuf": "-n -o -i --head-count --output --input-range --random-source",
+    "basenc": "-w --wrap",
+    "ptx": "-F -g -M -o -S -T -w -W -b -i --flag-truncation --gap-size --macro-name "
+    "--sentence-regexp --word-regexp --width --break-file --ignore-file --only-file",
+    **dict.fromkeys(("tsort", "sum", "uuencode"), ""),
+    "yq": "-I --indent -o --output-format -p --input-format --from-file",
+}
+#: Compilers: each source operand and ``-include``/``-imacros`` file is read (``cpp x``,
+#: ``gcc -E x`` print it, an error quotes it).
+_COMPILERS = frozenset({"cpp", "gcc", "cc", "c++", "g++", "clang", "clang++"})
+_COMPILER_ARG = (
+    "-o -I -D -U -include -imacros -isystem -iquote -idirafter -MF -MT -MQ -x -L -l "
+    "-Xlinker -Xassembler -Xpreprocessor -T -u -aux-info"
+)
+
+
+def run_file(name: str, args: list[Word], cwd: str | None) -> list[Action]:
+    """The read of the file a shell or an interpreter runs (its first operand, unless
+    it is given code inline or ``-``), of a compiler's sources, and of the files the
+    programs of :data:`_PRINTS_GIVEN` print; where each may be anything but a plain
+    file below the cwd (:func:`_elsewhere`).
+
+    >>> run_file("python3", [Word("-u"), Word("/etc/x.py"), Word("a")], "/w")
+    [ReadFile(path='/etc/x.py', recursive=False, include=())]
+    >>> run_file("python3", [Word("x.py")], "/w")  # a plain file below the cwd
+    []
+    >>> run_file("python3", [Word("-c"), Word("print(1)")], "/w"), run_file("ls", [], "/w")
+    ([], [])
+    """
+    files: list[Word | None]
+    if name in _PRINTS_GIVEN:
+        positionals, opts = scan_options(args, frozenset(_PRINTS_GIVEN[name].split()))
+        if name == "yq":
+            expression = "--from-file" not in opts
+            verb = positionals[:1] and positionals[0].text in ("e", "eval", "ea", "eval-all")
+            positionals = positionals[int(bool(verb)) + int(expression) :]
+        files = list(positionals)
+    elif name in _COMPILERS:
+        positionals, opts = scan_options(args, frozenset(_COMPILER_ARG.split()))
+        files = [*positionals, *(w for k in ("-include", "-imacros") for w in opts.get(k, []))]
+    elif name in _RUNNERS:
+        with_arg, inline = (frozenset(t.split()) for t in _RUNNERS[name])
+        positionals, opts = scan_options(args, with_arg | inline)
+        code = inline & set(opts) or any(
+            k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {c[1] for c in inline} for k in opts
+        )
+        files = [] if code else list(positionals[:1])
+    else:
+        return []
+    paths = [tree_root(cwd, w) for w in files if w is not None and w.text != "-"]
+    return [ReadFile(p) for p in paths if p is not None and _elsewhere(p, cwd)]
+
+
+def _elsewhere(path: str, cwd: str | None) -> bool:
+    """Whether a file run or compiled may be anything but a plain file below the cwd (a
+    link on its way, or outside it): only then is its read worth judging."""
+    return cwd is None or not is_within(path, cwd) or real_path(path) != path
 
 
 #: ``jq`` options that take two values (a name, then a value or a file it reads).

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import posixpath
 
-from exomonad.policy.actions import Action, ReadFile, Unknown
+from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_files import file_operands
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
@@ -36,7 +36,7 @@ from exomonad.policy.shell_parse import SimpleCommand, parse
 from exomonad.policy.shell_reads import find_names, tree_root
 from exomonad.policy.shell_stdin import passes_on
 
-__all__ = ["line_reads", "made_names", "note_reader", "reads_made_name"]
+__all__ = ["line_reads", "loop_words", "made_names", "note_reader", "reads_made_name"]
 
 #: Programs whose output is their judged words or says nothing a worker chooses.
 _PRINTERS = frozenset(
@@ -61,10 +61,10 @@ _GIT_OTHERS = ("-o", "--others", "-i", "--ignored", "--no-index")
 #: or copy what the files they are given hold (found probing: each printed the token
 #: from ``find ../.. -name 'l*n' | xargs PROGRAM``, allowed).
 _CONTENT = frozenset(
-    {"basenc", "shuf", "ptx", "tsort", "uuencode", "gzip", "gunzip", "bzip2", "bunzip2",
-     "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "brotli", "pigz", "unpigz",
-     "compress", "uncompress", "openssl", "yq", "xmllint", "bat", "batcat", "highlight",
-     "pygmentize", "php", "age", "mcookie", "expand", "numfmt", "sum", "gpg"}
+    {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma",
+     "unlzma", "brotli", "pigz", "unpigz", "compress", "uncompress", "openssl", "xmllint",
+     "bat", "batcat", "highlight", "pygmentize", "php", "age", "mcookie", "gpg", "man",
+     "shuf", "basenc", "ptx", "tsort", "uuencode", "sum", "yq"}
 )  # fmt: skip
 #: Interpreters whose one-liners (``-n``, ``-p``, ``-m MODULE``) read their operands.
 _ONE_LINERS = frozenset({"perl", "ruby", "python", "python3"})
@@ -290,3 +290,12 @@ def _described(cmd: SimpleCommand) -> str:
         f"{r.op}{r.target.text}" for r in cmd.redirs
     )
     return words if len(words) <= 80 else words[:77] + "..."
+
+
+def loop_words(listed: list[Word], full: tuple[str, ...], cwd: str | None) -> list[Action]:
+    """``for NAME in WORDS``: the words are what the loop's body reads (``for f in
+    ../../.exomonad/*; do cat "$f"; done`` printed the lead's token), judged as a
+    command's when they may name a file; ``for i in 1 2`` is nothing of its own."""
+    named = any(w.glob or w.dynamic or "/" in w.text or w.text.startswith((".", "~"))
+                for w in listed)  # fmt: skip
+    return [Shell(full, cwd)] if named else []

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import re
 
-from exomonad.policy.actions import Action, Unknown, WriteFile
+from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import risky_assignment, scan_options
 from exomonad.policy.shell_gpg import gpg_writes
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_reads import option_set
+from exomonad.policy.shell_reads import option_set, tree_root
 from exomonad.policy.shell_socat import socat_actions
 
 __all__ = ["EX_EDITORS", "program_writes", "programs"]
@@ -51,6 +51,9 @@ _OPENSSL_OUTS = frozenset(
      "sess_out", "certsout", "chainout", "extracertsout", "cacertsout", "reqout", "rspout",
      "respout", "outdir", "signer", "CAserial", "srpvfile", "outpubkey"}
 )  # fmt: skip
+#: openssl's options that name a file it reads (and may print: ``base64 -in``, ``pkey
+#: -in``).
+_OPENSSL_INS = frozenset({"in", "inkey", "key", "infiles", "kdfopt"})
 #: ``cmake -E`` commands that write nothing and run nothing.
 _CMAKE_SAFE = frozenset(
     {"echo", "echo_append", "capabilities", "true", "false", "compare_files", "md5sum",
@@ -106,7 +109,7 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
     if name == "socat":
         return socat_actions(args, cwd)
     if name == "man":
-        return _man(args)
+        return _man(args, cwd)
     if name in ("gpg", "gpg2"):
         return gpg_writes(args, cwd)
     if name == "sqlite3":  # its database: created or rewritten
@@ -243,6 +246,9 @@ def _openssl(args: list[Word], cwd: str | None) -> list[Action]:
                                                              else None)  # fmt: skip
         if name in _OPENSSL_OUTS:
             out.append(WriteFile(resolve_path(cwd, given) if given is not None else None))
+        elif name in _OPENSSL_INS and given is not None:  # openssl base64 -in F prints F
+            path = tree_root(cwd, given)
+            out += [ReadFile(path)] if path is not None else []
         elif name == "CA":
             ca = given
     if ca is not None and any(w.text.lstrip("-") == "CAcreateserial" for w in args):
@@ -259,21 +265,28 @@ _MAN_WITH_ARG = frozenset("CELmMSseprRP")
 _MAN_RUNS = ("--html", "--gxditview", "--config-file")
 
 
-def _man(args: list[Word]) -> list[Action]:
+def _man(args: list[Word], cwd: str | None) -> list[Action]:
     """``man -P PAGER``/``--pager=PAGER``: with a terminal, man runs PAGER through the
     shell (found as a worker: ``man -P 'touch /p/x' git`` ran it); Unknown unless a plain
     pager (``less``, ``cat``...). ``-H``/``--html`` (a browser), ``-X``, ``-C FILE``:
-    Unknown."""
+    Unknown. ``-l``/``--local-file``: its operands are files it reads and prints."""
     raw = "man " + " ".join(w.text for w in args)
     pagers: list[Word | None] = []
+    operands: list[Word] = []
+    local = False
     i = 0
     while i < len(args):
         w, text = args[i], args[i].text
         nxt = args[i + 1] if i + 1 < len(args) else None
         i += 1
         if text == "--":
+            operands += args[i:]
             break
+        if not text.startswith("-"):
+            operands.append(w)
+            continue
         if text.startswith("--"):
+            local = local or (len(text) > 4 and "--local-file".startswith(text.partition("=")[0]))
             name, eq, value = text.partition("=")
             if len(name) > 2 and any(o.startswith(name) for o in _MAN_RUNS):
                 return [Unknown(f"man runs a browser or reads another configuration: {raw}")]
@@ -282,6 +295,7 @@ def _man(args: list[Word]) -> list[Action]:
                 i += 0 if eq else 1
             continue
         for j, c in enumerate(text[1:] if text.startswith("-") else "", 1):
+            local = local or c == "l"
             if c in "HX":
                 return [Unknown(f"man runs a browser or a viewer: {raw}")]
             if c in _MAN_WITH_ARG or c == "T":
@@ -295,4 +309,5 @@ def _man(args: list[Word]) -> list[Action]:
     for pager in pagers:
         if pager is None or risky_assignment(Word(f"MANPAGER={pager.text}", pager.dynamic)):
             return [Unknown(f"man runs its pager through the shell: {raw}")]
-    return []
+    paths = [tree_root(cwd, w) for w in operands] if local else []
+    return [ReadFile(p) for p in paths if p is not None]  # man -l x: x printed
