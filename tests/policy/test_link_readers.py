@@ -41,6 +41,10 @@ READERS = [
     "bash x",
     "timeout 5 python3 x",
     "node x",
+    "diff3 x /dev/null /dev/null",
+    "sdiff x /dev/null",
+    "join -a1 x /dev/null",
+    "file -f x",
 ]
 
 
@@ -91,6 +95,9 @@ def test_a_link_to_the_state_given_to_a_printing_program_is_refused(
         "gcc -o app main.c -Iinclude",
         "jq -f filter.jq data.json",
         "source .venv/bin/activate",
+        "sdiff notes.txt notes.txt",
+        "file notes.txt",
+        "file -f notes.txt",
     ],
 )
 def test_those_programs_on_the_worktrees_files_stay_allowed(tmp_path: Path, command: str) -> None:
@@ -98,7 +105,10 @@ def test_those_programs_on_the_worktrees_files_stay_allowed(tmp_path: Path, comm
     assert isinstance(bash(command, root=str(root)), Allow), bash(command, root=str(root))
 
 
-@pytest.mark.parametrize("command", ["shuf -o ../../Makefile notes.txt", "yq -i .x=1 ../../c.yml"])
+@pytest.mark.parametrize(
+    "command",
+    ["shuf -o ../../Makefile notes.txt", "yq -i .x=1 ../../c.yml", "sdiff -o ../../M a b"],
+)
 def test_their_writes_outside_are_still_asked(tmp_path: Path, command: str) -> None:
     """Their reads are added beside what they do, not instead of it."""
     root, _ = _project(tmp_path)

@@ -185,8 +185,9 @@ _RUNNERS: dict[str, tuple[str, str]] = {
 #: Programs that print or copy the files they are given, and whose other effects
 #: (``shuf -o``, ``yq -i``) are judged as any program's: their options that take a value
 #: (found probing: with ``x -> ../../.exomonad/lead.token`` in the worktree, ``shuf x``,
-#: ``basenc --base64 x``, ``ptx x``, ``yq . x`` printed the token, allowed). yq's first
-#: operand is its expression (after ``e``/``eval``/``ea``).
+#: ``basenc --base64 x``, ``ptx x``, ``yq . x``, ``sdiff x /dev/null``, ``diff3``,
+#: ``join`` and ``file -f x`` printed the token, allowed). yq's first operand is its
+#: expression (after ``e``/``eval``/``ea``); ``file`` reads its ``-f`` and ``-m`` files.
 _PRINTS_GIVEN: dict[str, str] = {
     "shuf": "-n -o -i --head-count --output --input-range --random-source",
     "basenc": "-w --wrap",
@@ -194,6 +195,10 @@ _PRINTS_GIVEN: dict[str, str] = {
     "--sentence-regexp --word-regexp --width --break-file --ignore-file --only-file",
     **dict.fromkeys(("tsort", "sum", "uuencode"), ""),
     "yq": "-I --indent -o --output-format -p --input-format --from-file",
+    "sdiff": "-o -w -I --output --width --ignore-matching-lines --diff-program",
+    "diff3": "-L --label --diff-program",
+    "join": "-a -e -j -o -t -v -1 -2",
+    "file": "-f -m -F -e -P --files-from --magic-file --separator --exclude --parameter",
 }
 #: Compilers: each source operand and ``-include``/``-imacros`` file is read (``cpp x``,
 #: ``gcc -E x`` print it, an error quotes it).
@@ -220,6 +225,9 @@ def run_file(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     files: list[Word | None]
     if name in _PRINTS_GIVEN:
         positionals, opts = scan_options(args, frozenset(_PRINTS_GIVEN[name].split()))
+        if name == "file":  # file -f LIST prints each name LIST holds: its lines
+            positionals = [w for k in ("-f", "--files-from", "-m", "--magic-file")
+                           for w in opts.get(k, []) if w is not None]  # fmt: skip
         if name == "yq":
             expression = "--from-file" not in opts
             verb = positionals[:1] and positionals[0].text in ("e", "eval", "ea", "eval-all")

@@ -64,7 +64,7 @@ _CONTENT = frozenset(
     {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma",
      "unlzma", "brotli", "pigz", "unpigz", "compress", "uncompress", "openssl", "xmllint",
      "bat", "batcat", "highlight", "pygmentize", "php", "age", "mcookie", "gpg", "man",
-     "shuf", "basenc", "ptx", "tsort", "uuencode", "sum", "yq"}
+     "shuf", "basenc", "ptx", "tsort", "uuencode", "sum", "yq", "sdiff", "diff3", "join"}
 )  # fmt: skip
 #: Interpreters whose one-liners (``-n``, ``-p``, ``-m MODULE``) read their operands.
 _ONE_LINERS = frozenset({"perl", "ruby", "python", "python3"})
