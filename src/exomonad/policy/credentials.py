@@ -249,6 +249,16 @@ def _may_name_store(include: tuple[str, ...]) -> bool:
     return False
 
 
+def _as_named(path: str, home: str) -> str:
+    """``path`` with the store it starts with spelled as the store is (``/h/.AWS/x``:
+    ``/h/.aws/x``)."""
+    low = path.lower()
+    for root in (*_secret_roots(home), *SECRET_FILES):
+        if low.startswith(root.lower()):
+            return root + path[len(root) :]
+    return path
+
+
 #: A character that may continue a file name (what ends a path in code: a quote, a
 #: bracket, a space...).
 _NAME = r"[\w.@+-]"
@@ -263,13 +273,16 @@ def _absolute(home: str) -> re.Pattern[str]:
     """An absolute path into a store of ``home``, or a file in :data:`SECRET_FILES`, or a
     process's secrets in ``/proc``."""
     stores = "|".join(re.escape(p) for p in (*_secret_roots(home), *SECRET_FILES))
-    return re.compile(rf"(?<![\w.~-])(?:(?:{stores})(?!{_NAME})|{_PROC_SECRET}){_REST.pattern}")
+    return re.compile(
+        rf"(?<![\w.~-])(?:(?:{stores})(?!{_NAME})|{_PROC_SECRET}){_REST.pattern}", re.IGNORECASE
+    )  # in any case: `${g,,}` and `declare -l` lower a name when the line runs
 
 
 #: After an expansion, a store's name as a path's parts: ``$X/.ssh/id_rsa``,
 #: ``"$(echo ~)/.aws/credentials"``, ``$D/.env``.
 _RELATIVE = re.compile(
-    rf"/(?:{'|'.join(re.escape(s) for s in SECRET_HOME)}|\.env(?:\.{_NAME}*)?)(?!{_NAME})"
+    rf"/(?:{'|'.join(re.escape(s) for s in SECRET_HOME)}|\.env(?:\.{_NAME}*)?)(?!{_NAME})",
+    re.IGNORECASE,
 )
 
 
@@ -293,10 +306,12 @@ def named_secrets(text: str, home: str, *, run_time: bool) -> list[str]:
     ['/h/.aws/credentials']
     >>> named_secrets("/h/.sshrc /h/.ssh.md notes/.sshx", "/h", run_time=False)
     []
+    >>> named_secrets("g=$HOME/.AWS/CREDENTIALS", "/h", run_time=True)  # cat "${g,,}"
+    ['/h/.aws/CREDENTIALS']
     """
     found = [m.group(0) for m in _absolute(home).finditer(_HOME_REF.sub(lambda _: home, text))]
     if found:
-        return found
+        return [_as_named(f, home) for f in found]
     after = min((i for i in (text.find("$"), text.find("`")) if i >= 0), default=-1)
     if run_time and after >= 0 and _RELATIVE.search(text, after):
         return [text]

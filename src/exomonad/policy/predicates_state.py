@@ -206,7 +206,9 @@ def shell_touches_state(action: Shell, ctx: Context) -> bool:
     (``cat ../../.EXOMONA[D]/LEAD.TOKE[N]`` after ``shopt -s nocaseglob``). Errs on the
     side of refusing. So does a path built at run time from pieces that name it
     (``.exo$(echo mo)nad``, ``${d}omonad``: :func:`names_built_state`), and what
-    ``printf`` or ``echo`` prints (``printf '../../.exo%snad' mo``, ``\x2e`` escapes)."""
+    ``printf`` or ``echo`` prints (``printf '../../.exo%snad' mo``, ``\x2e`` escapes).
+    A state name counts in any case (found probing: ``g=${PWD%/*/*}/.EXOMONAD/LEAD.TOKEN;
+    head "${g,,}"`` printed the token, allowed)."""
     words = command_words(action)
     builds = bool(words) and posixpath.basename(words[0]) in _PRINTERS
     for given in action.argv:
@@ -226,7 +228,8 @@ def _word_touches_state(given: str, cwd: str | None, ctx: Context) -> bool:
     word, state = fold_glob(given), ctx.state_dir
     if state and word != given:
         state = state.lower()
-    if any(name in word for name in STATE_NAMES) or expands_state_var(given):
+    low = given.lower()  # in any case: `${g,,}`, `declare -l` lower it when the line runs
+    if any(name in low for name in STATE_NAMES) or expands_state_var(given):
         return True
     if state and posixpath.normpath(posixpath.join(cwd or "/", word)).startswith(state):
         return True

@@ -70,6 +70,7 @@ from exomonad.policy.shell_wrap import (
     skip_options,
     unwrap,
 )
+from exomonad.policy.state_built import mentions_state
 from exomonad.policy.state_reads import expands_state_var
 from exomonad.policy.vcs import git
 
@@ -145,7 +146,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         # command's arguments are (``cat <"$EXOMONAD_DIR/lead.token"`` was allowed;
         # ``curl --unix-socket $EXOMONAD_DIR/server.sock`` was asked, not refused).
         at_run_time = tuple(f"{r.op}{r.target.text}" for r in cmd.redirs if r.target.dynamic)
-        at_run_time += tuple(w.text for w in cmd.words if expands_state_var(w.text))
+        at_run_time += tuple(w.text for w in cmd.words if expands_state_var(w.text)
+                             or (w in prefix and mentions_state(w.text)))  # fmt: skip
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
         out.extend(_through_proxies(out[start:], env))

@@ -27,7 +27,7 @@ from fnmatch import fnmatchcase
 
 from exomonad.policy.state_reads import STATE_NAMES
 
-__all__ = ["names_built_state", "printed_text"]
+__all__ = ["mentions_state", "names_built_state", "printed_text"]
 
 #: Stands for an expansion's value in a word (a character no shell word holds).
 _ANY = "\0"
@@ -123,6 +123,19 @@ def names_built_state(text: str, cwd: str | None, state: str | None) -> bool:
     return len(names) >= len(target) and all(
         _could_match(t, p) for p, t in zip(names, target, strict=False)
     )  # the state dir, or a path in it (``/p/.e*``), by a piece of its own name
+
+
+def mentions_state(text: str) -> bool:
+    """Whether ``text`` (an assignment's, which no command's words show) may name the
+    state: one of its names in any case, or built from pieces (found probing:
+    ``g=${PWD%/*/*}/.exomonad/lead.token; cat "$g"`` printed the token, allowed, the
+    assignment judged by no rule on words; ``${g,,}`` lowers ``.EXOMONAD``).
+
+    >>> mentions_state("g=${PWD%/*/*}/.EXOMONAD/x"), mentions_state("x=$(git rev-parse HEAD)")
+    (True, False)
+    """
+    low = text.lower()
+    return any(name in low for name in STATE_NAMES) or names_built_state(text, None, None)
 
 
 def _could_match(name: str, part: str) -> bool:
