@@ -9,8 +9,10 @@ were looked for as written, and bash's case-changing expansions (``${g,,}``, ``$
 built from its pieces) is now judged by its words, and a word naming the state in any
 case is refused, as one naming it in its own case is (a path that differs only in case
 names nothing else on a case-sensitive system, and is the state on a case-insensitive
-one). A credential store's name counts in any case too (``g=$HOME/.AWS/CREDENTIALS; cat
-"${g,,}"`` printed the AWS key, allowed).
+one). A path climbing to the project and then built wholly from expansions (``a=.e
+b=xo c=mo d=nad ...; cat "../../$a$b$c$d/$e$f$g"``, which printed the token) is taken
+to name it, as ``../../.e$x`` was. A credential store's name counts in any case too
+(``g=$HOME/.AWS/CREDENTIALS; cat "${g,,}"`` printed the AWS key, allowed).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ IN_ANOTHER_CASE = [
     'g=${PWD%/*/*}/.EXOMONAD/LEAD.TOKEN; head "${g,,}"',
     'g=${PWD%/*/*}/.EXOMONAD/LEAD.TOKEN; cat "${g@L}"',
     'declare -l g=${PWD%/*/*}/.EXOMONAD/LEAD.TOKEN; cat "$g"',
+    'a=.e b=xo c=mo d=nad e=lead f=.tok g=en; cat "../../$a$b$c$d/$e$f$g"',
     'g=${PWD%/*/*}/.exomonad/LEAD.TOKEN; cat "${g,,}"',
     'g=${PWD%/*/*}/.eXoMoNaD/lead.token; cat "${g,,}"',
 ]
@@ -50,7 +53,16 @@ def test_a_state_name_in_another_case_is_refused(tmp_path: Path, command: str) -
 
 @pytest.mark.parametrize(
     "command",
-    ['x=README.md; cat "${x,,}"', "cat LEAD.md", 'echo "${USER^^}"', "cat TOKENS.md"],
+    [
+        'x=README.md; cat "${x,,}"',
+        "cat LEAD.md",
+        'echo "${USER^^}"',
+        "cat TOKENS.md",
+        'cat "$f"',
+        "cat ../$f",
+        "cat src/$f",
+        'cat "$dir/$name.json"',
+    ],
 )
 def test_other_case_changes_stay_allowed(tmp_path: Path, command: str) -> None:
     root, _ = scratch_worktree(tmp_path)

@@ -17,6 +17,10 @@ True
 False
 >>> names_built_state("../../.e$x", "/p/.worktrees/w1", "/p/.exomonad")
 True
+>>> names_built_state("../../$a$b/$c", "/p/.worktrees/w1", "/p/.exomonad")
+True
+>>> names_built_state("./$f", "/p", "/p/.exomonad"), names_built_state("../$f", "/p/w", None)
+(False, False)
 """
 
 from __future__ import annotations
@@ -97,7 +101,9 @@ def names_built_state(text: str, cwd: str | None, state: str | None) -> bool:
     the state dir ``state`` or one of its files: a part holding an expansion could match
     one of :data:`STATE_NAMES` with enough of it written out (``.exo$(echo mo)nad``,
     ``${d}omonad``, ``lead.to$(echo k)en``), or, from ``cwd``, its literal path up to
-    the first such part could name the state dir (``../../.e$x``: ``/p/.e*``). Case
+    the first such part could name the state dir (``../../.e$x``: ``/p/.e*``; a part
+    that is wholly an expansion counts after a ``..`` or an absolute path: ``a=.e b=xo
+    c=mo d=nad; cat ../../$a$b$c$d/$e`` printed the token, allowed). Case
     is ignored (an unquoted expansion may be a glob, and ``nocaseglob`` folds it)."""
     marked = _mark(text)
     if marked is None:
@@ -111,8 +117,11 @@ def names_built_state(text: str, cwd: str | None, state: str | None) -> bool:
     if state is None:
         return False
     first = next(k for k, part in enumerate(parts) if _ANY in part)
-    if not parts[first].replace(_ANY, "") or any(c in "*?[" for p in parts[:first] for c in p):
-        return False  # "$f", "$HOME/x": where it points is not known
+    climbs = ".." in parts[:first] or (first > 0 and not parts[0])  # ../../$x, /p/$x
+    if not (parts[first].replace(_ANY, "") or climbs) or any(
+        c in "*?[" for p in parts[:first] for c in p
+    ):
+        return False  # "$f", "$HOME/x", ./$f: where it points is not known
     if marked.startswith("/"):
         cwd = "/"
     elif cwd is None:
