@@ -47,6 +47,10 @@ LISTINGS = [
     "find ../.. -maxdepth 2 -name 'l*n' | xargs python3 -m base64 | base64 -d",
     "find ../.. -maxdepth 2 -name 'l*n' | zip -q -@ - | funzip",
     "find ../.. -maxdepth 2 -name 'l*n' -print0 | sort --files0-from=-",
+    "f=$(find ../.. -maxdepth 2 -name 'l*n'); "
+    'node -e \'console.log(require("fs").readFileSync(process.argv[1], "utf8"))\' "$f"',
+    "f=$(find ../.. -maxdepth 2 -name 'l*n'); "
+    "python3 - \"$f\" <<< 'import sys; print(open(sys.argv[1]).read())'",
 ]
 
 #: Names made from text no rule reads, or read from a file: a path not known.
@@ -144,6 +148,8 @@ def test_the_leads_own_listings_stay_allowed(tmp_path: Path, command: str) -> No
         'while read -r l; do echo "$l"; done < "$f"',
         "find . -name '*.py' | zip -q -@ out.zip",
         "find ../.. -name 'l*n'",
+        "python3 tools/check.py $(git ls-files '*.py')",
+        "python3 -c 'import sys; print(sys.argv[1:])' \"$x\"",
     ],
 )
 def test_ordinary_run_time_names_stay_allowed(tmp_path: Path, command: str) -> None:

@@ -66,8 +66,12 @@ _CONTENT = frozenset(
      "bat", "batcat", "highlight", "pygmentize", "php", "age", "mcookie", "gpg", "man",
      "shuf", "basenc", "ptx", "tsort", "uuencode", "sum", "yq", "sdiff", "diff3", "join"}
 )  # fmt: skip
-#: Interpreters whose one-liners (``-n``, ``-p``, ``-m MODULE``) read their operands.
-_ONE_LINERS = frozenset({"perl", "ruby", "python", "python3"})
+#: Interpreters: a one-liner (``perl -ne``, ``python3 -m base64``), inline code or a
+#: script may open any operand (found probing: ``node -e 'fs.readFileSync(argv[1])' "$f"``
+#: and ``python3 - "$f" <<< CODE`` printed the token from a listing's name, allowed).
+_INTERPRETERS = frozenset(
+    {"perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "lua", "bun"}
+)
 #: Programs that take the names they read or run on from stdin.
 _TAKES_NAMES = frozenset({"read", "mapfile", "readarray", "xargs"})
 #: Options by which a program reads the files a list names (any prefix counts: git and
@@ -125,24 +129,11 @@ def reads_made_name(name: str, args: list[Word], cwd: str | None) -> bool:
     if _names_from(name, args) is not None:
         return True
     files = file_operands(name, args)
-    if files is None and (name in _CONTENT or _one_liner(name, args)):
+    if files is None and (name in _CONTENT or name in _INTERPRETERS):
         files = [w for w in args if not w.text.startswith("-")]
     return files is not None and any(
         _PROCESS_SUB not in w.text and tree_root(cwd, w) is None for w in files
     )
-
-
-def _one_liner(name: str, args: list[Word]) -> bool:
-    """``perl -ne``, ``ruby -pe``, ``python3 -m base64``: run over the files given.
-
-    >>> _one_liner("perl", [Word("-ne"), Word("print")]), _one_liner("perl", [Word("x.pl")])
-    (True, False)
-    """
-    if name not in _ONE_LINERS:
-        return False
-    letters = "m" if name.startswith("python") else "np"
-    return any(w.text.startswith("-") and not w.text.startswith("--")
-               and set(letters) & set(w.text[1:]) for w in args)  # fmt: skip
 
 
 def made_names(commands: list[SimpleCommand], reader: str) -> list[Action]:
