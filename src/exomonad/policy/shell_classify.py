@@ -39,7 +39,6 @@ from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, note_writes
-from exomonad.policy.shell_listings import listed_reads
 from exomonad.policy.shell_names import line_reads, loop_words, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
 from exomonad.policy.shell_parse import (
@@ -190,16 +189,14 @@ def _argv(
     privileged: bool = False,
 ) -> list[Action]:
     """What running ``words`` does, beside the read of a file a shell or interpreter
-    runs (:func:`~.shell_files.run_file`); a listing of file names handed on to another
-    command (``find ../.. | xargs cat``) also reads what it lists (:mod:`.shell_listings`),
-    and an editor given commands on stdin runs them (:mod:`.shell_editors`)."""
+    runs (:func:`~.shell_files.run_file`); an editor given commands on stdin runs them
+    (:mod:`.shell_editors`)."""
     done = _command(words, cmd, cwd, env, depth, privileged)
     if words[0].dynamic:
         return done
     name, args = posixpath.basename(words[0].text), words[1:]
     ran = run_file(name, args, cwd)  # python3 x: x read
-    listed = listed_reads(name, args, cmd, cwd, env.stdout_redirected, env.links_made)
-    return [*ran, *listed, *editor_script(cmd, name, args), *done]
+    return [*ran, *editor_script(cmd, name, args), *done]
 
 
 def _command(

@@ -83,8 +83,6 @@ class SimpleCommand:
     background: bool = False
     piped_out: bool = False
     receiver: SimpleCommand | None = field(default=None, compare=False, repr=False)
-    #: Inside a command substitution: what ends its pipeline becomes another's words.
-    substituted: bool = field(default=False, compare=False, repr=False)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -259,8 +257,7 @@ def _to_toplevel(word: Word) -> bool:
 
 class _Walker:
     def __init__(self, cwd: str | None, depth: int, cdpath: bool = False,
-                 top: str | None = None, captured: bool = False,
-                 substituted: bool = False) -> None:  # fmt: skip
+                 top: str | None = None, captured: bool = False) -> None:  # fmt: skip
         if depth > MAX_DEPTH:
             raise ShellSyntaxError("shell nesting too deep")
         self.cwd = cwd
@@ -280,7 +277,6 @@ class _Walker:
         #: A process substitution's commands: what they print another command reads
         #: (a ``$(...)``'s value is judged in the word that holds its text).
         self.captured = captured
-        self.substituted = substituted  # a ``$(...)``'s commands
         #: Where each open group (``{``, ``(``, a loop, ``if``, ``case``) began in
         #: ``out``, and whether it is a function's body; the groups just closed, whose
         #: output the redirections and operator after them send; a function header
@@ -414,8 +410,7 @@ class _Walker:
 
     def _subs(self, subs: tuple[str, ...], captured: bool = False) -> None:
         for sub in subs:
-            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top, captured,
-                             substituted=not captured)  # fmt: skip
+            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top, captured)
             self.out.extend(walker.run(sub))
             self.searched |= walker.searched
             self.cdpath |= walker.cdpath
@@ -444,7 +439,6 @@ class _Walker:
             bool(self.stack) or self.nesting != 0,
             background,
             piped_out or self.captured,
-            substituted=self.substituted,
         )
         if self.closed:
             self._settle(words, redirs, piped_out)

@@ -247,9 +247,7 @@ def _subcommand(args: tuple[Word, ...]) -> str | None:
     return None
 
 
-def passes_on(
-    cmd: SimpleCommand, exec_out: bool = False, links: bool = False, words: bool = False
-) -> bool:
+def passes_on(cmd: SimpleCommand, exec_out: bool = False, links: bool = False) -> bool:
     """Whether what ``cmd`` prints may reach another command of the line, which may
     take it as arguments or variables (``cat <<< PATH | xargs cat``, ``tr``, ``sed``,
     ``{ cat <<< PATH; } | while read f``, ``"$(cat <<< PATH)"``): its output (or that
@@ -260,10 +258,7 @@ def passes_on(
     notes.md <<EOF``, ``{ ...; } > README.md``). A process substitution among its words
     (``tee >(xargs cat)``), an output sent to a descriptor, a device or a computed path
     (``>&3``, ``> /dev/stdout``), or an earlier ``exec`` that did so to the line's
-    output (``exec > >(xargs cat)``: ``exec_out``) pass it on as well. With ``words``,
-    so does a command substitution (``cat $(find ...)``): what a listing of names hands
-    on as arguments (a here-document's text in ``git commit -m "$(cat <<EOF``, the
-    commit message, is judged where its text is).
+    output (``exec > >(xargs cat)``: ``exec_out``) pass it on as well.
 
     >>> from exomonad.policy.shell_parse import parse
     >>> line = "cat <<< x > notes.md; cat <<< x | xargs wc; cat <<< y; cat <<< z | tee f | sh"
@@ -278,8 +273,8 @@ def passes_on(
             return not to_plain_file(out[-1].target)
         if exec_out:
             return True
-        if not cmd.piped_out:  # with ``words``, a ``$(...)``'s output is another's words
-            return words and cmd.substituted
+        if not cmd.piped_out:
+            return False
         reader = cmd.receiver
         if reader is None or not _reads_as_data(reader, links):
             return True
