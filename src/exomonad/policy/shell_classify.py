@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import posixpath
 
-from exomonad.policy.actions import Action, DeleteFile, Network, ReadFile, Shell, Unknown, WriteFile
+from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
 from exomonad.policy.shell_dialect import each_reading
 from exomonad.policy.shell_editors import editor_script
@@ -40,7 +40,7 @@ from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, note_writes
 from exomonad.policy.shell_names import line_reads, loop_words, note_reader
-from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, sets_client_config
+from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, note_client_settings
 from exomonad.policy.shell_parse import (
     SimpleCommand,
     is_assignment,
@@ -48,7 +48,7 @@ from exomonad.policy.shell_parse import (
     resolve_path,
     unfollowable,
 )
-from exomonad.policy.shell_proxies import assigned_proxies
+from exomonad.policy.shell_proxies import through_proxies
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_secrets import (
@@ -95,7 +95,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:
         return [Unknown(src)]
-    _note_client_settings(commands, env)
+    note_client_settings(commands, env)
     out: list[Action] = []
     outer, env.made_name_read = env.made_name_read, None
     for cmd in commands:
@@ -149,27 +149,13 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
                              or (w in prefix and mentions_state(w.text)))  # fmt: skip
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
-        out.extend(_through_proxies(out[start:], env))
+        out.extend(through_proxies(out[start:], env))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env)  # links, a .git or HEAD made for what follows
         env.commands_seen += 1
     # cat "$f", read x < "$f": what the line (or one in it) may have made $f
     return [*out, *(a for a in line_reads(commands, env, outer) if a not in out)]
-
-
-def _note_client_settings(commands: list[SimpleCommand], env: ShellEnv) -> None:
-    """What the line sets for the network clients on it: a configuration they may read
-    (``HOME=.``), the proxies they may send their traffic through (``https_proxy=h``)."""
-    env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
-    env.proxies = (*env.proxies, *(p for c in commands for p in assigned_proxies(c.words)))
-
-
-def _through_proxies(actions: list[Action], env: ShellEnv) -> list[Network]:
-    """The proxies the line assigned, for a command whose ``actions`` reach a host."""
-    if not env.proxies or not any(isinstance(a, Network) for a in actions):
-        return []
-    return [p for p in env.proxies if p not in actions]
 
 
 def _unfollowable(cmd: SimpleCommand) -> list[Action]:

@@ -15,6 +15,7 @@ the hosts of the URLs any other program is given (:func:`url_hosts`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from exomonad.policy.actions import Action, Network, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.file_urls import (
@@ -25,7 +26,7 @@ from exomonad.policy.file_urls import (
 )
 from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_containers import engine_contexts, engine_hosts, registry_hosts
-from exomonad.policy.shell_env import Options, scan_options
+from exomonad.policy.shell_env import Options, ShellEnv, scan_options
 from exomonad.policy.shell_http_files import (
     ARIA2_WITH_ARG,
     CURL_WITH_ARG,
@@ -42,8 +43,8 @@ from exomonad.policy.shell_local_commands import (
     ssh_files,
     ssh_keyword,
 )
-from exomonad.policy.shell_parse import resolve_path
-from exomonad.policy.shell_proxies import option_routes, proxy_words
+from exomonad.policy.shell_parse import SimpleCommand, resolve_path
+from exomonad.policy.shell_proxies import assigned_proxies, option_routes, proxy_words
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "http_client",
     "lookup_client",
     "named_hosts",
+    "note_client_settings",
     "openssl_client",
     "remote_client",
     "sets_client_config",
@@ -100,6 +102,13 @@ def sets_client_config(words: tuple[Word, ...] | list[Word]) -> bool:
     if not any(w.text in _SETTERS for w in words):
         return False
     return any(w.dynamic or _CONFIG_NAMED.search(w.text) for w in words)
+
+
+def note_client_settings(commands: Sequence[SimpleCommand], env: ShellEnv) -> None:
+    """What the line sets for the network clients on it: a configuration they may read
+    (``HOME=.``), the proxies they may send their traffic through (``https_proxy=h``)."""
+    env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
+    env.proxies = (*env.proxies, *(p for c in commands for p in assigned_proxies(c.words)))
 
 
 def configured_client(name: str, full: tuple[str, ...]) -> Unknown:

@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from exomonad.policy.actions import Network
+from exomonad.policy.actions import Action, Network
 from exomonad.policy.hosts import host_of
+from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["assigned_proxies", "option_routes", "proxy_words"]
+__all__ = ["assigned_proxies", "option_routes", "proxy_words", "through_proxies"]
 
 #: Options whose value is a proxy's URL or ``host[:port]`` (and curl's ``-x``).
 _PROXIES = frozenset({"--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a",
@@ -109,3 +110,10 @@ def assigned_proxies(words: Iterable[Word]) -> list[Network]:
 def _once(hosts: list[Network]) -> list[Network]:
     """``hosts`` without repeats, in order."""
     return list(dict.fromkeys(hosts))
+
+
+def through_proxies(actions: list[Action], env: ShellEnv) -> list[Network]:
+    """The proxies the line assigned, for a command whose ``actions`` reach a host."""
+    if not env.proxies or not any(isinstance(a, Network) for a in actions):
+        return []
+    return [p for p in env.proxies if p not in actions]
