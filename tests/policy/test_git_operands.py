@@ -205,3 +205,32 @@ def test_the_real_effect_a_tag_named_main_takes_the_leads_reset(tmp_path: Path) 
     git(root, "reset", "-q", "--hard", "main")
     assert git(root, "rev-parse", "HEAD") == git(wt, "rev-parse", "exo/w1")
     _judged(command, root)
+
+
+def test_checkout_index_with_its_prefix_in_a_word_of_its_own_plants_a_hook(
+    tmp_path: Path,
+) -> None:
+    """Found reviewing this round: ``--prefix`` given as a word of its own was not read
+    (only ``--prefix=``): ``git add commit`` of an executable, then ``git checkout-index -f
+    --prefix ../../.git/hooks/pre- commit`` wrote the shared repository's ``pre-commit``,
+    which the lead's next commit ran; ``-a -f --prefix ../../`` overwrote its Makefile."""
+    root, wt = _project(tmp_path)
+    (wt / "commit").write_text(
+        '#!/bin/sh\necho planted > "$(git rev-parse --git-common-dir)/../planted"\n'
+    )
+    (wt / "commit").chmod(0o755)
+    hook = "git checkout-index -f --prefix ../../.git/hooks/pre- commit"
+    ran = _run(f"git add commit && {hook}", wt)
+    assert (root / ".git" / "hooks" / "pre-commit").is_file(), ran.stderr
+    (root / "x.txt").write_text("x\n")
+    git(root, "add", "x.txt")
+    git(root, "commit", "-qm", "lead's commit")
+    assert (root / "planted").is_file()
+    (wt / "Makefile").write_text("all:\n\techo pwned\n")
+    _run("git add Makefile && git checkout-index -a -f --prefix ../../", wt)
+    assert "pwned" in (root / "Makefile").read_text()
+    for command in (hook, "git checkout-index -a -f --prefix ../../",
+                    "git checkout-index --pre ../../ -a",
+                    "git checkout-index --stdin --prefix ~/"):  # fmt: skip
+        assert not isinstance(bash(command, root=str(root)), Allow), command
+    assert isinstance(bash("git checkout-index -a --prefix out/", root=str(root)), Allow)

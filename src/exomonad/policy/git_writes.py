@@ -81,11 +81,14 @@ def writes_of(
             out.append(WriteFile(resolve_path(base, target) if target is not None else None))
     if sub == "merge-file":  # writes its first file (the "current" version)
         out += [WriteFile(resolve_path(base, w)) for w in operands(sub, rest)[:1]]
-    for w in rest:  # checkout-index --prefix=../../: files written below any prefix
+    for k, w in enumerate(rest):  # checkout-index --prefix ../../: files written below it
         name, eq, value = w.text.partition("=")
-        if sub == "checkout-index" and eq and len(name) > 3 and "--prefix".startswith(name):
-            prefix = Word(value, w.dynamic, w.quoted)  # `--pref=`: git takes a prefix
-            out.append(WriteFile(resolve_path(base, prefix)))
+        if sub == "checkout-index" and len(name) > 2 and "--prefix".startswith(name):
+            # `--pref=X`, `--prefix X` (found probing: the separate word was not read, and
+            # `--prefix ../../.git/hooks/pre- commit` planted a hook the lead's git ran)
+            after = rest[k + 1] if k + 1 < len(rest) else None
+            prefix = Word(value, w.dynamic, w.quoted) if eq else after
+            out.append(WriteFile(resolve_path(base, prefix) if prefix is not None else None))
     if sub in _GIT_CREATES:
         positionals = operands(sub, rest)
         at = _GIT_CREATES[sub] - 1
