@@ -38,11 +38,14 @@ _WRAPPER = re.compile(
     rf"|pwsh(?:\.exe)?{_S}+(?:-NoProfile{_S}+)?-Command){_S}+",
     re.IGNORECASE,
 )
-_TRIM = re.compile(rf"^{_S}+|{_S}+$")
+#: The same characters, spelled out for ``str.strip`` (a regex ``\s+$`` is retried at
+#: every blank of a long inner run: 33 s for 100,000 spaces between two words).
+_TRIMMED = "".join(map(chr, range(0x2000, 0x200B))) + _JS_SPACE.replace("\u2000-\u200a", "")
 
 
 def _js_trim(text: str) -> str:
-    return _TRIM.sub("", text)
+    """``text.trim()`` as JavaScript does it, in linear time."""
+    return text.strip(_TRIMMED)
 
 
 def commands(command: str) -> list[str]:
