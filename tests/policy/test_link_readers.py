@@ -113,3 +113,22 @@ def test_their_writes_outside_are_still_asked(tmp_path: Path, command: str) -> N
     """Their reads are added beside what they do, not instead of it."""
     root, _ = _project(tmp_path)
     assert not isinstance(bash(command, root=str(root)), Allow), bash(command, root=str(root))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['cat "$(readlink x)"', 'f=$(readlink -f x); cat "$f"', "cat $(realpath x)",
+     "readlink x | xargs cat", "readlink -f x | xargs head"],
+)  # fmt: skip
+def test_where_a_link_leads_handed_to_a_reader_is_refused(tmp_path: Path, command: str) -> None:
+    """Found reviewing this round: ``readlink`` and ``realpath`` were taken for programs
+    that print only their judged words, but they print where the link leads: each of
+    these printed the token, allowed. Now each name they are given is read, its links
+    followed when judged."""
+    root, wt = _project(tmp_path)
+    done = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert SECRET in done.stdout, (command, done.stdout, done.stderr)
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), (command, verdict)
+    assert isinstance(bash('cat "$(realpath notes.txt)"', root=str(root)), Allow)

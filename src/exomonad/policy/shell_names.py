@@ -40,11 +40,12 @@ __all__ = ["line_reads", "loop_words", "made_names", "note_reader", "reads_made_
 
 #: Programs whose output is their judged words or says nothing a worker chooses.
 _PRINTERS = frozenset(
-    {"echo", "printf", "pwd", "date", "mktemp", "basename", "dirname", "realpath",
-     "readlink", "seq", "true", "false", "whoami", "id", "uname", "hostname", "nproc",
-     "cd", "pushd", "popd", "test", "[", "[[", ":", "read", "mapfile", "readarray",
-     "export", "local", "declare", "sleep"}
+    {"echo", "printf", "pwd", "date", "mktemp", "basename", "dirname", "seq", "true", "false",
+     "whoami", "id", "uname", "hostname", "nproc", "cd", "pushd", "popd", "test", "[", "[[",
+     ":", "read", "mapfile", "readarray", "export", "local", "declare", "sleep"}
 )  # fmt: skip
+#: Programs that print where the names they are given lead (a link's target).
+_RESOLVERS = frozenset({"readlink", "realpath"})
 #: Filters: what they print is their input's (judged where it comes from), unless they
 #: are given a file (``cat list``: what it holds).
 _FILTERS = frozenset(
@@ -231,6 +232,10 @@ def _listing(cmd: SimpleCommand) -> list[Action] | None:
     or None when ``cmd`` is no listing."""
     name = _name(cmd)
     args = list(cmd.command_words[1:])
+    if name in _RESOLVERS:  # where a link leads (found reviewing: `cat "$(readlink x)"`,
+        # x -> the token, printed it): a read of each name, its links followed when judged
+        operands = [w for w in args if not w.text.startswith("-")]
+        return [ReadFile(tree_root(cmd.cwd, w)) for w in operands] or [ReadFile(None)]
     if name in ("rg", "grep", "egrep", "fgrep") and _names_only(name, args):
         operands = [w for w in args if not w.text.startswith("-")]
         roots = operands if "--files" in (w.text for w in args) else operands[1:]
