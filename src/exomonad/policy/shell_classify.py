@@ -48,7 +48,6 @@ from exomonad.policy.shell_parse import (
     resolve_path,
     unfollowable,
 )
-from exomonad.policy.shell_proxies import through_proxies
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_secrets import (
@@ -95,8 +94,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
     except ShellSyntaxError:
         return [Unknown(src)]
-    note_client_settings(commands, env)
-    out: list[Action] = []
+    out: list[Action] = [*note_client_settings(commands, env)]
     outer, env.made_name_read = env.made_name_read, None
     for cmd in commands:
         start = len(out)
@@ -149,7 +147,6 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
                              or (w in prefix and mentions_state(w.text)))  # fmt: skip
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
-        out.extend(through_proxies(out[start:], env))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env)  # links, a .git or HEAD made for what follows

