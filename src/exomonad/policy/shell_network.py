@@ -215,7 +215,7 @@ def named_hosts(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         else:
             more.append(Network(None if engine.dynamic else host_of(engine.text)))
     more += [Network(None)] if engine_contexts(name, args) else []  # a stored engine
-    more += [Network(host_of(registry)) for registry in registry_hosts(name, args)]
+    more += [Network(host_of(r) if r else None) for r in registry_hosts(name, args)]
     return list(dict.fromkeys([*found, *more]))  # once each, in order
 
 
