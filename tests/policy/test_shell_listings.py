@@ -106,3 +106,22 @@ def test_a_narrowed_read_of_a_home_without_such_a_file_stays_allowed(
     root, _ = project
     verdict = bash("grep -r --include='*.md' x ~", root=str(root))
     assert not isinstance(verdict, Deny), verdict
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["read f <<< ../../.e*/l*n; cat $f", "read f <<< ../../.e*/*; head $f",
+     'read a b <<< "x ../../.e*/l*n"; cat $b', "read f <<EOF\n../../.e*/l*n\nEOF\ncat $f"],
+)  # fmt: skip
+def test_a_glob_read_into_a_variable_is_read_where_it_points(
+    project: tuple[Path, Path], command: str
+) -> None:
+    """Found reviewing this round: bash does not glob a here-string, but ``$f`` unquoted
+    is globbed when it is used; each printed the token, allowed (the body's globs were
+    judged as text). ``read f <<< "src/*.py"; ls $f`` stays allowed."""
+    root, wt = project
+    ran = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, text=True,
+                         timeout=60, check=False)  # fmt: skip
+    assert TOKEN in ran.stdout, (command, ran.stdout, ran.stderr)
+    assert isinstance(bash(command, root=str(root)), Deny), command
+    assert isinstance(bash('read f <<< "src/*.py"; ls $f', root=str(root)), Allow)

@@ -39,7 +39,7 @@ from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import SimpleCommand, path_readings
+from exomonad.policy.shell_parse import SimpleCommand, path_readings, resolve_path
 from exomonad.policy.shell_scripts import awk_escapes
 from exomonad.policy.shell_sed import escapes as sed_escapes
 
@@ -107,6 +107,8 @@ _WRITE_OPERANDS = frozenset({"tee", "sort", "uniq"})
 #: ``[a for a in x]`` match no file (a program's own globbing is not followed here, nor
 #: in a ``-c`` program).
 _NOT_GLOBS = str.maketrans("*?[]", "    ")
+#: Readers of stdin into variables (None: a compound command, whose ``read`` may).
+_INTO_VARIABLES = frozenset({None, "read", "mapfile", "readarray"})
 #: How a word names a process substitution (``<(cmd)``, ``>(cmd)``): see shell_lex.
 _PROCESS_SUB = "<process substitution>"
 #: Redirections of a command's output.
@@ -155,7 +157,13 @@ def stdin_as_words(
     if data_only(cmd, name, links) and not passes_on(cmd, exec_out, links):
         return []
     home = os.path.expanduser("~")
+    # what read, mapfile or a loop's read stores may be expanded unquoted later, and
+    # globbed then: its globs are read where they point (found reviewing: `read f <<<
+    # ../../.e*/l*n; cat $f` printed the token)
+    globs = [t for t in body.split() if any(c in t for c in "*?[")]
+    stored = [ReadFile(resolve_path(cwd, t)) for t in globs] if name in _INTO_VARIABLES else []
     return [
+        *stored,
         Shell((name or _COMPOUND, f"<<{body.translate(_NOT_GLOBS)}"), cwd),
         *(ReadFile(p) for p in named_secrets(body, home, run_time=True)),
     ]
