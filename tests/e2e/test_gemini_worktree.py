@@ -34,10 +34,12 @@ Asserted:
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,9 +67,10 @@ REPO_SERVER = Path(__file__).with_name("repo_mcp_server.py")
 #: w2 packs a policy of its own as ``.exomonad/policy.py`` (a name tar makes up at
 #: packing, so the command never spells it) and unpacks it over the project's state dir
 #: (``../..`` from its worktree), as found probing.
-PACK = (r"printf 'policy = None\n' > evil && "
-        r"tar -cf x.tar --transform='s,^evil,\L.EXOMONAD\E/policy.py,' evil")  # fmt: skip
-UNPACK = "tar -xf x.tar --directory=../.."
+#: An archive holding ``.exomonad/policy.py`` (committed in the project's ``tools/``: a
+#: worker packing it itself, ``tar -cf x.tar --transform='s,^evil,\L.EXOMONAD\E/...'``, is
+#: refused now, as naming the state in any letter case), and its unpacking over the state.
+UNPACK = "tar -xf tools/x.tar --directory=../.."
 
 
 @dataclass
@@ -114,6 +117,10 @@ def project(tmp_path: Path) -> Iterator[Project]:
     )
     (root / "tools").mkdir()
     (root / "tools" / "release.sh").write_text("git push -q --force origin HEAD:main\n")
+    with tarfile.open(root / "tools" / "x.tar", "w") as archive:
+        member = tarfile.TarInfo(".exomonad/policy.py")
+        member.size = len(b"policy = None\n")
+        archive.addfile(member, io.BytesIO(b"policy = None\n"))
     git(root, "add", ".mcp.json", ".claude", ".gemini", ".codex", ".exomonad/config.toml", "tools")
     git(root, "commit", "-q", "-m", "exomonad init")
     git(root, "push", "-q", "origin", "main")
@@ -166,12 +173,11 @@ def _gates_counted(p: Project, decisions: list[tuple[str, str]]) -> None:
 def _script_w2(m2: ScriptedGemini, wt2: Path) -> None:
     """w2 writes the same path as w1, differently; then tries to hide a write into the
     lead's checkout behind the hook front (which runs the words it is handed), and to
-    unpack a policy of its own over the project's state dir."""
+    unpack a policy over the project's state dir."""
     m2.add_function_call("write_file", {"file_path": str(wt2 / "feature.py"),
                                         "content": "owner = 'w2'\n"})  # fmt: skip
     m2.add_function_call("run_shell_command",
                          {"command": "exomonad-hook sh -c 'echo x > ../../front.txt'"})  # fmt: skip
-    m2.add_function_call("run_shell_command", {"command": PACK})
     m2.add_function_call("run_shell_command", {"command": UNPACK})
     m2.add_text("w2 done")
 
@@ -179,15 +185,15 @@ def _script_w2(m2: ScriptedGemini, wt2: Path) -> None:
 def _front_refused(p: Project) -> None:
     """w2's command through the hook front (``exomonad-hook sh -c 'echo x >
     ../../front.txt'``): the front is no wrapper for a worker's command, so it was denied
-    and nothing was written into the lead's checkout. Its archive unpacked over the state
+    and nothing was written into the lead's checkout. An archive unpacked over the state
     dir: denied, no policy of w2's in the state dir."""
     calls = [(e["tool"], e["decision"]) for e in p.audit("w2")]
     sh = "run_shell_command"
-    assert calls[1:4] == [(sh, "deny"), (sh, "allow"), (sh, "deny")], calls
+    assert calls[1:3] == [(sh, "deny"), (sh, "deny")], calls
     assert not (p.root / "front.txt").exists()
     planted = p.root / ".exomonad" / "policy.py"
     assert not planted.exists() or b"policy = None" not in planted.read_bytes()
-    assert (p.root / ".worktrees" / "w2" / "x.tar").exists()  # packed: unpacking was refused
+    assert (p.root / ".worktrees" / "w2" / "tools" / "x.tar").exists()  # refused, not missing
 
 
 def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
@@ -226,7 +232,7 @@ def test_workers_write_commit_and_push_in_their_worktrees_and_nothing_else(
         assert [w["worktree"] for w in out["workers"]] == [str(wt1), str(wt2)]
         assert all(w["ready"] for w in out["workers"]), out
         _wait(lambda: _answered(m1, 7) is not None, "w1's 7 tool calls answered", p, [m1, m2])
-        _wait(lambda: _answered(m2, 4) is not None, "w2's 4 tool calls answered", p, [m1, m2])
+        _wait(lambda: _answered(m2, 3) is not None, "w2's 3 tool calls answered", p, [m1, m2])
 
     # Ordinary work passed with zero escalations, and really happened.
     decisions = [(e["tool"], e["decision"]) for e in p.audit("w1") if e["tool"] != "Bash"]
