@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,83 @@ def test_ordinary_lines_ending_in_git_stay_allowed(tmp_path: Path, command: str)
     decision = bash(command, root=str(root))
     assert isinstance(decision, Allow), (command, decision)
     _run(command, wt)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["mv old.py new.py && git add -A && git commit -qm rename",
+     "mv a.py b.py && git commit -qam rename",
+     "cp -r templates/ build/ && git add build",
+     "unzip -oq x.zip && git add -A",
+     "unzip -oq missing.zip; git add -A"],
+)  # fmt: skip
+def test_ordinary_moves_copies_and_unzips_before_git_stay_allowed(
+    tmp_path: Path, command: str
+) -> None:
+    """What a plain ``mv``/``cp -r`` names lies nowhere git looks for its ``.git``, and
+    the archive holds no ``.git``, ``HEAD`` or ``commondir`` (asked since 15d3021)."""
+    root, wt = _project(tmp_path)
+    for name in ("old.py", "a.py"):
+        (wt / name).write_text("x = 1\n")
+    git(wt, "add", "old.py", "a.py")
+    git(wt, "commit", "-qm", "py")
+    (wt / "templates").mkdir()
+    (wt / "templates" / "t.html").write_text("<p>\n")
+    with zipfile.ZipFile(wt / "x.zip", "w") as archive:
+        archive.writestr("src/x.py", "x = 2\n")
+    decision = bash(command, root=str(root))
+    assert isinstance(decision, Allow), (command, decision)
+    _run(command.replace("missing.zip;", "missing.zip || true;"), wt)
+
+
+def _zip_with_gitfile(path: Path, member: str, gitdir: Path) -> None:
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(member, f"gitdir: {gitdir}\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cp -r t/. . && git commit -q --allow-empty -m evil",
+     "cp -rT t . && git commit -q --allow-empty -m evil",
+     "unzip -oq z.zip && git commit -q --allow-empty -m evil",
+     "unzip -oq z && git commit -q --allow-empty -m evil"],
+)  # fmt: skip
+def test_the_real_effect_a_gitfile_copied_or_unzipped_in_one_line(
+    tmp_path: Path, command: str
+) -> None:
+    """A ``cp -r`` into the worktree's root, or an archive holding a ``.git``: asked."""
+    root, wt = _project(tmp_path)
+    (wt / "t").mkdir()
+    (wt / "t" / ".git").write_text(f"gitdir: {root / '.git'}\n")
+    _zip_with_gitfile(wt / "z.zip", ".git", root / ".git")
+    before = git(root, "rev-parse", "main")
+    decision = bash(command, root=str(root))
+    _run(command, wt)
+    assert git(root, "rev-parse", "main") != before, command  # the lead's main moved
+    assert not isinstance(decision, Allow), (command, decision)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cp -r t sub && git -C sub reset --soft exo/w1",
+     "mv * d/ && git add -A",
+     "cp -rb a b && git add -A",
+     "cd x && unzip -o ok.zip && git add -A",
+     "unzip -o sub.zip && git add -A",
+     "unzip -o bad.zip && git add -A",
+     "unzip -o 'x*.zip' && git add -A",
+     "unzip -L ok.zip && git add -A",
+     "unzip -o ok.zip && git checkout ok.zip && git commit -qm x",
+     "unzip -o ok.zip | cp bad.zip ok.zip; git commit -qam x"],
+)  # fmt: skip
+def test_what_may_make_a_git_dir_where_git_runs_stays_asked(tmp_path: Path, command: str) -> None:
+    root, wt = _project(tmp_path)
+    with zipfile.ZipFile(wt / "ok.zip", "w") as archive:
+        archive.writestr("src/x.py", "x = 2\n")
+    with zipfile.ZipFile(wt / "sub.zip", "w") as archive:
+        archive.writestr("sub/HEAD", "ref: refs/heads/main\n")
+    (wt / "bad.zip").write_text("not a zip\n")
+    assert not isinstance(bash(command, root=str(root)), Allow), command
 
 
 def test_git_deleting_the_worktrees_gitfile_finds_the_leads_repository(tmp_path: Path) -> None:

@@ -67,6 +67,8 @@ MADE = [
     "sort --files0-from=<(tr '\\n' '\\0' < list)",
     "zip -q -@ - < list | funzip",
     'mapfile -t a < list; cat "${a[@]}"',
+    "python3 -c 'import sys; print(open(sys.argv[1]).read())' $(cat list)",
+    "python3 -u - $(cat list) <<< 'import sys; print(open(sys.argv[1]).read())'",
 ]
 
 
@@ -150,6 +152,8 @@ def test_the_leads_own_listings_stay_allowed(tmp_path: Path, command: str) -> No
         "find ../.. -name 'l*n'",
         "python3 tools/check.py $(git ls-files '*.py')",
         "python3 -c 'import sys; print(sys.argv[1:])' \"$x\"",
+        'node scripts/x.js "$(cat VERSION)"',  # a script's operands: data (asked in 6691bee)
+        "python3 manage.py test $(cat tests.txt)",
     ],
 )
 def test_ordinary_run_time_names_stay_allowed(tmp_path: Path, command: str) -> None:

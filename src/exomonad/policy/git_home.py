@@ -19,6 +19,7 @@ False
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import posixpath
 import re
@@ -70,12 +71,56 @@ def foreign_repository(where: str, home: str, git_dir: str | None = None) -> boo
 def made_before(where: str, home: str, git_dir: str | None, env: ShellEnv) -> bool:
     """Whether a command earlier in the line may have made git take ``where`` for another
     repository, files not there when the line is judged: a ``.git``, ``HEAD`` or
-    ``commondir`` written or unpacked (``tar xf t.tar && git commit``), or, for git in a
+    ``commondir`` written or unpacked (``tar xf t.tar && git commit``), a path a ``mv`` or
+    ``cp -r`` wrote or took away where git looks (``cp -r t/ . && git commit``: the
+    ``.git`` of ``where`` or of a directory above it, or the git dir), or, for git in a
     subdirectory or with a git dir of its own, any links or files checked out."""
-    if env.git_files:
+    if env.git_files or _reached(where, git_dir, env.trees_moved):
         return True
     elsewhere = git_dir is not None or posixpath.normpath(where) != posixpath.normpath(home)
     return env.links_made and elsewhere
+
+
+def _reached(where: str, git_dir: str | None, moved: tuple[str, ...]) -> bool:
+    """Whether one of the ``moved`` paths (globs as written) is, or holds, the ``.git``
+    git looks for from ``where`` up, or is, holds or lies in ``git_dir``.
+
+    >>> _reached("/w", None, ("/w/new.py", "/w/old.py")), _reached("/w/a", None, ("/w",))
+    (False, True)
+    >>> _reached("/w", None, ("/w/*",)), _reached("/w", None, ("/w/*.py",))
+    (True, False)
+    >>> _reached("/w", "/w/g", ("/w/g/HEAD",)), _reached("/w/s", None, ("/w/s/.git",))
+    (True, True)
+    """
+    if not moved:
+        return False
+    looked = [posixpath.normpath(where), real_path(where)]
+    if git_dir is not None:
+        looked += [posixpath.normpath(git_dir), real_path(git_dir)]
+    moves = [p for m in moved for p in (posixpath.normpath(m), real_path(m))]
+    starts = [p for p in looked[:2] if p is not None]
+    dirs = [p for p in looked[2:] if p is not None]
+    paths = [p for p in moves if p is not None]
+    if len(starts) + len(dirs) < len(looked) or len(paths) < len(moves):
+        return True  # a path whose links cannot be followed: where it leads is not known
+    spots: list[str] = []
+    for start in starts:
+        here = start
+        while True:
+            spots.append(posixpath.join(here, ".git"))
+            if here in ("/", ""):
+                break
+            here = posixpath.dirname(here)
+    return any(_holds(p, s) or is_within(p, s) for p in paths for s in (*spots, *dirs))
+
+
+def _holds(pattern: str, path: str) -> bool:
+    """Whether ``pattern`` (a path, its names maybe globs) is ``path`` or above it."""
+    want, have = pattern.split("/"), path.split("/")
+    if len(want) > len(have):
+        return False
+    return all(w == h or (any(c in w for c in "*?[") and fnmatch.fnmatchcase(h, w))
+               for w, h in zip(want, have[: len(want)], strict=True))  # fmt: skip
 
 
 def local_branch(home: str, name: str, kind: str = "heads") -> bool:

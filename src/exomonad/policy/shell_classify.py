@@ -149,7 +149,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
             out.append(Shell(at_run_time, cmd.cwd))
         if env.links_made:
             out[start:] = behind_new_links(out[start:], env.worktree)
-        note_writes(words, out[start:], env)  # links, a .git or HEAD made for what follows
+        note_writes(words, out[start:], env, cmd.cwd)  # links, a .git or HEAD made for what follows
         env.commands_seen += 1
     # cat "$f", read x < "$f": what the line (or one in it) may have made $f
     return [*out, *(a for a in line_reads(commands, env, outer) if a not in out)]

@@ -103,6 +103,12 @@ class ShellEnv:
     #: ... or a ``.git``, ``HEAD`` or ``commondir``: git may then take a directory of the
     #: worktree for another repository (``shell_links.note_writes``, ``vcs``).
     git_files: bool = False
+    #: ... or, from a plain ``mv`` or ``cp -r``, only what lies below these paths (and
+    #: they themselves: globs kept as written): git run elsewhere is not reached.
+    trees_moved: tuple[str, ...] = ()
+    #: ... or, from an unzip first in the line, none (its archive listed when judged:
+    #: ``shell_unpacked``), while no later command may have rewritten the archive.
+    archives_listed: tuple[str, ...] = ()
     #: The line may point HTTP clients at another configuration (``HOME=.``,
     #: ``XDG_CONFIG_HOME=``, ``CURL_HOME=``...: ``shell_network.sets_client_config``).
     client_config: bool = False

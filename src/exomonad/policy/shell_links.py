@@ -20,6 +20,7 @@ import posixpath
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_unpacked import no_git_files
 from exomonad.policy.shell_wrap import PRIV_WITH_ARG, WRAPPERS
 
 __all__ = ["behind_new_links", "makes_links", "note_writes"]
@@ -63,19 +64,88 @@ def makes_links(words: list[Word]) -> bool:
 _GIT_FILES = frozenset({".git", "HEAD", "commondir", "gitdir"})
 
 
-def note_writes(words: list[Word], actions: list[Action], env: ShellEnv) -> None:
+def note_writes(
+    words: list[Word], actions: list[Action], env: ShellEnv, cwd: str | None = None
+) -> None:
     """Note in ``env`` what a command of the line (its ``words`` and ``actions``) may have
     made for the commands after it: links (``links_made``), and a ``.git``, ``HEAD`` or
     ``commondir`` (``git_files``): a program other than git that may make links, or a
     write of such a name (found as a worker: ``echo 'ref: refs/heads/main' > sub/HEAD;
     echo ../../../.git > sub/commondir; git -C sub reset --soft exo/w1`` in one line
-    moved the lead's ``main``, the files not there when the line was judged)."""
+    moved the lead's ``main``, the files not there when the line was judged). A plain
+    ``mv`` or ``cp -r`` changes only the paths it names (``trees_moved``: git run where
+    none of them is, or holds its ``.git``, is not reached), and an unzip of an archive
+    that holds no such name makes none (``shell_unpacked``)."""
     links = makes_links(words)
     env.links_made = env.links_made or links
     named = any(isinstance(a, (WriteFile, DeleteFile)) and a.path is not None
                 and posixpath.basename(a.path) in _GIT_FILES for a in actions)  # fmt: skip
     program = posixpath.basename(words[0].text) if words else ""
-    env.git_files = env.git_files or named or (links and _brings_trees(program, words))
+    if env.archives_listed and _may_rewrite(program, links, actions, env.archives_listed):
+        env.git_files = True  # `unzip x.zip | cp evil.zip x.zip`: run beside the unzip
+    if named or not (links and _brings_trees(program, words)):
+        env.git_files = env.git_files or named
+        return
+    moved = _moved(program, words, actions)
+    listed = no_git_files(words[1:], cwd) if program == "unzip" else None
+    if moved is not None:
+        env.trees_moved += moved
+    elif listed is not None and not env.commands_seen:
+        env.archives_listed += listed
+    else:
+        env.git_files = True
+
+
+def _may_rewrite(
+    program: str, links: bool, actions: list[Action], archives: tuple[str, ...]
+) -> bool:
+    """Whether a command after an unzip whose archive was listed may have rewritten it
+    (run beside it, down a pipe): any but a git command that checks nothing out and
+    writes no path that is, or holds, the archive."""
+    if program != "git" or links:
+        return True
+    return any(isinstance(a, (WriteFile, DeleteFile, Unknown))
+               and (getattr(a, "path", None) is None
+                    or any(is_within(z, getattr(a, "path", None)) for z in archives))
+               for a in actions)  # fmt: skip
+
+
+#: The options of ``mv`` and ``cp`` that change nothing but how the named paths are
+#: copied or moved (not ``-b``/``-S``: a backup's name is another name; ``-t`` is
+#: modelled by the actions, as the last operand is).
+_PLAIN_SHORT = frozenset("finvuprRaPLHdTt")
+_PLAIN_LONG = frozenset(
+    {"--force", "--interactive", "--no-clobber", "--verbose", "--update", "--recursive",
+     "--archive", "--no-dereference", "--dereference", "--no-target-directory",
+     "--strip-trailing-slashes", "--preserve", "--no-preserve", "--target-directory"}
+)  # fmt: skip
+
+
+def _moved(program: str, words: list[Word], actions: list[Action]) -> tuple[str, ...] | None:
+    """The paths a plain ``mv`` or ``cp -r`` writes or takes away (each, and what lies
+    below it, may change), or None where that is not known: another program, an option
+    that names other files, a path known only at run time, an :class:`Unknown`.
+
+    >>> _moved("mv", [Word("mv"), Word("a"), Word("b")], [WriteFile("/w/b"), DeleteFile("/w/a")])
+    ('/w/b', '/w/a')
+    >>> _moved("mv", [Word("mv"), Word("-b"), Word("a"), Word("b")], [WriteFile("/w/b")])
+    """
+    if program not in ("mv", "cp"):
+        return None
+    for w in words[1:]:
+        text = w.text
+        if w.dynamic or (text.startswith("--") and text.split("=")[0] not in _PLAIN_LONG):
+            return None
+        if text.startswith("-") and not text.startswith("--") and set(text[1:]) - _PLAIN_SHORT:
+            return None
+    paths: list[str] = []
+    for action in actions:
+        if isinstance(action, ReadFile):
+            continue
+        if not isinstance(action, (WriteFile, DeleteFile)) or action.path is None:
+            return None
+        paths.append(action.path)
+    return tuple(paths) or None
 
 
 def _brings_trees(program: str, words: list[Word]) -> bool:

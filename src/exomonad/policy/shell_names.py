@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
-from exomonad.policy.shell_env import ShellEnv
+from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_files import file_operands
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, parse
@@ -73,6 +73,16 @@ _CONTENT = frozenset(
 _INTERPRETERS = frozenset(
     {"perl", "ruby", "python", "python2", "python3", "node", "nodejs", "php", "lua", "bun"}
 )
+#: The interpreters' options that take no value and give no code (before a script file).
+_PLAIN_FLAGS = {
+    **dict.fromkeys(("python", "python2", "python3"),
+                    frozenset({"-u", "-B", "-O", "-OO", "-s", "-S", "-E", "-I", "-q", "-b",
+                               "-bb", "-P"})),
+    **dict.fromkeys(("node", "nodejs"),
+                    frozenset({"--no-warnings", "--enable-source-maps", "--trace-warnings",
+                               "--trace-uncaught", "--no-deprecation"})),
+    "perl": frozenset({"-w", "-W", "-X", "-T", "-t"}), "ruby": frozenset({"-w", "-v"}),
+}  # fmt: skip
 #: Programs that take the names they read or run on from stdin.
 _TAKES_NAMES = frozenset({"read", "mapfile", "readarray", "xargs"})
 #: Options by which a program reads the files a list names (any prefix counts: git and
@@ -130,11 +140,38 @@ def reads_made_name(name: str, args: list[Word], cwd: str | None) -> bool:
     if _names_from(name, args) is not None:
         return True
     files = file_operands(name, args)
-    if files is None and (name in _CONTENT or name in _INTERPRETERS):
+    if files is None and name in _INTERPRETERS:
+        files = _interpreted(name, args, cwd)
+    if files is None and name in _CONTENT:
         files = [w for w in args if not w.text.startswith("-")]
     return files is not None and any(
         _PROCESS_SUB not in w.text and tree_root(cwd, w) is None for w in files
     )
+
+
+def _interpreted(name: str, args: list[Word], cwd: str | None) -> list[Word]:
+    """What an interpreter given these ``args`` may open by the names it is given: a
+    script file in ``cwd`` it runs (``node scripts/x.js "$(cat VERSION)"``, ``python3
+    manage.py test $(cat tests.txt)``) gets its operands as data of a program in the
+    worktree, its contents (outside what the policy judges, as ``python -c`` is): only the
+    script itself counts. Inline code, a one-liner, a module, a script from stdin or an
+    option not known to take no value: every operand.
+
+    >>> [w.text for w in _interpreted("node", [Word("x.js"), Word("$v", True)], "/w")]
+    ['x.js']
+    >>> [w.text for w in _interpreted("node", [Word("-e"), Word("c"), Word("$f", True)], "/w")]
+    ['c', '$f']
+    """
+    operands = [w for w in args if not w.text.startswith("-")]
+    flags = _PLAIN_FLAGS.get(name, frozenset())
+    i = 0
+    while i < len(args) and args[i].text in flags:
+        i += 1
+    i += 1 if i < len(args) and args[i].text == "--" else 0
+    if i >= len(args) or args[i].text.startswith("-") or args[i].dynamic or args[i].glob:
+        return operands
+    script = tree_root(cwd, args[i])
+    return [args[i]] if script is not None and is_within(script, cwd) else operands
 
 
 def made_names(commands: list[SimpleCommand], reader: str) -> list[Action]:
