@@ -187,7 +187,9 @@ _RUNNERS: dict[str, tuple[str, str]] = {
 #: (found probing: with ``x -> ../../.exomonad/lead.token`` in the worktree, ``shuf x``,
 #: ``basenc --base64 x``, ``ptx x``, ``yq . x``, ``sdiff x /dev/null``, ``diff3``,
 #: ``join`` and ``file -f x`` printed the token, allowed). yq's first operand is its
-#: expression (after ``e``/``eval``/``ea``); ``file`` reads its ``-f`` and ``-m`` files.
+#: expression (after ``e``/``eval``/``ea``); ``file`` reads its ``-f`` and ``-m`` files,
+#: ``date`` its ``-f`` (``--file``) file, each line it cannot take for a date printed in
+#: its error (found trying the gate as a worker: ``date -f x`` printed the token).
 _PRINTS_GIVEN: dict[str, str] = {
     "shuf": "-n -o -i --head-count --output --input-range --random-source",
     "basenc": "-w --wrap",
@@ -199,7 +201,12 @@ _PRINTS_GIVEN: dict[str, str] = {
     "diff3": "-L --label --diff-program",
     "join": "-a -e -j -o -t -v -1 -2",
     "file": "-f -m -F -e -P --files-from --magic-file --separator --exclude --parameter",
+    "date": "-d -f -r --date --file --reference",
 }
+#: The options naming the files a program of :data:`_PRINTS_GIVEN` prints, where its
+#: operands are not files.
+_PRINTED_OPTIONS = {"file": ("-f", "--files-from", "-m", "--magic-file"),
+                    "date": ("-f", "--file")}  # fmt: skip
 #: Compilers: each source operand and ``-include``/``-imacros`` file is read (``cpp x``,
 #: ``gcc -E x`` print it, an error quotes it).
 _COMPILERS = frozenset({"cpp", "gcc", "cc", "c++", "g++", "clang", "clang++"})
@@ -225,9 +232,9 @@ def run_file(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     files: list[Word | None]
     if name in _PRINTS_GIVEN:
         positionals, opts = scan_options(args, frozenset(_PRINTS_GIVEN[name].split()))
-        if name == "file":  # file -f LIST prints each name LIST holds: its lines
-            positionals = [w for k in ("-f", "--files-from", "-m", "--magic-file")
-                           for w in opts.get(k, []) if w is not None]  # fmt: skip
+        if name in _PRINTED_OPTIONS:  # file -f LIST prints each name LIST holds: its lines
+            positionals = [w for k in _PRINTED_OPTIONS[name] for w in opts.get(k, [])
+                           if w is not None]  # fmt: skip
         if name == "yq":
             expression = "--from-file" not in opts
             verb = positionals[:1] and positionals[0].text in ("e", "eval", "ea", "eval-all")
