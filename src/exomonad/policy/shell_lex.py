@@ -38,6 +38,25 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _DIR_STACK = re.compile(r"[+-]\d*|\d+")
 
 
+def _dir_stack(spec: str) -> str:
+    """The expansion bash makes of ``~SPEC`` (``SPEC`` matching :data:`_DIR_STACK`):
+    ``$PWD`` for ``+`` and ``+0`` (and ``0``), ``$OLDPWD`` for ``-``, else an entry of
+    ``DIRSTACK`` (``~N`` and ``~+N`` count from its top, ``~-N`` from its bottom).
+
+    >>> [_dir_stack(s) for s in ("+", "+0", "-", "1", "+2")]
+    ['$PWD', '$PWD', '$OLDPWD', '${DIRSTACK[1]}', '${DIRSTACK[2]}']
+    >>> _dir_stack("-0"), _dir_stack("-1")
+    ('${DIRSTACK[-1]}', '${DIRSTACK[-2]}')
+    """
+    if spec in ("+", "+0", "0"):
+        return "$PWD"
+    if spec == "-":
+        return "$OLDPWD"
+    if spec.startswith("-"):
+        return f"${{DIRSTACK[-{int(spec[1:]) + 1}]}}"
+    return f"${{DIRSTACK[{int(spec.lstrip('+'))}]}}"
+
+
 @dataclass(frozen=True, slots=True)
 class Word:
     """A shell word after quote removal. Expansions are left verbatim in ``text``.
@@ -247,7 +266,11 @@ class _Lexer:
     def _tilde(self, out: list[str]) -> bool:
         """Expand a leading ``~`` / ``~user`` of a word into ``out``; True (not known
         here) for the directory stack's ``~+``, ``~-``, ``~N``: the shell's cwd, the
-        previous one, a ``pushd`` entry."""
+        previous one, a ``pushd`` entry, written as the variable bash takes each from
+        (:func:`_dir_stack`), which the rest of the policy knows: ``~+/../..`` is
+        ``$PWD/../..``, the project (found trying the gate as a worker: ``cat
+        ~+/../../.e*/l*n`` printed the lead's token, allowed: ``~+`` was taken for a
+        directory in the worktree)."""
         s, n = self.s, len(self.s)
         if s.startswith("~", self.i):
             end = self.i
@@ -255,7 +278,10 @@ class _Lexer:
                 end += 1
             prefix = s[self.i : end]
             self.i = end
-            if _DIR_STACK.fullmatch(prefix[1:]) or "\0" in prefix:  # ~\0: no such user
+            if _DIR_STACK.fullmatch(prefix[1:]):
+                out.append(_dir_stack(prefix[1:]))
+                return True
+            if "\0" in prefix:  # ~\0: no such user
                 out.append(prefix)
                 return True
             out.append(os.path.expanduser(prefix))
