@@ -29,6 +29,21 @@ OVERWRITES = [
     "printf 'w ../../Makefile\\n' > c.ed && ed -s x < c.ed",
 ]
 
+#: Stdin given to the editor a way ``OVERWRITES`` did not show (run with ``c.ed``
+#: holding ``w ../../Makefile``, ``c2.ed`` a line before it, ``keys.txt`` vi keystrokes
+#: ``:w! ../../Makefile``): to a group, a subshell or a loop holding it, by an earlier
+#: ``exec <``, by a dup, and to vi, which reads keystrokes from a stdin that is not a
+#: terminal (a here-string, or its ``-s`` script).
+STDIN_SHAPES = [
+    "{ ed -s x; } < c.ed",
+    "(ed -s x) <<< 'w ../../Makefile'",
+    "exec < c.ed; ed -s x",
+    "ed -s x 3< c.ed <&3",
+    "while read l; do ed -s x; done < c2.ed",
+    "vim -s keys.txt x",
+    "vim x <<< ':w! ../../Makefile'",
+]
+
 #: Asked by their words alone (emacs is not installed on the project's machines).
 ASKED = [
     'emacs --batch --eval \'(copy-file "x" "../../Makefile" t)\'',
@@ -37,10 +52,15 @@ ASKED = [
     "vim -V20../../Makefile -es x",
     "vim -w ../../Makefile x",
     "vim --startuptime ../../Makefile x",
+    "nvim -l script.lua",
+    "nvim -l x.lua ../../Makefile",
+    "vim -s -e x",
+    "view -Rs keys.txt x",
 ]
 
 ORDINARY = ["vim x.py", "vim -R +42 x.py", "vi -O a b", "vim -d a b", "emacs -nw x.py",
-            "ed -s x < /dev/null", "echo hi | vim -"]  # fmt: skip
+            "ed -s x < /dev/null", "echo hi | vim -", "ex -s x", "vim -es x",
+            "{ ed -s x < /dev/null; } < c.ed", "nvim x.lua"]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", OVERWRITES)
@@ -52,6 +72,23 @@ def test_an_editors_commands_that_overwrite_the_leads_file_are_asked(
     root, wt = scratch_worktree(tmp_path)
     (root / "Makefile").write_text(LEAD)
     (wt / "x").write_text("all:\n\techo pwned\n")
+    subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, timeout=60,
+                   check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert "pwned" in (root / "Makefile").read_text(), command
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Escalate), (command, verdict)
+
+
+@pytest.mark.parametrize("command", STDIN_SHAPES)
+def test_an_editor_given_commands_on_stdin_any_way_is_asked(tmp_path: Path, command: str) -> None:
+    for program in ("ed", "vim"):
+        assert shutil.which(program), f"{program} is not installed: run `make setup`"
+    root, wt = scratch_worktree(tmp_path)
+    (root / "Makefile").write_text(LEAD)
+    (wt / "x").write_text("all:\n\techo pwned\n")
+    (wt / "c.ed").write_text("w ../../Makefile\n")
+    (wt / "c2.ed").write_text("line\nw ../../Makefile\n")
+    (wt / "keys.txt").write_text(":w! ../../Makefile\n:q!\n")
     subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, timeout=60,
                    check=False, stdin=subprocess.DEVNULL)  # fmt: skip
     assert "pwned" in (root / "Makefile").read_text(), command

@@ -179,7 +179,7 @@ def _argv(
         return done
     name, args = posixpath.basename(words[0].text), words[1:]
     ran = run_file(name, args, cwd)  # python3 x: x read
-    return [*ran, *editor_script(cmd, name, args), *done]
+    return [*ran, *editor_script(cmd, name, args, env.stdin_redirected), *done]
 
 
 def _command(

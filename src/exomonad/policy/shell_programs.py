@@ -142,20 +142,45 @@ def program_writes(name: str, args: list[Word], cwd: str | None) -> list[Action]
         return None
     if name in EX_EDITORS:
         texts = [w.text for w in args]
-        if any(_editor_option(t) for t in texts):
+        if any(_editor_option(t) for t in texts) or _editor_script_option(name, texts):
             return [Unknown(f"{name} runs editor commands: " + " ".join(texts))]
         return None
     return None
 
 
 #: An ex editor's options that run, read or write nothing by themselves (read-only,
-#: no swap file, binary, lisp, diff, windows and tabs, Ex mode, silent), in a cluster;
+#: no swap file, binary, lisp, diff, windows and tabs, Ex mode, silent in Ex mode: vi's
+#: ``-s`` otherwise, and nvim's ``-l``, are :func:`_editor_script_option`), in a cluster;
 #: and its long options of that kind. Any other may (found trying the gate as a
 #: worker: ``ex -sc 'w! ../../Makefile|q' x`` overwrote the lead's Makefile, allowed,
 #: where ``-c`` alone was asked; ``-V20FILE``, ``-w FILE`` and ``--startuptime FILE``
 #: write a file, ``-u``/``-S`` run one, ``-i`` rewrites a viminfo).
 _EDITOR_FLAGS = re.compile(r"-[RMmnNbldoOpvyZXeEsAHFL0-9]*")
 _EDITOR_LONG = frozenset({"--", "--help", "--version", "--noplugin", "--clean", "--nofork"})
+
+
+def _editor_script_option(name: str, texts: list[str]) -> bool:
+    """Whether an ex editor's options give it a script of its own among the flags
+    :data:`_EDITOR_FLAGS` lets by: vi's ``-s FILE`` (keystrokes read from ``FILE``, unless
+    Ex mode came first, ``ex -s`` or ``vim -es``, where ``-s`` is silent) and nvim's ``-l``
+    (a Lua script). Found trying the gate as a worker: ``vim -s keys.txt x``, ``keys.txt``
+    holding ``:w! ../../Makefile``, overwrote the lead's Makefile, allowed.
+
+    >>> [_editor_script_option(n, t.split()) for n, t in [("vim", "-s k x"), ("vim", "-es x"),
+    ...  ("ex", "-s x"), ("vim", "-s -e x"), ("nvim", "-l x.lua"), ("vim", "-l x")]]
+    [True, False, False, True, True, False]
+    """
+    ex_mode = name == "ex"
+    for text in texts:
+        if text == "--":
+            break
+        if text[:1] != "-" or text[1:2] == "-":
+            continue
+        for letter in text[1:]:
+            ex_mode = ex_mode or letter in "eE"
+            if (letter == "s" and not ex_mode) or (letter == "l" and name == "nvim"):
+                return True
+    return False
 
 
 def _editor_option(text: str) -> bool:
