@@ -95,15 +95,18 @@ def test_the_question_names_where_the_traffic_goes(command: str, host: str) -> N
         "no_proxy=localhost pytest -q",
         "DATABASE_URL=postgres://localhost/db pytest -q",
         "GOPROXY=direct go build ./...",
+        "git commit -m 'set http_proxy=x in the docs'",
     ],
 )
 def test_no_proxy_named_where_there_is_none(command: str) -> None:
-    """aria2c's ``-x`` is its connections per server; ``no_proxy``, a database's URL and
-    ``GOPROXY=direct`` name no host to reach."""
+    """aria2c's ``-x`` is its connections per server; ``no_proxy``, a database's URL,
+    ``GOPROXY=direct`` and an argument that only reads like an assignment (a commit
+    message) name no host to reach."""
     reason = getattr(bash(command), "reason", "")
     assert "16" not in reason, reason
     assert "localhost" not in reason, reason
     assert "direct" not in reason, reason
+    assert "network access" not in reason or "127.0.0.1" in reason, reason
     assert reason.count("network access") <= 1, reason
 
 

