@@ -20,7 +20,7 @@ import functools
 import os
 import posixpath
 import re
-from fnmatch import fnmatchcase
+from collections.abc import Sequence
 from typing import Protocol
 
 from exomonad.policy.actions import ReadFile
@@ -143,40 +143,6 @@ def may_name_env(glob: str) -> bool:
     )
 
 
-#: At most this many names are listed in the stores a narrowed tree read holds; more,
-#: and the read is taken as reaching them.
-_STORE_NAMES_AT_MOST = 512
-
-
-def _names_a_store_file(stores: list[str], include: tuple[str, ...]) -> bool:
-    """Whether a tree read narrowed to the file name globs ``include`` picks out a file
-    in one of the credential ``stores`` it holds, as they are now (found probing: ``find
-    ~ -name 'id_*' -exec cat {} +`` and ``grep -r --include=credentials aws ~`` printed
-    the private key and the AWS keys, allowed as narrowed reads). A store's file names
-    are listed (a bounded walk); one that cannot be listed, or holds too many, counts."""
-    budget = _STORE_NAMES_AT_MOST
-    for store in stores:
-        names = [posixpath.basename(store)]
-        try:
-            for _, dirs, files in os.walk(store, onerror=_raise):
-                names += dirs + files
-                budget -= len(dirs) + len(files)
-                if budget < 0:
-                    return True
-        except OSError:  # not a directory: its own name; else it could not be listed
-            if os.path.lexists(store) and not os.path.isfile(store):
-                return True
-        low = [n.lower() for n in names]
-        if any(shell_glob_matches(g.rsplit("/", 1)[-1].lower(), n, dotglob=True)
-               for g in include if not g.startswith("!") for n in low):  # fmt: skip
-            return True
-    return False
-
-
-def _raise(error: OSError) -> None:
-    raise error
-
-
 def _at(action: _HasPath, path: str) -> ReadFile:
     """A read of ``path`` as ``action`` reads (recursive or not, narrowed or not)."""
     return ReadFile(path, getattr(action, "recursive", False), getattr(action, "include", ()))
@@ -201,12 +167,11 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     if any(path == root or path.startswith(root + "/") for root in roots):
         return True
     recursive, include = getattr(action, "recursive", False), getattr(action, "include", ())
-    if recursive and _may_name_store(include) and any(is_within(root, path) for root in roots):
+    held = [root for root in roots if is_within(root, path)] if recursive else []
+    if held and _may_name_store(include, held):
         return True
-    if recursive and include:  # the names the stores' files have now (a bounded walk)
-        held = [root for root in roots if is_within(root, path)]
-        if any(may_name_env(g) for g in include) or _names_a_store_file(held, include):
-            return True
+    if recursive and any(may_name_env(g) for g in include):
+        return True
     if _PROC.match(path):
         return True
     base = posixpath.basename(path)
@@ -230,10 +195,18 @@ def secret_path(action: _HasPath, ctx: Context) -> bool:
     return False
 
 
-def _may_name_store(include: tuple[str, ...]) -> bool:
-    """Whether a tree read narrowed to ``include`` (none: every file) may read a store's
-    file: a glob matching one of :data:`STORE_FILE_NAMES` whatever its case, or one with
-    a brace (``--include='{x,*}'``: grep expands it).
+#: At most this many names are listed in the stores a narrowed tree read holds; more,
+#: and the read is taken as reaching them.
+_STORE_NAMES_AT_MOST = 512
+
+
+def _may_name_store(include: tuple[str, ...], stores: Sequence[str] = ()) -> bool:
+    """Whether a tree read narrowed to ``include`` (none: every file) may read a file of
+    the credential ``stores`` it holds: a glob matching one of :data:`STORE_FILE_NAMES`
+    or a name the stores hold now (a bounded walk: found probing, ``find ~ -name 'id_*'
+    -exec cat {} +`` and ``grep -r --include=credentials aws ~`` printed keys, allowed as
+    narrowed reads), whatever its case, or one with a brace (``--include='{x,*}'``: grep
+    expands it). A store that cannot be listed, or holds too many names, counts.
 
     >>> _may_name_store(()), _may_name_store(("*",)), _may_name_store(("id_*",))
     (True, True, True)
@@ -242,11 +215,36 @@ def _may_name_store(include: tuple[str, ...]) -> bool:
     """
     if not include:
         return True
+    listed = _listed(stores)
+    if listed is None:
+        return True
+    names = [n.lower() for n in (*STORE_FILE_NAMES, *listed)]
     for glob in include:
         last = glob.replace("\\", "").rsplit("/", 1)[-1].lower()
-        if "{" in glob or any(fnmatchcase(n.lower(), last) for n in STORE_FILE_NAMES):
+        if "{" in glob or any(shell_glob_matches(last, n, dotglob=True) for n in names):
             return True
     return False
+
+
+def _listed(stores: Sequence[str]) -> list[str] | None:
+    """The names in ``stores`` (each store's own and, for a directory, every name below
+    it); None where one cannot be listed or they hold too many."""
+    names: list[str] = []
+    for store in stores:
+        names.append(posixpath.basename(store))
+        try:
+            for _, dirs, files in os.walk(store, onerror=_raise):
+                names += dirs + files
+                if len(names) > _STORE_NAMES_AT_MOST:
+                    return None
+        except OSError:  # not a directory: its own name; else it could not be listed
+            if os.path.lexists(store) and not os.path.isfile(store):
+                return None
+    return names
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 def _as_named(path: str, home: str) -> str:

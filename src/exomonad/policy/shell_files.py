@@ -30,7 +30,8 @@ from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 from exomonad.util.paths import real_path
 
-__all__ = ["SORT_ARG", "file_operands", "file_readers", "handle_files", "run_file"]
+__all__ = ["SORT_ARG", "file_operands", "file_readers", "handle_files", "operand_reads",
+           "run_file"]  # fmt: skip
 
 #: sort's options that take a value (its ``-o`` writes: :mod:`exomonad.policy.shell_outputs`).
 SORT_ARG = "-o -k -t -S -T --output --key --field-separator --buffer-size --temporary-directory"
@@ -137,11 +138,17 @@ def handle_files(name: str, args: list[Word], cwd: str | None) -> list[Action] |
         opts = scan_options(args, frozenset(_LESS_ARG.split()))[1]
         logs = [WriteFile(resolve_path(cwd, w)) for k in _LESS_LOGS for w in opts.get(k, [])
                 if w is not None]  # fmt: skip
-    paths = [tree_root(cwd, w) for w in files]
-    reads: list[Action] = [ReadFile(p) for p in paths if p is not None]  # unknown: as before
+    reads = operand_reads(files, cwd)  # unknown: as before
     if not reads and not logs:
         return None
     return with_shell(name, args, cwd, [*reads, *logs])
+
+
+def operand_reads(operands: list[Word], cwd: str | None) -> list[Action]:
+    """The reads of the files a program is given in ``cwd`` (``-``, stdin, and a path
+    not known, as ``cat "$f"``'s, left out: judged as the plain command)."""
+    paths = [tree_root(cwd, w) for w in operands if w.text != "-"]
+    return [ReadFile(p) for p in paths if p is not None]
 
 
 def file_operands(name: str, args: list[Word]) -> list[Word] | None:

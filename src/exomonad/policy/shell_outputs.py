@@ -23,15 +23,15 @@ from __future__ import annotations
 import os
 import posixpath
 
-from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
+from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_archive import ARCHIVERS, archive_writes
 from exomonad.policy.shell_env import scan_options
-from exomonad.policy.shell_files import SORT_ARG
+from exomonad.policy.shell_files import SORT_ARG, operand_reads
 from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
 from exomonad.policy.shell_programs import program_writes, programs
-from exomonad.policy.shell_reads import flags, option_set, tree_root
+from exomonad.policy.shell_reads import flags, option_set
 
 __all__ = ["link_targets", "outputs", "writers"]
 
@@ -135,7 +135,7 @@ def _copy_or_zip(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         written = [
             WriteFile(resolve_path(cwd, w) if w else None) for w in [*positionals[:1], *named]
         ]
-        return [*_reads(positionals[1:], cwd), *written]  # zip -q - ~/.aws/credentials
+        return [*operand_reads(positionals[1:], cwd), *written]  # zip -q - ~/.aws/credentials
     dest = positionals[-1] if len(positionals) > 1 else None
     if dest is None or _remote(dest):
         return []
@@ -215,7 +215,7 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         with_arg = _EDITOR_ARGS if name in _EDITORS else _COMPRESSOR_ARGS
         positionals, opts = scan_options(args, with_arg)
     if name in _COMPRESSORS:  # what it is given it reads (gzip -c ~/.aws/credentials)
-        read = _reads(positionals, cwd)
+        read = operand_reads(positionals, cwd)
         if _TO_STDOUT & set(opts) or any(
             k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts
         ):
@@ -230,13 +230,6 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
     if name in _EDITORS:
         return [at(w) for w in positionals if not w.text.startswith("+")]
     return []
-
-
-def _reads(operands: list[Word], cwd: str | None) -> list[Action]:
-    """The reads of the files a program is given (``-``, stdin, and a path not known, as
-    ``cat "$f"``'s, left out)."""
-    paths = [tree_root(cwd, w) for w in operands if w.text != "-"]
-    return [ReadFile(p) for p in paths if p is not None]
 
 
 def _decompresses(name: str, opts: dict[str, list[Word | None]]) -> bool:

@@ -16,6 +16,7 @@ import re
 
 from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import risky_assignment, scan_options
+from exomonad.policy.shell_files import operand_reads
 from exomonad.policy.shell_gpg import gpg_writes
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import resolve_path
@@ -334,5 +335,4 @@ def _man(args: list[Word], cwd: str | None) -> list[Action]:
     for pager in pagers:
         if pager is None or risky_assignment(Word(f"MANPAGER={pager.text}", pager.dynamic)):
             return [Unknown(f"man runs its pager through the shell: {raw}")]
-    paths = [tree_root(cwd, w) for w in operands] if local else []
-    return [ReadFile(p) for p in paths if p is not None]  # man -l x: x printed
+    return operand_reads(operands, cwd) if local else []  # man -l x: x printed

@@ -160,8 +160,8 @@ def stdin_as_words(
     # what read, mapfile or a loop's read stores may be expanded unquoted later, and
     # globbed then: its globs are read where they point (found reviewing: `read f <<<
     # ../../.e*/l*n; cat $f` printed the token)
-    globs = [t for t in body.split() if any(c in t for c in "*?[")]
-    stored = [ReadFile(resolve_path(cwd, t)) for t in globs] if name in _INTO_VARIABLES else []
+    stored = [ReadFile(resolve_path(cwd, t)) for t in body.split()
+              if any(c in t for c in "*?[")] if name in _INTO_VARIABLES else []  # fmt: skip
     return [
         *stored,
         Shell((name or _COMPOUND, f"<<{body.translate(_NOT_GLOBS)}"), cwd),

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
 
+from exomonad.gitlink import private_dir, read_small
 from exomonad.policy.actions import Action, Internal, Unknown, WriteFile
 from exomonad.policy.request import ToolRequest
 
@@ -64,28 +66,18 @@ def main_checkout(cwd: str) -> str | None:
         if os.path.isdir(dot_git):
             return os.path.realpath(here)
         if os.path.isfile(dot_git):
-            return _common_parent(here, dot_git)
+            return _common_parent(here)
         if here == "/":
             return None
         here = posixpath.dirname(here)
     return None
 
 
-def _common_parent(checkout: str, dot_git: str) -> str | None:
+def _common_parent(checkout: str) -> str | None:
     """The main checkout a linked worktree's ``.git`` file leads to, or None."""
-    text = _small(dot_git)
-    if text is None or not text.startswith("gitdir:"):
+    private = private_dir(Path(checkout))
+    if private is None:
         return None
-    private = posixpath.join(checkout, text[len("gitdir:") :].strip())
-    named = _small(posixpath.join(private, "commondir"))
-    common = os.path.realpath(posixpath.join(private, named.strip()) if named else private)
+    named = read_small(private / "commondir")
+    common = os.path.realpath(private / named.strip()) if named else str(private)
     return posixpath.dirname(common) if posixpath.basename(common) == ".git" else None
-
-
-def _small(path: str) -> str | None:
-    """The text of a small file (at most 4 KB), or None."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return None
