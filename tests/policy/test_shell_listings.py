@@ -125,3 +125,21 @@ def test_a_glob_read_into_a_variable_is_read_where_it_points(
     assert TOKEN in ran.stdout, (command, ran.stdout, ran.stderr)
     assert isinstance(bash(command, root=str(root)), Deny), command
     assert isinstance(bash('read f <<< "src/*.py"; ls $f', root=str(root)), Allow)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["curl --unix-socket \"$(find ../.. -name 'server.s*')\" http://localhost/approvals",
+     "s=$(find ../.. -maxdepth 2 -name '*.sock'); curl --unix-socket \"$s\" http://localhost/",
+     'nc -U "$(ls -d ../../.e*)/server.sock"',
+     "mapfile -t a < <(cat ~+/../../.e*/l*)",
+     "cat $(ls -d ../../.e*)/lead.token",
+     "read f <<< '" + " ".join(["../../.e*/l*n"] * 2000) + "'; cat $f",
+     "find ../.. | " + " | ".join(["grep x"] * 500) + " | xargs cat"],
+)  # fmt: skip
+def test_the_state_reached_through_names_made_at_run_time_is_not_allowed(command: str) -> None:
+    """Tried against this round's merged gate as a worker: the server's socket found by
+    a listing (to answer one's own escalation over it), the state dir through a
+    listing, a tilde and a process substitution, and sizes meant to tire the judgement.
+    Each is asked or refused, none allowed."""
+    assert not isinstance(bash(command), Allow), command
