@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from exomonad.panes.tmux import TmuxBackend
 from exomonad.scripted.gemini import ScriptedGemini
 from tests.e2e.gemini_cli import (
     GeminiPane,
@@ -187,3 +188,45 @@ def test_model_function_call_reaches_exo_mcp_tool(
         f"send-keys->request {req1.received_at - sent_at:.2f}s; "
         f"functionCall->functionResponse request {req2.received_at - req1.received_at:.2f}s"
     )
+
+
+class _EnterWithTheText(TmuxBackend):
+    """Pastes the text and presses Enter in one tmux call, the first time: Gemini CLI
+    then processes that Enter within 40 ms of the paste, as it does when its event loop
+    was busy while the keys waited, and takes it as a newline."""
+
+    _before: str | None = None
+
+    def _type(self, pane: str, line: str) -> None:
+        self._before = self._snapshot(pane)
+        buffer = ("-b", f"exomonad-test-{_token()}")
+        self.run("load-buffer", *buffer, "-", ";", "paste-buffer", "-d", "-p", *buffer,
+                 "-t", pane, ";", "send-keys", "-t", pane, "Enter", input=line)  # fmt: skip
+
+    def _snapshot_then_enter(self, pane: str) -> str:
+        before, self._before = self._before, None
+        return before if before is not None else super()._snapshot_then_enter(pane)
+
+
+def test_an_enter_taken_as_a_newline_is_pressed_again(
+    tmux: Tmux, model: ScriptedGemini, tmp_path: Path
+) -> None:
+    """Measured before the fix: the pane changed after the Enter (the newline), so the
+    delivery counted as submitted and the text stayed in the input box, never sent (a
+    worker's task, in CI). Now the screen shows the text still in the input, Enter is
+    pressed again, and the text reaches the model, once."""
+    _require_installed()
+    text = f"the task {_token()}"
+    model.add_text("on it")
+    home = prepare_home(tmp_path)
+    pane = start_gemini_in_tmux(tmux, home, model.url, yolo=True, ready_timeout=READY_TIMEOUT)
+    receipt = _EnterWithTheText(tmux.socket).deliver(pane.pane_id, text)
+    try:
+        model.wait_for_user_text(text, timeout=REQUEST_TIMEOUT)
+    except TimeoutError as e:
+        pytest.fail(f"{e}\n{receipt}\n{_dump(pane, model)}", pytrace=False)
+    assert receipt.submitted, receipt
+    assert receipt.enter_attempts == 2, receipt
+    pane.wait_for_text("on it", timeout=REQUEST_TIMEOUT)
+    turns = [r for r in model.agent_requests() if text in r.last_user_texts()]
+    assert len(turns) == 1, _dump(pane, model)

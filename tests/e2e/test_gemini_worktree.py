@@ -145,8 +145,11 @@ def _wait(cond: Any, what: str, p: Project, models: list[ScriptedGemini]) -> Non
     except WaitTimeout:
         reqs = [f"{r.index} {json.dumps(r.function_responses())[-400:]}"
                 for m in models for r in m.requests if r.is_agent_turn]  # fmt: skip
-        pytest.fail(f"timed out: {what}\n" + "\n".join(reqs) + "\n" + p.server.log()[-3000:],
-                    pytrace=False)  # fmt: skip
+        screens = [f"pane {pane['id']} ({pane['command']}):\n"
+                   + p.tmux.run("capture-pane", "-p", "-t", pane["id"], check=False)
+                   for pane in p.tmux.panes()]  # fmt: skip
+        pytest.fail(f"timed out: {what}\n" + "\n".join(reqs + screens) + "\n"
+                    + p.server.log()[-3000:], pytrace=False)  # fmt: skip
 
 
 def _answered(model: ScriptedGemini, n: int) -> RecordedRequest | None:

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["", ".base", ".fake", ".locking", ".sanitize", ".spool", ".tmux", ".zellij"]
+MODULES = ["", ".base", ".fake", ".locking", ".sanitize", ".screen", ".spool", ".tmux", ".zellij"]
 
 
 @pytest.mark.parametrize("suffix", MODULES)

@@ -56,6 +56,29 @@ def test_unconfirmed_enter_is_retried_then_reported(tmp_path: Path) -> None:
     assert fake.pane(pane).input == "anyone there?"
 
 
+def test_an_enter_taken_as_a_newline_is_pressed_again(tmp_path: Path) -> None:
+    """The pane changed after Enter (a newline joined the input), but the text is still
+    in the input: not a submission. Enter is pressed again and the line goes, once."""
+    fake = FakePaneBackend(spool_dir=tmp_path, submit_timeout=0.02)
+    pane = fake.add_pane()
+    fake.pane(pane).newline_enters = 1
+    receipt = fake.deliver(pane, "the task")
+    assert receipt.submitted
+    assert receipt.enter_attempts == 2
+    assert fake.submitted(pane) == ["the task\n"]
+    assert fake.pane(pane).input == ""
+
+
+def test_an_input_that_keeps_the_text_is_reported_unsubmitted(tmp_path: Path) -> None:
+    fake = FakePaneBackend(spool_dir=tmp_path, submit_timeout=0.02, max_enter_attempts=3)
+    pane = fake.add_pane()
+    fake.pane(pane).newline_enters = 5
+    receipt = fake.deliver(pane, "the task")
+    assert not receipt.submitted
+    assert receipt.enter_attempts == 3
+    assert fake.submitted(pane) == []
+
+
 def test_missing_dead_and_deaf_panes_raise(fake: FakePaneBackend) -> None:
     with pytest.raises(PaneError, match="does not exist"):
         fake.deliver("fake:404", "hello")

@@ -17,15 +17,18 @@ missing, dead or refuses input raises :class:`~exomonad.errors.PaneError`.
    Claude Code and Gemini CLI treat an Enter arriving within ~30 ms of typed text as a
    newline, not a submit), snapshot the pane, press Enter;
 4. confirm the submission: the pane's content or cursor must change within
-   ``submit_timeout``; otherwise press Enter again, ``max_enter_attempts`` in all.
+   ``submit_timeout``, and the text must not still sit in the input (a backend that
+   knows the cursor asks :func:`~exomonad.panes.screen.typed_line_pending`: a redraw of
+   its own, or an Enter taken as a newline, is not a submission); otherwise press Enter
+   again, ``max_enter_attempts`` in all.
 
-Confirmation is best effort: a pane that redraws on its own (a spinner) looks "changed".
+Confirmation is best effort: a program that neither echoes nor shows its cursor, and
+redraws on its own, looks submitted.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import time
 from abc import ABC, abstractmethod
@@ -38,6 +41,7 @@ from exomonad.errors import PaneError
 from exomonad.panes.contract import Command, DeliveryReceipt, PaneBackend, TextSink
 from exomonad.panes.locking import DEFAULT_LOCK_TIMEOUT, default_lock_dir, pane_lock
 from exomonad.panes.sanitize import sanitize
+from exomonad.panes.screen import squash
 from exomonad.panes.spool import Spool
 from exomonad.util.waiting import WaitTimeout, retry_until
 
@@ -85,14 +89,6 @@ def resolve_enter_delay(value: float | None) -> float:
     if value < 0:
         raise ValueError(f"enter_delay must be >= 0, got {value}")
     return value
-
-
-_SQUASH = re.compile(r"[\s\u2500-\u257f|]+")
-
-
-def _squash(text: str) -> str:
-    """Text without white space or box drawing, to find typed text in a TUI's screen."""
-    return _SQUASH.sub("", text)
 
 
 def run_cli(argv: list[str], *, what: str, timeout: float, input: str | None = None) -> str:
@@ -197,13 +193,18 @@ class KeystrokeBackend(ABC):
         drawing are ignored (wrapping, input-box borders). A program that never echoes
         costs ``echo_timeout`` once per message; it is then submitted as usual.
         """
-        tail = _squash(line)[-12:]
+        tail = squash(line)[-12:]
 
         def shown() -> bool:
-            return self._snapshot(pane) != before and tail in _squash(self.capture(pane))
+            return self._snapshot(pane) != before and tail in squash(self.capture(pane))
 
         with suppress(WaitTimeout, PaneError):
             retry_until(shown, timeout=self.echo_timeout, interval=0.01)
+
+    def _still_typed(self, snapshot: Hashable, line: str) -> bool:
+        """Whether ``snapshot`` shows ``line`` still in the program's input (not taken by
+        Enter). By default unknown, so False: any change counts as the submission."""
+        return False
 
     def _snapshot_then_enter(self, pane: str) -> Hashable:
         """Snapshot, then press Enter; backends may do both in one round trip."""
@@ -289,12 +290,11 @@ class KeystrokeBackend(ABC):
                 time.sleep(self.enter_delay)  # deliberate pacing, not a wait on a condition
             before = self._snapshot_then_enter(canonical)
             attempts = 1
-            submitted_at = time.time() if self._changed_since(canonical, before) else None
+            submitted_at = self._submitted_since(canonical, before, outgoing.line)
             while submitted_at is None and attempts < self.max_enter_attempts:
                 attempts += 1
                 self._enter(canonical)
-                if self._changed_since(canonical, before):
-                    submitted_at = time.time()
+                submitted_at = self._submitted_since(canonical, before, outgoing.line)
         return DeliveryReceipt(
             pane=canonical,
             typed=outgoing.line,
@@ -306,16 +306,19 @@ class KeystrokeBackend(ABC):
             submitted_at=submitted_at,
         )
 
-    def _changed_since(self, pane: str, before: Hashable) -> bool:
+    def _submitted_since(self, pane: str, before: Hashable, line: str) -> float | None:
+        """When the pane showed ``line`` taken (changed since ``before``, ``line`` not
+        still in the input), waiting at most ``submit_timeout``; None if it did not."""
+
+        def taken() -> bool:
+            now = self._snapshot(pane)
+            return now != before and not self._still_typed(now, line)
+
         try:
-            retry_until(
-                lambda: self._snapshot(pane) != before,
-                timeout=self.submit_timeout,
-                interval=0.01,
-            )
+            retry_until(taken, timeout=self.submit_timeout, interval=0.01)
         except WaitTimeout:
-            return False
-        return True
+            return None
+        return time.time()
 
     def send_text(self, pane: str, text: str) -> str:
         """Type ``text`` sanitised to one line (newlines become spaces), without Enter.

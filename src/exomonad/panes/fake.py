@@ -41,6 +41,9 @@ class FakePane:
         alive: false once the pane's "process" has exited.
         accepts_input: false simulates a pane whose input is disabled.
         ignores_enter: true simulates an app that drops Enter (submission unconfirmed).
+        newline_enters: how many Enters, from now, the app takes as a newline in its
+            input instead of a submission (Gemini CLI's, processed within 40 ms of a
+            paste).
         input: text typed but not yet submitted.
         submitted: lines submitted with Enter, oldest first.
         deliveries: receipts of :meth:`FakePaneBackend.deliver` calls to this pane.
@@ -51,6 +54,7 @@ class FakePane:
     alive: bool = True
     accepts_input: bool = True
     ignores_enter: bool = False
+    newline_enters: int = 0
     input: str = ""
     submitted: list[str] = field(default_factory=list)
     deliveries: list[DeliveryReceipt] = field(default_factory=list)
@@ -169,7 +173,10 @@ class FakePaneBackend(KeystrokeBackend):
     def _enter(self, pane: str) -> None:
         state = self.pane(pane)
         with self._state:
-            if not state.ignores_enter:
+            if state.newline_enters > 0:
+                state.newline_enters -= 1
+                state.input += "\n"
+            elif not state.ignores_enter:
                 state.submitted.append(state.input)
                 state.input = ""
 
@@ -177,6 +184,9 @@ class FakePaneBackend(KeystrokeBackend):
         state = self.pane(pane)
         with self._state:
             return (len(state.submitted), state.input)
+
+    def _still_typed(self, snapshot: Hashable, line: str) -> bool:
+        return isinstance(snapshot, tuple) and line in str(snapshot[1])
 
     # -- the rest of the contract --------------------------------------------------------
 

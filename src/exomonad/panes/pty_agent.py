@@ -24,19 +24,14 @@ import tty
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from exomonad.panes.screen import squash
+
 __all__ = ["DEFAULT_SIZE", "PtyAgent"]
 
 DEFAULT_SIZE = (24, 80)
 """Rows and columns of a pty that does not follow a terminal of ours."""
 
 _RECENT = 65536  # bytes of output kept for echo, readiness and capture
-
-_SQUASH = re.compile(r"[\s\u2500-\u257f|]+")  # as panes.base: white space, box drawing
-
-
-def _squash(text: str) -> str:
-    return _SQUASH.sub("", text)
-
 
 _ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 
@@ -192,13 +187,13 @@ class PtyAgent:
         it reads what was typed, and an Enter read together with the text becomes a
         newline (Gemini CLI just after its prompt appears).
         """
-        tail = _squash(text)[-12:]
+        tail = squash(text)[-12:]
         deadline = time.monotonic() + timeout
         with self._output:
             while True:
                 new = min(self.output_bytes - after, len(self.recent))
                 written = bytes(self.recent[-new:]) if new > 0 else b""
-                if tail in _squash(strip_ansi(written)):
+                if tail in squash(strip_ansi(written)):
                     return True
                 left = deadline - time.monotonic()
                 if left <= 0 or not self.alive():

@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Literal, NamedTuple, Unpack
 
 from exomonad.errors import PaneError
@@ -50,6 +50,7 @@ from exomonad.panes.base import (
     check_env,
     run_cli,
 )
+from exomonad.panes.screen import typed_line_pending
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "TmuxBackend", "TypingMethod", "tmux_arg"]
 
@@ -242,6 +243,18 @@ class TmuxBackend(KeystrokeBackend):
 
     def _snapshot(self, pane: str) -> str:
         return self.run("display-message", "-p", "-t", pane, *self._SNAPSHOT, pane)
+
+    def _still_typed(self, snapshot: Hashable, line: str) -> bool:
+        """Whether a :meth:`_snapshot` (``x,y,history`` then the screen) shows ``line``
+        still in the input, by :func:`~exomonad.panes.screen.typed_line_pending`."""
+        if not isinstance(snapshot, str):
+            return False
+        head, _, screen = snapshot.partition("\n")
+        x, _, rest = head.partition(",")
+        y = rest.partition(",")[0]
+        if not (x.isdigit() and y.isdigit()):
+            return False
+        return typed_line_pending(screen.split("\n"), int(x), int(y), line)
 
     def _snapshot_then_enter(self, pane: str) -> str:
         # One round trip; tmux runs the commands in order, so the snapshot predates Enter.
