@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow, Escalate
+from exomonad.policy.request import ToolRequest
 from tests.policy.test_state_tree_live import QUICK_ESCALATIONS, served
-from tests.policy.worker import bash
+from tests.policy.worker import ROOT, bash, engine_for
 from tests.support.tmux import TmuxServer
 
 ASKED = [
@@ -44,6 +45,8 @@ ASKED = [
     "gh secret set X -b y",
     "gh issue transfer 1 o/other",
     "gh repo clone o/r ../../x",  # a write outside the worktree
+    "gh pr checkout 3",  # leaves the worker's branch for the pull request's
+    "gh pr checkout 12 -b feature-x --force",  # resets a branch of the lead's
 ]
 
 ORDINARY = [
@@ -54,7 +57,6 @@ ORDINARY = [
     "gh repo view",
     "gh repo clone o/r",
     "gh pr view 1",
-    "gh pr checkout 3",
     "gh pr review 1 --approve",
     "gh pr comment 1 -b done",
     "gh issue create -t x -b y",
@@ -74,6 +76,13 @@ def test_changes_to_the_account_and_the_users_gh_are_asked(command: str) -> None
 @pytest.mark.parametrize("command", ORDINARY)
 def test_reads_issues_and_comments_are_ordinary_work(command: str) -> None:
     assert isinstance(bash(command), Allow), bash(command)
+
+
+def test_the_leads_own_pr_checkout_is_ordinary_work() -> None:
+    """Only a worker's is asked: the lead's checkout is its own to switch."""
+    lead = ToolRequest("claude", "tl", "lead", "Bash", {"command": "gh pr checkout 3 -f"},
+                       cwd=ROOT)  # fmt: skip
+    assert isinstance(engine_for(ROOT).decide(lead), Allow)
 
 
 def test_a_worker_cannot_change_the_users_gh_or_git_config(

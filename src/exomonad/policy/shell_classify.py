@@ -253,7 +253,7 @@ def _command(
     if name == "git" or name.startswith("git-"):
         return git(args if name == "git" else [Word(name[4:]), *args], cwd, env)
     if name == "gh":
-        return gh(args, cwd)
+        return gh(args, cwd, env.worktree)
     if name == "hub":
         return hub(args, cwd, env)
     if name == "find":

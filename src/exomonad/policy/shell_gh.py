@@ -13,6 +13,10 @@ next ``gh pr create``), ``gh extension install`` and ``gh alias set`` (code and 
 for the user's gh), ``gh repo create``, ``gh gist create`` (publishes a file), ``gh repo
 set-default`` (writes the shared ``.git/config``), ``gh codespace``, and deleting
 labels, runs and caches. Each is asked now. ``gh repo clone REPO DIR`` writes DIR.
+A worker's ``gh pr checkout`` is asked too: it leaves the worker's own branch for the
+pull request's (``-b NAME``: any name), which it creates, fast-forwards or, with
+``--force``, resets; a branch of the lead's so moved is the lead's work (as ``git
+checkout feature-x`` is asked).
 
 >>> from exomonad.policy.shell_lex import Word
 >>> gh([Word(w) for w in "ssh-key add k.pub".split()], "/w")[0].describe()
@@ -85,8 +89,9 @@ def _number(word: Word | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def gh(args: list[Word], cwd: str | None) -> list[Action]:
-    """Actions for ``gh ARGS``."""
+def gh(args: list[Word], cwd: str | None, worktree: str | None = None) -> list[Action]:
+    """Actions for ``gh ARGS``, run by an agent whose own checkout is ``worktree`` (None:
+    the lead's)."""
     positionals, opts = scan_options(args, _WITH_ARG)
     words = [w.text for w in positionals]
     texts = tuple(w.text for w in args)
@@ -106,6 +111,9 @@ def gh(args: list[Word], cwd: str | None) -> list[Action]:
 
     if group in _ASKED and (_ASKED[group] is None or verb in (_ASKED[group] or ())):
         return [Unknown(raw)]
+    if group == "pr" and verb == "checkout" and worktree is not None:
+        # a worker leaves its own branch for another, which it may move
+        return [Unknown(f"{raw}: checks out another branch in a worker's worktree")]
     if group == "repo" and verb == "clone" and target is not None:  # into DIR, or ./NAME
         named = [w for w in positionals[3:4] if not w.text.startswith("-")]
         name = target.text.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
