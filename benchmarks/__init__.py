@@ -23,6 +23,7 @@ REGISTRY: dict[str, str] = {
     "hooks": "benchmarks.hooks",
     "mcp_stdio": "benchmarks.mcp_stdio",
     "policy": "benchmarks.policy",
+    "census": "benchmarks.census",
     "worktrees": "benchmarks.worktrees",
     "peer": "benchmarks.peer",
     "github_poll": "benchmarks.github_poll",

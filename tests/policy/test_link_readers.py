@@ -9,7 +9,8 @@ may hold one too). ``cat x`` is refused, the link followed; but ``shuf x``, ``ba
 the token, allowed: none of them was read as a reader of its operands; so did running
 it (``python3 x``, ``node x``, ``bash x``, ``source x`` quote it in their error),
 compiling it (``cpp x``, ``gcc -E``, ``cpp -include x``) and ``jq -f x``. Now each is a
-read of ``x``, the link followed.
+read of ``x``, the link followed. (Since, any call of a worker whose worktree holds such a
+link is refused too, :mod:`exomonad.policy.planted`: these tests check both.)
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from exomonad.policy.actions import ReadFile
+from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Deny
-from tests.policy.worker import bash, scratch_worktree
+from tests.policy.worker import bash, request, scratch_worktree
 
 SECRET = "exo_lead_scratch_secret"
 
@@ -48,11 +51,12 @@ READERS = [
 ]
 
 
-def _project(tmp_path: Path) -> tuple[Path, Path]:
+def _project(tmp_path: Path, *, planted: bool = True) -> tuple[Path, Path]:
     root, wt = scratch_worktree(tmp_path)
     (root / ".exomonad").mkdir()
     (root / ".exomonad" / "lead.token").write_text(SECRET + "\n")
-    os.symlink("../../.exomonad/lead.token", wt / "x")
+    if planted:
+        os.symlink("../../.exomonad/lead.token", wt / "x")
     (wt / "notes.txt").write_text("b\na\n")
     return root, wt
 
@@ -72,6 +76,13 @@ def test_a_link_to_the_state_given_to_a_printing_program_is_refused(
     assert SECRET in printed, (command, done.stdout, done.stderr)  # the real effect
     verdict = bash(command, root=str(root))
     assert isinstance(verdict, Deny), (command, verdict)
+    assert _reads(command, wt, wt / "x")  # the reader's own rule, beside the census
+
+
+def _reads(command: str, wt: Path, path: Path) -> bool:
+    """Whether the classifier reads ``path`` for ``command`` run in ``wt``."""
+    actions = classify(request("Bash", {"command": command}, str(wt)))
+    return any(isinstance(a, ReadFile) and a.path == str(path) for a in actions)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +112,7 @@ def test_a_link_to_the_state_given_to_a_printing_program_is_refused(
     ],
 )
 def test_those_programs_on_the_worktrees_files_stay_allowed(tmp_path: Path, command: str) -> None:
-    root, _ = _project(tmp_path)
+    root, _ = _project(tmp_path, planted=False)
     assert isinstance(bash(command, root=str(root)), Allow), bash(command, root=str(root))
 
 
@@ -131,4 +142,6 @@ def test_where_a_link_leads_handed_to_a_reader_is_refused(tmp_path: Path, comman
     assert SECRET in done.stdout, (command, done.stdout, done.stderr)
     verdict = bash(command, root=str(root))
     assert isinstance(verdict, Deny), (command, verdict)
+    assert _reads(command, wt, wt / "x") or _reads(command, wt, root / ".exomonad/lead.token")
+    (wt / "x").unlink()
     assert isinstance(bash('cat "$(realpath notes.txt)"', root=str(root)), Allow)

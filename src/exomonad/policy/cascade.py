@@ -29,6 +29,8 @@ from exomonad.policy.actions import Action, DeleteFile, McpTool, ReadFile, Unkno
 from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
 from exomonad.policy.model import Policy
+from exomonad.policy.planted import planted_reads
+from exomonad.policy.predicates import reads_state_dir, secret_path
 from exomonad.policy.request import Context, ToolRequest
 from exomonad.util.display import visible
 from exomonad.util.paths import follow, judging
@@ -148,6 +150,8 @@ def decide_request(
     state_dir: str | None = None,
 ) -> tuple[Decision, list[Action], list[tuple[Action, Decision]]]:
     """Classify ``request`` and judge every action: (decision, actions, per-action).
+    A worker's call that may read files it does not name also carries a read of each
+    link in its worktree that leads where no agent reads (:mod:`~exomonad.policy.planted`).
     One judgement (:func:`~exomonad.util.paths.judging`): each path's links are looked
     up once for it, within one budget. A path whose links cannot be followed is also
     :class:`~.actions.Unknown` (asked), whatever its text says: where it leads is not
@@ -157,6 +161,11 @@ def decide_request(
                            protected_branches=policy.protected_branches)  # fmt: skip
         actions += unfollowed(actions)
         ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
+
+        def refused(read: ReadFile) -> bool:
+            return reads_state_dir(read, ctx) or secret_path(read, ctx)
+
+        actions += planted_reads(request.worktree, actions, refused)
         decision, verdicts = judge_all(policy, actions, ctx)
     return decision, actions, verdicts
 

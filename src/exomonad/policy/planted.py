@@ -1,0 +1,154 @@
+"""Links in a worker's worktree that lead to what no agent may read: the state dir, a
+credential store.
+
+The policy judges the paths a call names. A link already in the tree, named innocently,
+is not named. Found trying the gate as a worker: ``notes.txt ->
+../../.exomonad/lead.token``, made with git plumbing from a blob whose text the command
+line never spells (``git update-index --cacheinfo 120000,<blob>,notes.txt`` and
+``git checkout-index``). After that, readers of the tree printed the lead's token:
+``grep -R . .``, ``find . -exec cat {} +``, ``git ls-files | xargs cat``, ``zip -r``,
+``echo notes.txt | xargs cat``. Each was allowed, and a worker holding the lead's token
+answers its own escalations.
+
+So a worker's call that may read files it does not name carries a read of each such link
+in its worktree (:func:`planted_reads`): a tree read (``grep -r``, ``tar c``, ``zip -r``,
+``find -exec``), a directory searched (``rg -L . .``), or a name made at run time (a
+variable, a command substitution, what ``xargs`` or ``find`` hand on). The policy refuses
+that read as it refuses naming the target, so the worker reads nothing that way until a
+person removes the link. A call that names its files is judged by them, links followed.
+A program that runs code (``python3 x.py``) reads what it likes, with or without a link:
+that is the gate's documented limit, and the sandbox's to stop.
+
+The census (:func:`links_below`) walks the worktree once. After that, each such call
+stats every directory (about 3 µs each here: 3 ms for 1,000). A directory whose inode and
+ctime have not changed keeps the links and subdirectories listed before: no entry was
+added, removed or renamed in it, and a user cannot set a ctime back. A directory that
+changed is listed again. So is one that changed within :data:`_SETTLE_NS` of being
+listed, because a coarse clock could give a later change the same ctime. Every link found
+is resolved again on each call, since what it leads to may change elsewhere. Above
+:data:`MAX_DIRS` directories the census is not taken, and the call is asked
+(:class:`~exomonad.policy.actions.Unknown`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
+
+__all__ = ["MAX_DIRS", "links_below", "planted_reads", "reads_unnamed"]
+
+#: Directories a worktree may hold for its census to be taken, each call.
+MAX_DIRS = 20_000
+#: A directory changed this recently when it was listed is listed again next time.
+_SETTLE_NS = 50_000_000
+
+
+class _Listing(NamedTuple):
+    stamp: tuple[int, int]  # inode, ctime
+    dirs: tuple[str, ...]
+    links: tuple[str, ...]
+    settled: bool
+
+
+_censuses: dict[str, dict[str, _Listing]] = {}
+_lock = threading.Lock()
+
+
+def _list(path: str) -> _Listing | None:
+    try:
+        stat = os.stat(path, follow_symlinks=False)
+        dirs, links = [], []
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    links.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append(entry.path)
+    except OSError:  # gone, or not a directory any more: nothing below it
+        return None
+    settled = time.time_ns() - stat.st_ctime_ns > _SETTLE_NS
+    return _Listing((stat.st_ino, stat.st_ctime_ns), tuple(dirs), tuple(links), settled)
+
+
+def links_below(root: str) -> list[str] | None:
+    """Every symbolic link below directory ``root`` (links are not followed); None if
+    ``root`` holds more than :data:`MAX_DIRS` directories. A ``root`` that is not a
+    directory holds none."""
+    with _lock:
+        known = _censuses.setdefault(root, {})
+        now: dict[str, _Listing] = {}
+        links: list[str] = []
+        todo = [root]
+        while todo:
+            if len(now) >= MAX_DIRS:
+                _censuses.pop(root, None)
+                return None
+            path = todo.pop()
+            listing = known.get(path)
+            if listing is None or not listing.settled or _stamp(path) != listing.stamp:
+                listing = _list(path)
+                if listing is None:
+                    continue
+            now[path] = listing
+            links += listing.links
+            todo += listing.dirs
+        if now:
+            _censuses[root] = now
+        else:
+            _censuses.pop(root, None)
+        return links
+
+
+def _stamp(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_ctime_ns
+
+
+#: What in a command's words stands for a name made at run time.
+_MADE_AT_RUN_TIME = ("$", "`", "<xargs input>", "{}")
+
+
+def reads_unnamed(actions: Sequence[Action]) -> bool:
+    """Whether a call may read files it does not name: a tree read, a directory searched,
+    or a program given a name made at run time.
+
+    >>> reads_unnamed([ReadFile("/w", True)]), reads_unnamed([Shell(("cat", "$f"))])
+    (True, True)
+    >>> reads_unnamed([ReadFile("/nonexistent/a.txt"), Shell(("git", "status"))])
+    False
+    """
+    for action in actions:
+        if isinstance(action, ReadFile) and (
+            action.recursive or action.path is None or os.path.isdir(action.path)
+        ):
+            return True
+        if isinstance(action, Shell) and any(
+            mark in word for word in action.argv for mark in _MADE_AT_RUN_TIME
+        ):
+            return True
+    return False
+
+
+def planted_reads(worktree: str | None, actions: Sequence[Action],
+                  refused: Callable[[ReadFile], bool]) -> list[Action]:  # fmt: skip
+    """For a call whose ``actions`` may read files it does not name (:func:`reads_unnamed`),
+    a read of each link below ``worktree`` whose read ``refused`` says the policy refuses
+    (it leads into the state dir or a credential store); an
+    :class:`~exomonad.policy.actions.Unknown` if the worktree is too large to look
+    through. Nothing for other calls, or no worktree (the lead's checkout)."""
+    if worktree is None or not reads_unnamed(actions):
+        return []
+    links = links_below(worktree)
+    if links is None:
+        return [Unknown(f"{worktree}: more than {MAX_DIRS} directories to look through "
+                        "for links into ExoMonad's state")]  # fmt: skip
+    reads = (ReadFile(link) for link in links)
+    return [read for read in reads if refused(read)]
