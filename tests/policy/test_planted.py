@@ -26,7 +26,7 @@ from tests.support.tmux import TmuxServer
 
 SECRET = "exo_lead_planted_secret"
 LEAKS = ["grep -R . .", "find . ! -type d -exec cat {} +", "git ls-files | xargs cat",
-         "echo notes.txt | xargs cat", "zip -q -0 -r - . | cat"]  # fmt: skip
+         "echo notes.txt | xargs cat", "zip -q -0 -r - . | cat", "rg -L -uu ."]  # fmt: skip
 
 
 def test_links_are_found_at_any_depth_and_linked_dirs_not_entered(tmp_path: Path) -> None:
@@ -77,8 +77,10 @@ def _plant(wt: Path, target: str, name: str = "notes.txt") -> None:
     assert (wt / name).is_symlink()
 
 
-NOT_NAMED = [*LEAKS, "grep -r x .", "cat $(git ls-files)",
-             'git ls-files | while read f; do head "$f"; done']  # fmt: skip
+NOT_NAMED = [*LEAKS, "grep -r x .", "cat $(git ls-files)", "rg --follow x", "fd -L -x cat",
+             'git ls-files | while read f; do head "$f"; done',
+             "git ls-files -z | wc -c --files0-from=-",
+             "git ls-files | tar -chf - -T -"]  # fmt: skip
 
 
 @pytest.mark.parametrize("command", NOT_NAMED)

@@ -12,8 +12,10 @@ answers its own escalations.
 
 So a worker's call that may read files it does not name carries a read of each such link
 in its worktree (:func:`planted_reads`): a tree read (``grep -r``, ``tar c``, ``zip -r``,
-``find -exec``), a directory searched (``rg -L . .``), or a name made at run time (a
-variable, a command substitution, what ``xargs`` or ``find`` hand on). The policy refuses
+``find -exec``), a directory searched (``rg -L . .``, ``rg -L x`` in the working
+directory, ``fd -L -x cat``), a name made at run time (a variable, a command
+substitution, what ``xargs`` or ``find`` hand on), or names in a list (``wc
+--files0-from=-``, ``tar -T``, ``zip -@``, ``cpio -o``, ``parallel``). The policy refuses
 that read as it refuses naming the target, so the worker reads nothing that way until a
 person removes the link. A call that names its files is judged by them, links followed.
 A program that runs code (``python3 x.py``) reads what it likes, with or without a link:
@@ -114,6 +116,14 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 #: What in a command's words stands for a name made at run time.
 _MADE_AT_RUN_TIME = ("$", "`", "<xargs input>", "{}")
+#: Programs that read a tree they are not given (the working directory), or the files a
+#: listing names (stdin, a file): searchers, exec-ers over a listing, archivers of one.
+_TREE_READERS = frozenset(
+    {"rg", "ag", "ack", "ack-grep", "pt", "ugrep", "ug", "sift", "fd", "fdfind", "parallel",
+     "cpio", "pax", "7z", "7za", "7zr", "rsync", "afio", "bsdtar", "star"}
+)  # fmt: skip
+#: Options that hand a program the names of the files it reads in a list.
+_NAMES_FROM = ("--files0-from", "--files-from", "-T", "-@", "--names-from")
 
 
 def reads_unnamed(actions: Sequence[Action]) -> bool:
@@ -121,6 +131,8 @@ def reads_unnamed(actions: Sequence[Action]) -> bool:
     or a program given a name made at run time.
 
     >>> reads_unnamed([ReadFile("/w", True)]), reads_unnamed([Shell(("cat", "$f"))])
+    (True, True)
+    >>> reads_unnamed([Shell(("rg", "-L", "x"))]), reads_unnamed([Shell(("wc", "--files0-from=-"))])
     (True, True)
     >>> reads_unnamed([ReadFile("/nonexistent/a.txt"), Shell(("git", "status"))])
     False
@@ -130,9 +142,16 @@ def reads_unnamed(actions: Sequence[Action]) -> bool:
             action.recursive or action.path is None or os.path.isdir(action.path)
         ):
             return True
-        if isinstance(action, Shell) and any(
-            mark in word for word in action.argv for mark in _MADE_AT_RUN_TIME
-        ):
+        if isinstance(action, Shell) and _names_unjudged(action.argv):
+            return True
+    return False
+
+
+def _names_unjudged(argv: Sequence[str]) -> bool:
+    for word in argv:
+        if any(mark in word for mark in _MADE_AT_RUN_TIME):
+            return True
+        if os.path.basename(word) in _TREE_READERS or word.startswith(_NAMES_FROM):
             return True
     return False
 
