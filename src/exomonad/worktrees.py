@@ -268,6 +268,11 @@ class WorktreeManager:
             self._common = Path(os.path.realpath(common if common.is_absolute() else top / common))
         return self._common
 
+    def committed(self, rel: str) -> str | None:
+        """File ``rel`` as the lead's ``HEAD`` holds it (None if it holds none)."""
+        done = _git(self._toplevel(), "show", f"HEAD:{rel}", check=False)
+        return done.stdout if done.returncode == 0 else None
+
     def fault(self, path: Path, *, config: bool = True) -> str | None:
         """What is wrong with worktree ``path``'s link to the repository, or None
         (:func:`exomonad.gitlink.link_fault`)."""

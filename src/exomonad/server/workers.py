@@ -23,6 +23,7 @@ from pathlib import Path
 from exomonad import runtimes
 from exomonad.errors import ExomonadError, GateError, InvalidNameError
 from exomonad.gitgate import worker_env
+from exomonad.policy.control_files import CONTROL_FILES
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
 from exomonad.setup import has_exomonad_hooks
@@ -130,6 +131,7 @@ def provision(svc: Services, name: object, team: object, *, parent: str = "team-
         _check_ungated(svc, runner)
     if svc.config.workers.worktree:
         wt = svc.worktrees.create(name)
+        _check_start_files(svc, wt.path)  # a worktree kept from an earlier session
         try:
             _check_gate(svc.worktrees.project_root, wt.path, runner)
             extra = runner.check_gate(wt.path, consent=consent) if runner else {}
@@ -253,6 +255,45 @@ def _check_gate(project: Path, worktree: Path, runner: runtimes.Runtime | None) 
                 "Commit what `exomonad init` wrote (git add .mcp.json .claude .gemini .codex "
                 ".exomonad/config.toml && git commit), then start the worker again"
             )
+
+
+def _check_start_files(svc: Services, worktree: Path) -> None:
+    """Refuse a worktree whose agent settings (:data:`CONTROL_FILES`: hooks, MCP servers)
+    are neither the lead's checkout's nor its ``HEAD``'s. An agent reads them when its
+    session starts, and runs what they name before any hook judges anything. The gate
+    refuses a worker's writes to them, but found probing, ``git checkout REV --
+    .gemini/settings.json``, a merge or ``tar -xf`` swapped them in a kept worktree, and
+    a hook the worker added would run at its next session. A worktree made just now
+    holds ``HEAD``'s."""
+    project = svc.worktrees.project_root
+    changed = []
+    for rel in CONTROL_FILES:
+        mine = worktree / rel
+        if not os.path.lexists(mine):
+            continue
+        text = _plain_text(mine)
+        lead = _plain_text(project / rel)
+        if text is None or (text != lead and text != svc.worktrees.committed(rel)):
+            changed.append(rel)
+    if changed:
+        files = " ".join(changed)
+        raise WorktreeError(
+            f"the worker's worktree {worktree} holds {files} changed from the lead's "
+            "checkout and its HEAD: an agent runs the hooks and MCP servers they name when "
+            f"its session starts, before any hook judges it. Compare each (diff "
+            f"{project}/FILE {worktree}/FILE), copy the lead's over it or remove the "
+            "worktree, then start the worker again"
+        )
+
+
+def _plain_text(path: Path) -> str | None:
+    """A regular file's text (not through a link); None otherwise."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 #: How long a released worker's processes get to go before its worktree is kept instead.
