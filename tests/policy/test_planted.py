@@ -138,3 +138,66 @@ def test_a_planted_link_no_longer_leaks_through_the_real_hook(
             ran = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True,
                                  check=False)  # fmt: skip
             assert secret.encode() in ran.stdout, (command, ran.stderr)
+
+
+def _state(tmp_path: Path) -> tuple[Path, Path]:
+    root, wt = scratch_worktree(tmp_path)
+    (root / ".exomonad").mkdir()
+    (root / ".exomonad" / "lead.token").write_text(SECRET)
+    return root, wt
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["zgrep . notes.txt", "diff --to-file=notes.txt /dev/null", "mawk 1 notes.txt",
+     "sqlite3 -init notes.txt :memory: 'select 1'", "cat < no*", "sort < notes.tx?",
+     "ls | tar chfT - - | strings", "ls | tar -ch --files=- -f -", "ls | xz --files -c"],
+)  # fmt: skip
+def test_what_the_policy_does_not_model_as_a_read_is_caught_too(
+    tmp_path: Path, command: str
+) -> None:
+    """Found reviewing this fix, each printed the token, allowed: a program the policy
+    does not model as a reader named the link (or an option's value did), a glob in a
+    redirect, a list of names in a cluster or an abbreviation. A word that leads through
+    a link is read; a glob or a list of names takes the census."""
+    root, wt = _state(tmp_path)
+    (wt / "notes.txt").symlink_to("../../.exomonad/lead.token")
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Deny), verdict
+
+
+def test_a_link_to_a_tree_holding_the_state_is_refused(tmp_path: Path) -> None:
+    root, wt = _state(tmp_path)
+    (wt / "up").symlink_to("../..")
+    verdict = bash("grep -R SECRET .", root=str(root))
+    assert isinstance(verdict, Deny), verdict
+    assert "tree holding ExoMonad's state" in verdict.reason
+
+
+@pytest.mark.parametrize("kind", ["outside", "loop", "not utf-8"])
+def test_a_link_whose_reach_is_not_known_is_asked(tmp_path: Path, kind: str) -> None:
+    """A link to a directory outside the project (its own links are not looked
+    through: one there led to the token), or one that cannot be followed, was dropped."""
+    root, wt = _state(tmp_path)
+    if kind == "outside":
+        (tmp_path / "outside").mkdir()
+        (wt / "lib").symlink_to(tmp_path / "outside")
+    elif kind == "loop":
+        (wt / "a").symlink_to("b")
+        (wt / "b").symlink_to("a")
+    else:
+        os.symlink("../../.exomonad/lead.token", os.fsencode(wt) + b"/\xff.txt")
+    verdict = bash("grep -R SECRET .", root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert isinstance(bash("ls", root=str(root)), Allow)
+
+
+def test_links_that_stay_in_the_worktree_change_nothing(tmp_path: Path) -> None:
+    """Found reviewing: a committed ``apps/web/.env -> ../../.env``, dangling in a fresh
+    worktree, denied every such call as reading credentials."""
+    root, wt = _state(tmp_path)
+    (wt / "apps" / "web").mkdir(parents=True)
+    (wt / "apps" / "web" / ".env").symlink_to("../../.env")
+    (wt / ".env.sample").symlink_to(".env.example")
+    for command in ("echo $HOME", "grep -rn TODO src", "git ls-files | xargs wc -l"):
+        assert isinstance(bash(command, root=str(root)), Allow), command

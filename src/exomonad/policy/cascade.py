@@ -30,7 +30,7 @@ from exomonad.policy.classify import classify
 from exomonad.policy.decisions import Allow, Decision, Deny, Escalate, strictest
 from exomonad.policy.model import Policy
 from exomonad.policy.planted import planted_reads
-from exomonad.policy.predicates import reads_state_dir, secret_path
+from exomonad.policy.predicates import reads_state_dir, reads_state_tree, secret_path
 from exomonad.policy.request import Context, ToolRequest
 from exomonad.util.display import visible
 from exomonad.util.paths import follow, judging
@@ -163,9 +163,9 @@ def decide_request(
         ctx = context_for(request, policy, project_root=project_root, state_dir=state_dir)
 
         def refused(read: ReadFile) -> bool:
-            return reads_state_dir(read, ctx) or secret_path(read, ctx)
+            return any(p(read, ctx) for p in (reads_state_dir, reads_state_tree, secret_path))
 
-        actions += planted_reads(request.worktree, actions, refused)
+        actions += planted_reads(request.worktree, actions, project_root, refused)
         decision, verdicts = judge_all(policy, actions, ctx)
     return decision, actions, verdicts
 
