@@ -39,7 +39,7 @@ from exomonad.policy.request import ToolRequest
 from exomonad.policy.shell_brace import expand
 from exomonad.policy.shell_classify import classify_shell
 from exomonad.policy.shell_env import ShellEnv
-from exomonad.policy.shell_parse import path_readings
+from exomonad.policy.shell_paths import path_readings
 from exomonad.policy.subagents import agent
 
 __all__ = ["SELF_MCP_SERVER", "classify", "handlers"]

@@ -15,7 +15,7 @@ import re
 from urllib.parse import unquote
 
 from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
-from exomonad.policy.shell_parse import path_readings
+from exomonad.policy.shell_paths import path_readings
 
 __all__ = [
     "FILE_URL",

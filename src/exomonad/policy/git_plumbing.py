@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from exomonad.policy.actions import Action, ReadFile, WriteFile
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["long_option", "plumbing_io"]
 

@@ -31,7 +31,7 @@ from exomonad.policy.git_plumbing import long_option
 from exomonad.policy.git_writes import created_names, onto_protected
 from exomonad.policy.shell_env import ShellEnv, is_within, nested_repo, short_cluster
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["attaches_others", "forced_onto_others", "shares_a_write"]
 

@@ -26,7 +26,7 @@ from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option, plumbing_io
 from exomonad.policy.shell_env import short_cluster
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = [
     "GIT_READS",

@@ -41,7 +41,7 @@ from exomonad.policy.actions import Network, WriteFile
 from exomonad.policy.file_urls import file_url_paths
 from exomonad.policy.hosts import host_of
 from exomonad.policy.mcp_names import name_words
-from exomonad.policy.shell_parse import path_readings
+from exomonad.policy.shell_paths import path_readings
 
 __all__ = ["MAX_PATHS", "possible_hosts", "possible_writes"]
 

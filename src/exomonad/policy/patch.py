@@ -38,7 +38,8 @@ from collections.abc import Sequence
 
 from exomonad.policy.actions import Action, DeleteFile, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import SimpleCommand, resolve_path
+from exomonad.policy.shell_parse import SimpleCommand
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["apply_patch_args", "patch_actions", "shell_patch_actions"]
 

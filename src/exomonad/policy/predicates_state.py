@@ -29,7 +29,7 @@ from exomonad.policy.control_files import (
 from exomonad.policy.request import Context
 from exomonad.policy.shell_archive import ARCHIVERS, unpack_dirs
 from exomonad.policy.shell_env import is_within
-from exomonad.policy.shell_parse import may_climb
+from exomonad.policy.shell_paths import may_climb
 from exomonad.policy.shell_reads import packs
 from exomonad.policy.state_built import names_built_state, printed_text
 from exomonad.policy.state_reads import (

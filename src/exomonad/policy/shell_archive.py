@@ -32,7 +32,7 @@ import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_wrap import OptSpec, long_option, word_set
 

@@ -41,13 +41,8 @@ from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_links import behind_new_links, note_writes
 from exomonad.policy.shell_names import line_reads, loop_words, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, note_client_settings
-from exomonad.policy.shell_parse import (
-    SimpleCommand,
-    is_assignment,
-    parse_tracking,
-    resolve_path,
-    unfollowable,
-)
+from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse_tracking
+from exomonad.policy.shell_paths import resolve_path, unfollowable
 from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_secrets import (

@@ -39,7 +39,7 @@ import re
 
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = [
     "CONTAINER_ENGINES",

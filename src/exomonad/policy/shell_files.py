@@ -26,7 +26,7 @@ from __future__ import annotations
 from exomonad.policy.actions import Action, ReadFile, WriteFile
 from exomonad.policy.shell_env import is_within, scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import GREP_ARG, PATTERN_OPTS, RG_ARG, tree_root, with_shell
 from exomonad.util.paths import real_path
 

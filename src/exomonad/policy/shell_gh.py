@@ -42,7 +42,7 @@ from exomonad.policy.actions import (
 )
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import option_set
 
 __all__ = ["gh"]

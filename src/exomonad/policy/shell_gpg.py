@@ -23,7 +23,7 @@ import os
 
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["gpg_writes"]
 

@@ -25,7 +25,7 @@ import re
 from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import Options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import flags, option_set
 
 __all__ = [

@@ -25,7 +25,7 @@ import posixpath
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_env import is_within
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.util.paths import real_path
 
 __all__ = ["into_directory"]

@@ -31,7 +31,7 @@ import re
 from exomonad.policy.actions import Action, Unknown, WriteFile
 from exomonad.policy.shell_env import Options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["LOCAL_COMMAND_OPTIONS", "local_commands", "ssh_files", "ssh_keyword"]
 

@@ -43,7 +43,8 @@ from exomonad.policy.shell_local_commands import (
     ssh_files,
     ssh_keyword,
 )
-from exomonad.policy.shell_parse import SimpleCommand, resolve_path
+from exomonad.policy.shell_parse import SimpleCommand
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_proxies import assigned_proxies, option_routes, proxy_words
 from exomonad.policy.shell_reads import flags, option_set, tree_root
 

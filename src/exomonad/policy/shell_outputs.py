@@ -29,7 +29,7 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import SORT_ARG, operand_reads
 from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_programs import program_writes, programs
 from exomonad.policy.shell_reads import flags, option_set
 

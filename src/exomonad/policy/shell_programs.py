@@ -19,7 +19,7 @@ from exomonad.policy.shell_env import risky_assignment, scan_options
 from exomonad.policy.shell_files import operand_reads
 from exomonad.policy.shell_gpg import gpg_writes
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import option_set, tree_root
 from exomonad.policy.shell_socat import socat_actions
 

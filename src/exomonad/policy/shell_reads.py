@@ -32,7 +32,7 @@ from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.credentials import may_name_env
 from exomonad.policy.shell_env import Options, scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import may_climb, resolve_path
+from exomonad.policy.shell_paths import may_climb, resolve_path
 from exomonad.state import STATE_DIR_NAME
 
 __all__ = [

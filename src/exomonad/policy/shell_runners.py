@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_where import names_outside
 from exomonad.policy.shell_wrap import OptSpec, parse_options, word_set

@@ -38,7 +38,7 @@ import re
 from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import tree_root
 
 __all__ = ["awk", "awk_escapes", "perl_ruby"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from exomonad.policy.actions import Action, Network, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.util.digits import is_number
 
 __all__ = ["socat_actions", "socat_commands"]

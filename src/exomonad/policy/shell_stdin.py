@@ -39,7 +39,8 @@ from exomonad.policy.actions import Action, ReadFile, Shell
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import SimpleCommand, path_readings, resolve_path
+from exomonad.policy.shell_parse import SimpleCommand
+from exomonad.policy.shell_paths import path_readings, resolve_path
 from exomonad.policy.shell_scripts import awk_escapes
 from exomonad.policy.shell_sed import escapes as sed_escapes
 

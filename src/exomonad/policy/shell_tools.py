@@ -42,7 +42,7 @@ from exomonad.policy.shell_network import (
     remote_client,
 )
 from exomonad.policy.shell_outputs import link_targets, outputs, writers
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_programs import programs
 from exomonad.policy.shell_reads import flags, handle_read, tree_readers, tree_root
 from exomonad.policy.shell_scripts import awk, perl_ruby

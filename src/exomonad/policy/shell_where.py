@@ -32,7 +32,8 @@ from exomonad.policy.shell_containers import escapes, host_side
 from exomonad.policy.shell_env import in_a_row, is_within
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_network import named_hosts
-from exomonad.policy.shell_parse import is_assignment, resolve_path
+from exomonad.policy.shell_parse import is_assignment
+from exomonad.policy.shell_paths import resolve_path
 
 __all__ = ["QUIET", "names_outside", "points_outside", "runs", "scratch", "sets_user_config"]
 

@@ -18,7 +18,7 @@ from fnmatch import fnmatchcase
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
-from exomonad.policy.shell_parse import may_climb
+from exomonad.policy.shell_paths import may_climb
 from exomonad.util.paths import real_path
 
 __all__ = [

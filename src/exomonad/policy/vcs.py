@@ -28,7 +28,7 @@ from exomonad.policy.git_writes import (
 from exomonad.policy.request import really_within
 from exomonad.policy.shell_env import ShellEnv, scan_options
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_parse import resolve_path
+from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
 from exomonad.policy.shell_secrets import git_credential
 
