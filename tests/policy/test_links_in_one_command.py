@@ -41,6 +41,8 @@ THROUGH_NEW_LINKS = [
     "tar -xf sym.tar && cat g/config",
     "tar -xf sym.tar && rm -rf g/hooks",
     f"timeout 9 tar -xf sym.tar && {FSMONITOR}",
+    f"{{ sleep 1; {FSMONITOR}; }} | tar -xf sym.tar",  # at once: a pipeline
+    "sleep 1 | xargs cat g/config | tar -xf sym.tar",
 ]
 
 
@@ -59,6 +61,8 @@ ORDINARY = [
     "tar -xf x.tar && npm test",
     "grep -rn tar src && echo found > log.txt",
     "echo patch > notes.txt && cat notes.txt",
+    "gunzip -c x.tgz | tar -x",  # the first command of a pipeline starts with it
+    "cat x.tar | tar -x",
 ]
 
 
@@ -82,8 +86,10 @@ def test_the_real_effect_a_link_from_an_archive_rewrites_the_leads_git_config(
     link.symlink_to("../../.git")
     with tarfile.open(wt / "sym.tar", "w") as tar:
         tar.add(link, arcname="g")
-    command = THROUGH_NEW_LINKS[0]
-    subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=30,
-                   env={**os.environ, "LC_ALL": "C"})  # fmt: skip
-    assert "fsmonitor = touch PWN" in config.read_text()  # it really does
-    assert not isinstance(bash(command, root=str(root)), Allow)
+    for command in (THROUGH_NEW_LINKS[0], f"{{ sleep 1; {FSMONITOR}; }} | tar -xf sym.tar"):
+        (wt / "g").unlink(missing_ok=True)
+        config.write_text("[core]\n")
+        subprocess.run(["bash", "-c", command], cwd=wt, check=True, timeout=30,
+                       env={**os.environ, "LC_ALL": "C"})  # fmt: skip
+        assert "fsmonitor = touch PWN" in config.read_text(), command  # it really does
+        assert not isinstance(bash(command, root=str(root)), Allow), command

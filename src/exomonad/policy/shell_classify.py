@@ -38,7 +38,7 @@ from exomonad.policy.shell_files import run_file
 from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
-from exomonad.policy.shell_links import behind_new_links, note_writes
+from exomonad.policy.shell_links import behind_new_links, beside_links, note_writes
 from exomonad.policy.shell_names import line_reads, loop_words, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, note_client_settings
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse_tracking
@@ -91,7 +91,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         return [Unknown(src)]
     out: list[Action] = [*note_client_settings(commands, env)]
     outer, env.made_name_read = env.made_name_read, None
-    for cmd in commands:
+    beside = beside_links(commands)
+    for index, cmd in enumerate(commands):
         start = len(out)
         for redir in cmd.redirs:
             action = redirect_target(redir.op, redir.target, cmd.cwd)
@@ -142,7 +143,7 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
                              or (w in prefix and mentions_state(w.text)))  # fmt: skip
         if at_run_time:
             out.append(Shell(at_run_time, cmd.cwd))
-        if env.links_made:
+        if env.links_made or index in beside:
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env, cmd.cwd)  # links, a .git or HEAD made for what follows
         env.commands_seen += 1

@@ -20,10 +20,11 @@ import posixpath
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Unknown, WriteFile
 from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_parse import SimpleCommand
 from exomonad.policy.shell_unpacked import no_git_files
 from exomonad.policy.shell_wrap import PRIV_WITH_ARG, WRAPPERS
 
-__all__ = ["behind_new_links", "makes_links", "note_writes"]
+__all__ = ["behind_new_links", "beside_links", "makes_links", "note_writes"]
 
 #: Programs that may make a link where they write: unpackers, patchers, copiers that
 #: keep links, build tools' file commands.
@@ -158,6 +159,31 @@ def _brings_trees(program: str, words: list[Word]) -> bool:
         return True
     return any((w.text[:1] == "-" and w.text[1:2] != "-" and set(w.text[1:]) & set("rRa"))
                or w.text in ("--recursive", "--archive") for w in words[1:])  # fmt: skip
+
+
+def beside_links(commands: list[SimpleCommand]) -> set[int]:
+    """The commands that may run while a command that may make links does, after it has
+    begun: those before it in its pipeline (its parts run at once) that wait, in a group
+    or loop or for their input. Found as a worker: ``{ sleep 1; echo x >> g/config; } |
+    tar -xf sym.tar`` wrote through the ``g -> ../../.git`` tar made meanwhile, the write
+    judged before the link was seen. The pipeline's first command, a simple one, starts
+    with it (``gunzip -c a.tgz | tar -x`` reads its archive first).
+
+    >>> from exomonad.policy.shell_parse import parse
+    >>> sorted(beside_links(parse("{ sleep 1; cat g/x; } | tar -xf a.tar", "/w")))
+    [0, 1]
+    >>> beside_links(parse("gunzip -c a.tgz | tar -x; tar -xf a.tar | cat", "/w"))
+    set()
+    """
+    found: set[int] = set()
+    for i, cmd in enumerate(commands):
+        if not (cmd.piped_in and makes_links(list(cmd.command_words))):
+            continue
+        j = i
+        while j > 0 and commands[j - 1].piped_out:
+            j -= 1
+        found.update(k for k in range(j, i) if commands[k].grouped or commands[k].piped_in)
+    return found
 
 
 def behind_new_links(actions: list[Action], worktree: str | None) -> list[Action]:
