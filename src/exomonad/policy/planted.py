@@ -205,6 +205,8 @@ def _named(actions: Sequence[Action]) -> list[ReadFile]:
         if not isinstance(action, Shell) or action.cwd is None:
             continue
         for word in action.argv[1:]:
+            if word.startswith("-") and "=" not in word:
+                continue  # an option (a value glued to a letter is rarely a file)
             texts = [word, word.split("=", 1)[1] if "=" in word else ""]
             texts += [t[1:] for t in texts if t[:1] in ("<", "@")]
             for text in texts:
