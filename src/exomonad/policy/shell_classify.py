@@ -51,15 +51,14 @@ from exomonad.policy.shell_secrets import (
     printed_credential,
 )
 from exomonad.policy.shell_setvars import sets_at_run_time
+from exomonad.policy.shell_shells import nested, run_shell, runner, source, stdin_file
 from exomonad.policy.shell_stdin import SHELLS, note_exec, stdin_as_words
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,
     PRIV_WITH_ARG,
-    SCRIPT_OPTS,
     WRAPPERS,
-    parse_options,
     skip_options,
     unwrap,
 )
@@ -70,7 +69,6 @@ from exomonad.policy.vcs import git
 __all__ = ["SHELLS", "classify_shell"]
 
 _GIT_REPO_VARS = ("GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=", "GIT_COMMON_DIR=")
-_STDIN_FILES = ("/dev/stdin", "/dev/fd/", "/proc/")
 
 
 def classify_shell(
@@ -224,13 +222,15 @@ def _command(
         if chdir is not None:
             cwd = resolve_path(cwd, chdir)
         inner = _argv(rest, cmd, cwd, env, depth, True) if rest else []
-        wrapped = Shell(full, cwd, True, _stdin_file(cmd))
+        wrapped = Shell(full, cwd, True, stdin_file(cmd))
         return [wrapped, *pointed, *(a for a in inner if not isinstance(a, Shell))]
     if name == "su":
         start, sopts = skip_options(args, frozenset({"-c", "--command", "-s", "--shell"}))
         script = sopts.get("-c") or sopts.get("--command")
-        inner = _nested(script, [], cwd, env, depth, full) if script is not None else []
-        wrapped = Shell(full, cwd, True, _stdin_file(cmd))
+        inner = (
+            nested(script, [], cwd, env, depth, full, classify_shell) if script is not None else []
+        )
+        wrapped = Shell(full, cwd, True, stdin_file(cmd))
         return [wrapped, *(a for a in inner if not isinstance(a, Shell))]
     printed = printed_credential(name, args) or attached_process(name, args)
     if printed is not None:  # gh auth token, gpg --export-secret-keys, strace -p PID...
@@ -238,14 +238,14 @@ def _command(
     if name in OPAQUE_RUNNERS:
         return [Unknown(" ".join(full))]
     if name in SHELLS:
-        return _shell(name, args, cmd, cwd, env, depth, full)
+        return run_shell(name, args, cmd, cwd, env, depth, full, classify_shell)
     if name in ("source", "."):
-        return _source(args, cmd, cwd, env, depth, full)
+        return source(args, cmd, cwd, env, depth, full, classify_shell)
     if name == "eval":
         joined = Word(" ".join(w.text for w in args), any(w.dynamic or w.glob for w in args))
-        return _nested(joined, [], cwd, env, depth, full)
+        return nested(joined, [], cwd, env, depth, full, classify_shell)
     if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
-        return _runner(name, args, cwd, env, depth, full, privileged)
+        return runner(name, args, cwd, env, depth, full, privileged, classify_shell)
     if name == "git" or name.startswith("git-"):
         return git(args if name == "git" else [Word(name[4:]), *args], cwd, env)
     if name == "gh":
@@ -298,11 +298,11 @@ def _wrapper(
     if got.chdir is not None:
         cwd = resolve_path(cwd, got.chdir)
     if got.script is not None:
-        return [*lead, *_nested(got.script, got.rest, cwd, env, depth, full)]
+        return [*lead, *nested(got.script, got.rest, cwd, env, depth, full, classify_shell)]
     rest = got.rest
     if name == "watch" and rest and "-x" not in got.opts and "--exec" not in got.opts:
         joined = Word(" ".join(w.text for w in rest), any(w.dynamic for w in rest))
-        return _nested(joined, [], cwd, env, depth, full)
+        return nested(joined, [], cwd, env, depth, full, classify_shell)
     if name in ("xargs", "sshpass"):  # xargs -a FILE: its words are FILE's contents (a
         # token, printed); sshpass -f FILE: FILE's first line, sent as a password
         source = got.opts.get("-a") or got.opts.get("--arg-file") or got.opts.get("-f")
@@ -317,159 +317,12 @@ def _wrapper(
     return [*lead, *(inner or [Shell(full, cwd, privileged)])]
 
 
-def _runner(
-    name: str,
-    args: list[Word],
-    cwd: str | None,
-    env: ShellEnv,
-    depth: int,
-    full: tuple[str, ...],
-    privileged: bool,
-) -> list[Action]:
-    """``trap CMD``, ``script -c CMD``, ``hash -p``, ``make -f -``, ``npx -c``."""
-    texts = [w.text for w in args]
-    plain = runs(name, args, full, cwd, env.worktree, privileged)
-    if name == "trap":
-        ops = args[1:] if texts[:1] == ["--"] else args
-        if not ops or ops[0].text in ("-", "-p", "-l") or len(ops) == 1:
-            return plain
-        return _nested(ops[0], [], cwd, env, depth, full)
-    if name == "script":
-        parsed = parse_options(args, SCRIPT_OPTS)
-        script = None if parsed is None else (parsed[1].get("-c") or parsed[1].get("--command"))
-        if script is None:
-            return [Unknown(" ".join(full))]
-        logs = [w for w in args if w is not script and not w.text.startswith(("-", "/dev/"))]
-        log = [WriteFile(resolve_path(cwd, w)) for w in logs[:1]]  # its typescript file
-        return [*log, *_nested(script, [], cwd, env, depth, full)]
-    if name == "hash":
-        return (
-            [Unknown(" ".join(full))]
-            if any(t.startswith("-") and "p" in t for t in texts)
-            else plain
-        )
-    if name in ("make", "gmake"):
-        stdin = any(
-            t in ("-", "/dev/stdin")
-            or t.startswith(("--eval", "-E", "--file=-", "-f-", "/dev/fd/"))
-            for t in texts
-        ) or any(w.dynamic for w in args)
-        return [Unknown(" ".join(full))] if stdin else plain
-    if any(t in ("-c", "--call") or t.startswith("--call=") for t in texts):
-        return [Unknown(" ".join(full))]
-    handled = handle(name, args, cwd)
-    return handled if handled is not None else plain
-
-
-def _nested(
-    script: Word,
-    extra: list[Word],
-    cwd: str | None,
-    env: ShellEnv,
-    depth: int,
-    full: tuple[str, ...],
-) -> list[Action]:
-    """Classify a script given as one word (``sh -c``, ``eval``, ``env -S``)."""
-    if script.dynamic or script.glob or any(w.dynamic or w.glob for w in extra):
-        return [Unknown(" ".join(full))]
-    text = " ".join([script.text, *(w.text for w in extra)])
-    return classify_shell(text, cwd, env, depth + 1)
-
-
 def _xargs_input(rest: list[Word], replace: Word | None) -> list[Word]:
     """The command xargs runs: its input lands in the replace string or at the end."""
     if replace is not None:
         token = replace.text or "{}"
         return [Word(w.text, True, w.quoted) if token in w.text else w for w in rest]
     return [*rest, Word("<xargs input>", dynamic=True)]
-
-
-def _stdin(cmd: SimpleCommand, env: ShellEnv) -> str | None:
-    """How a shell's stdin is known: ``"script"``, ``"file"``, ``"tty"`` or None."""
-    if cmd.stdin_script is not None:
-        return "script"
-    reads = [r for r in cmd.redirs if r.op in ("<", "<&", "<>") and r.fd in (None, 0)]
-    if reads:
-        target = reads[-1].target
-        plain = (
-            reads[-1].op != "<&"
-            and not target.dynamic
-            and not target.glob
-            and not target.text.startswith(_STDIN_FILES)
-        )
-        return "file" if plain else None
-    if cmd.piped_in or cmd.grouped or env.stdin_redirected:
-        return None
-    return "tty"
-
-
-def _stdin_file(cmd: SimpleCommand) -> str | None:
-    """The file ``cmd`` reads its input from (``sudo bash < setup.sh``: ``setup.sh``), as
-    written, for its description: it is what a privileged shell runs."""
-    reads = [r for r in cmd.redirs if r.op in ("<", "<>") and r.fd in (None, 0)]
-    return reads[-1].target.text if reads else None
-
-
-def _shell(
-    name: str,
-    args: list[Word],
-    cmd: SimpleCommand,
-    cwd: str | None,
-    env: ShellEnv,
-    depth: int,
-    full: tuple[str, ...],
-) -> list[Action]:
-    i, has_c, has_s = 0, False, False
-    while i < len(args):
-        text = args[i].text
-        if args[i].dynamic or args[i].glob:
-            return [Unknown(" ".join(full))]
-        if text == "--":
-            i += 1
-            break
-        if not text.startswith(("-", "+")) or text in ("-", "+"):
-            break
-        if text in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        short = not text.startswith("--")
-        has_c = has_c or (short and "c" in text[1:]) or text == "--command"
-        has_s = has_s or (short and "s" in text[1:])
-        i += 1
-    operands = args[i:]
-    if has_c:
-        if not operands:
-            return [Unknown(" ".join(full))]
-        return _nested(operands[0], [], cwd, env, depth, full)
-    script = operands[0] if operands and not has_s else None
-    if script is not None and (script.dynamic or script.glob):
-        return [Unknown(" ".join(full))]
-    if script is not None and script.text != "-" and not script.text.startswith(_STDIN_FILES):
-        return [Shell(full, cwd)]  # runs a script file
-    stdin = _stdin(cmd, env)
-    if stdin == "script" and cmd.stdin_script is not None:
-        return classify_shell(cmd.stdin_script, cwd, env, depth + 1)
-    if stdin in ("file", "tty") and script is None:
-        return [Shell(full, cwd, stdin=_stdin_file(cmd))]
-    return [Unknown(f"script fed to {name} on stdin: {' '.join(full)}")]
-
-
-def _source(
-    args: list[Word],
-    cmd: SimpleCommand,
-    cwd: str | None,
-    env: ShellEnv,
-    depth: int,
-    full: tuple[str, ...],
-) -> list[Action]:
-    """``source FILE`` / ``. FILE``: a file is opaque text; stdin-like files are read."""
-    if not args or args[0].dynamic or args[0].glob:
-        return [Unknown(" ".join(full))]
-    if args[0].text.startswith(_STDIN_FILES) or args[0].text == "-":
-        if _stdin(cmd, env) == "script" and cmd.stdin_script is not None:
-            return classify_shell(cmd.stdin_script, cwd, env, depth + 1)
-        return [Unknown(" ".join(full))]
-    return [Shell(full, cwd)]
 
 
 def _find(
