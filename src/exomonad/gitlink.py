@@ -37,8 +37,9 @@ WORKTREE_CONFIG_KEYS = frozenset(
 _SMALL = 4096
 
 
-def read_small(path: Path) -> str | None:
-    """A small regular file's text (not through a symlink); None if it is not one."""
+def read_small(path: Path, limit: int = _SMALL) -> str | None:
+    """A small regular file's text (not through a symlink), its first ``limit`` bytes;
+    None if it is not one."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -46,7 +47,7 @@ def read_small(path: Path) -> str | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        return os.read(fd, _SMALL).decode("utf-8", "replace")
+        return os.read(fd, limit).decode("utf-8", "replace")
     finally:
         os.close(fd)
 

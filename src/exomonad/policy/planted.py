@@ -51,6 +51,7 @@ from typing import NamedTuple
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.control_files import is_glob
 from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_paths import may_name
 from exomonad.util.paths import real_path
 
 __all__ = ["MAX_DIRS", "links_below", "planted_reads", "reads_unnamed"]
@@ -207,9 +208,7 @@ def _named(actions: Sequence[Action]) -> list[ReadFile]:
         for word in action.argv[1:]:
             if word.startswith("-") and "=" not in word:
                 continue  # an option (a value glued to a letter is rarely a file)
-            texts = [word, word.split("=", 1)[1] if "=" in word else ""]
-            texts += [t[1:] for t in texts if t[:1] in ("<", "@")]
-            for text in texts:
+            for text in may_name(word):
                 if not text or "$" in text or is_glob(text) or len(text) > 4096:
                     continue
                 path = os.path.normpath(os.path.join(action.cwd, text))

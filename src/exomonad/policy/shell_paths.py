@@ -14,7 +14,7 @@ from fnmatch import fnmatchcase
 from exomonad.policy.shell_lex import Word
 from exomonad.util.paths import follow
 
-__all__ = ["may_climb", "path_readings", "resolve_path", "unfollowable"]
+__all__ = ["may_climb", "may_name", "path_readings", "resolve_path", "unfollowable"]
 
 
 def resolve_path(cwd: str | None, word: Word | str, *, logical: bool = False) -> str | None:
@@ -82,7 +82,7 @@ def unfollowable(cwd: str | None, words: list[Word]) -> list[str]:
     >>> [text[:6] + "..." + text[-6:] for text in found]
     ['a/a/a/...a/a/..']
     """
-    texts = dict.fromkeys(t for w in words if not w.dynamic for t in _may_name(w.text) if t)
+    texts = dict.fromkeys(t for w in words if not w.dynamic for t in may_name(w.text) if t)
     return [
         text
         for text in texts
@@ -91,11 +91,11 @@ def unfollowable(cwd: str | None, words: list[Word]) -> list[str]:
     ]
 
 
-def _may_name(text: str) -> tuple[str, ...]:
+def may_name(text: str) -> tuple[str, ...]:
     """The paths a word may name: itself, an option's value (``--file=F``, ``-fF``),
     a ``@F`` or ``<F`` a program reads.
 
-    >>> _may_name("--from-file=tok"), _may_name("-ftok"), _may_name("x=@y")
+    >>> may_name("--from-file=tok"), may_name("-ftok"), may_name("x=@y")
     (('--from-file=tok', 'tok'), ('-ftok', 'tok'), ('x=@y', '@y', 'y'))
     """
     found = [text]

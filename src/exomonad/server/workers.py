@@ -23,6 +23,7 @@ from pathlib import Path
 from exomonad import runtimes
 from exomonad.errors import ExomonadError, GateError, InvalidNameError
 from exomonad.gitgate import worker_env
+from exomonad.gitlink import read_small
 from exomonad.policy.control_files import CONTROL_FILES
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
@@ -257,6 +258,10 @@ def _check_gate(project: Path, worktree: Path, runner: runtimes.Runtime | None) 
             )
 
 
+#: Bytes of an agent settings file compared (the lead's are far smaller).
+_SETTINGS_AT_MOST = 1 << 20
+
+
 def _check_start_files(svc: Services, worktree: Path) -> None:
     """Refuse a worktree whose agent settings (:data:`CONTROL_FILES`: hooks, MCP servers)
     are neither the lead's checkout's nor its ``HEAD``'s. An agent reads them when its
@@ -271,8 +276,8 @@ def _check_start_files(svc: Services, worktree: Path) -> None:
         mine = worktree / rel
         if not os.path.lexists(mine):
             continue
-        text = _plain_text(mine)
-        lead = _plain_text(project / rel)
+        text = read_small(mine, _SETTINGS_AT_MOST)  # a link is not the lead's file
+        lead = read_small(project / rel, _SETTINGS_AT_MOST)
         if text is None or (text != lead and text != svc.worktrees.committed(rel)):
             changed.append(rel)
     if changed:
@@ -284,16 +289,6 @@ def _check_start_files(svc: Services, worktree: Path) -> None:
             f"{project}/FILE {worktree}/FILE), copy the lead's over it or remove the "
             "worktree, then start the worker again"
         )
-
-
-def _plain_text(path: Path) -> str | None:
-    """A regular file's text (not through a link); None otherwise."""
-    if path.is_symlink() or not path.is_file():
-        return None
-    try:
-        return path.read_text("utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 #: How long a released worker's processes get to go before its worktree is kept instead.
