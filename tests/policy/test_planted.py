@@ -201,3 +201,24 @@ def test_links_that_stay_in_the_worktree_change_nothing(tmp_path: Path) -> None:
     (wt / ".env.sample").symlink_to(".env.example")
     for command in ("echo $HOME", "grep -rn TODO src", "git ls-files | xargs wc -l"):
         assert isinstance(bash(command, root=str(root)), Allow), command
+
+
+def test_a_link_deeper_than_a_path_can_name_is_asked(tmp_path: Path) -> None:
+    """Found rereading: a link 6,000 characters deep (past PATH_MAX: made a directory at
+    a time, relative) could not be listed, was skipped, and ``tar -ch .``, which works
+    relative too, printed the token, allowed."""
+    root, wt = _state(tmp_path)
+    fd = os.open(wt, os.O_RDONLY)
+    for _ in range(30):
+        os.mkdir("d" * 200, dir_fd=fd)
+        deeper = os.open("d" * 200, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.symlink(str(root / ".exomonad" / "lead.token"), "t", dir_fd=fd)
+    os.close(fd)
+    command = "tar -chf - ."
+    ran = subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, check=False)
+    assert SECRET.encode() in ran.stdout  # the real effect
+    verdict = bash(command, root=str(root))
+    assert not isinstance(verdict, Allow), verdict
+    assert "cannot be listed" in verdict.reason

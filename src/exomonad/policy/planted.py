@@ -83,16 +83,27 @@ def _list(path: str) -> _Listing | None:
                     links.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
                     dirs.append(entry.path)
-    except OSError:  # gone, or not a directory any more: nothing below it
-        return None
+    except (FileNotFoundError, NotADirectoryError):  # gone: nothing below it
+        return None  # (any other error, a name too long or a directory closed to us,
+    # leaves what is below unknown: the caller's; found probing, a link 6,000 characters
+    # deep, past PATH_MAX, was skipped, and `tar -ch .` read it relative and printed it)
     settled = time.time_ns() - stat.st_ctime_ns > _SETTLE_NS
     return _Listing((stat.st_ino, stat.st_ctime_ns), tuple(dirs), tuple(links), settled)
 
 
 def links_below(root: str) -> list[str] | None:
     """Every symbolic link below directory ``root`` (links are not followed); None if
-    ``root`` holds more than :data:`MAX_DIRS` directories. A ``root`` that is not a
-    directory holds none."""
+    ``root`` holds more than :data:`MAX_DIRS` directories or one that cannot be listed.
+    A ``root`` that is not a directory holds none."""
+    try:
+        return _links_below(root)
+    except OSError:
+        with _lock:
+            _censuses.pop(root, None)
+        return None
+
+
+def _links_below(root: str) -> list[str] | None:
     with _lock:
         known = _censuses.setdefault(root, {})
         now: dict[str, _Listing] = {}
@@ -189,8 +200,9 @@ def planted_reads(worktree: str | None, actions: Sequence[Action], project: str 
         return out
     links = links_below(worktree)
     if links is None:
-        return [*out, Unknown(f"{worktree}: more than {MAX_DIRS} directories to look "
-                              "through for links into ExoMonad's state")]  # fmt: skip
+        return [*out, Unknown(f"{worktree}: more than {MAX_DIRS} directories, or one that "
+                              "cannot be listed, to look through for links into "
+                              "ExoMonad's state")]  # fmt: skip
     for link in links:
         out += _through(link, worktree, project, refused)
     return out
