@@ -325,9 +325,11 @@ def _verdicts(row: dict[str, Any]) -> str:
 
 
 def _floor_line(row: dict[str, Any]) -> str:
-    """Where a 16-session row's CPU goes, and the mean latency it cannot beat on this
-    machine: n sessions calling back to back have n calls in flight, so their mean
-    latency is n / rate (Little's law), and the rate is at most cores / CPU per call."""
+    """Where a 16-session row's CPU goes, and the mean latency it cannot beat: n sessions
+    calling back to back have n calls in flight, so their mean latency is n / rate
+    (Little's law). The rate is at most cores / the machine's CPU per call on this
+    machine, and at most 1 / the server's CPU per call on any: the server's calls run on
+    one event loop, one interpreter lock, however many cores there are."""
     n, cpu, cores = row["sessions"], row["machine_cpu_ms_per_call"], row["cores"]
     parts = {"server": row["server_cpu_ms_per_call"], "appender": row["appender_cpu_ms_per_call"],
              "sessions": row["client_cpu_ms_per_call"]}  # fmt: skip
@@ -340,7 +342,8 @@ def _floor_line(row: dict[str, Any]) -> str:
         f"{rest:.2f}: other processes, the kernel); mean latency {row['latency']['mean']:.2f} "
         f"ms ({n} / rate: {n * 1000 / row['calls_per_s']:.2f}); at this CPU per call, with "
         f"every core busy all the time, the mean is at least {n} x {cpu:.2f} / {cores} = "
-        f"{n * cpu / cores:.2f} ms"
+        f"{n * cpu / cores:.2f} ms here, and {n} x {parts['server']:.2f} = "
+        f"{n * parts['server']:.2f} ms on any number of cores (the server's one event loop)"
     )
 
 
