@@ -99,7 +99,8 @@ COMPOUND: list[Case] = [
     bash("cd x && git push -f origin main", push("origin", "main", True, repo=f"{W}/x")),
     bash("cd /tmp && git push", push(None, None, repo="/tmp")),
     bash("cd .. && git push", push(None, None, repo="/w")),
-    bash("cd sub; git push origin HEAD", push("origin", BR, repo=f"{W}/sub")),
+    # `cd sub` may fail: the push may run where the line started
+    bash("cd sub; git push origin HEAD", push("origin", BR, repo=f"{W}/sub"), push("origin", BR)),
     bash(
         "git add -A && git commit -m 'wip' && git push",
         sh("git", "add", "-A"),
@@ -130,7 +131,7 @@ COMPOUND: list[Case] = [
         push("origin", "main", True, repo="/tmp"),
         push(None, BR),
     ),
-    bash("{ cd sub; git push; }", push(None, BR, repo=f"{W}/sub")),
+    bash("{ cd sub; git push; }", push(None, BR, repo=f"{W}/sub"), push(None, BR)),
     bash("if git diff --quiet; then git push; fi", sh("git", "diff", "--quiet"), push(None, BR)),
     bash("for b in a b; do git push origin $b; done", push("origin", None)),
     bash("while true; do git push; sleep 1; done", sh("true"), push(None, BR), sh("sleep", "1")),

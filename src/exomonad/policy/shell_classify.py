@@ -144,7 +144,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         if env.links_made or index in beside:
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env, cmd.cwd)  # links, a .git or HEAD made for what follows
-        env.commands_seen += 1
+        if index + 1 == len(commands) or not commands[index + 1].alternative:
+            env.commands_seen += 1  # once it is judged in every directory it may start in
     # cat "$f", read x < "$f": what the line (or one in it) may have made $f
     return [*out, *(a for a in line_reads(commands, env, outer) if a not in out)]
 

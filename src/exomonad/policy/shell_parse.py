@@ -5,21 +5,29 @@ The parse is deliberately flat and conservative: every command of an ``&&``/``||
 so the commands inside them are seen; ``( ... )`` scopes ``cd``; command substitutions
 (``$(...)``, backquotes, ``<(...)``, unquoted here-document bodies) are parsed recursively
 and reported *before* the command that uses them, with the working directory they start in.
+A command a ``cd`` before it may or may not have moved is reported once for each directory
+it may start in (:mod:`~exomonad.policy.shell_cd`: ``cd /tmp`` may fail).
 
 >>> [(c.argv, c.cwd) for c in parse("cd x && FOO=1 git push; (cd /tmp; ls)", "/w")]
-[(('git', 'push'), '/w/x'), (('ls',), '/tmp')]
+[(('git', 'push'), '/w/x'), (('ls',), '/tmp'), (('ls',), '/w/x'), (('ls',), '/w')]
 """
 
 from __future__ import annotations
 
-import os
-import re
 from bisect import bisect_left
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from exomonad.policy.shell_env import is_within, nested_repo
+from exomonad.policy.shell_cd import (
+    Dirs,
+    cdpath_searched,
+    changer,
+    chdir,
+    join,
+    may_set_cdpath,
+    move,
+)
+from exomonad.policy.shell_command import SimpleCommand, is_assignment
 from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
-from exomonad.policy.shell_paths import resolve_path
 
 __all__ = [
     "MAX_DEPTH",
@@ -32,13 +40,15 @@ __all__ = [
 #: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
 MAX_DEPTH = 8
 
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _SKIP_WORDS = frozenset(
     {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"}
 )
 _OPENERS = frozenset({"if", "while", "until", "{", "for", "select", "case"})
 _CLOSERS = frozenset({"}", "fi", "done", "esac"})
 _NESTING = _OPENERS | _CLOSERS
+_LOOPS = frozenset({"while", "until", "for", "select"})
+#: :attr:`_Walker.scopes`: a subshell, whose ``cd`` no enclosing loop sees.
+_SUBSHELL = -1
 _SEPARATORS = frozenset({";", "\n", "&", "&&", "||", ";;", ";&", ";;&", "|", "|&"})
 _CASE_ENDS = frozenset({";;", ";&", ";;&"})
 #: Redirections of a command's output.
@@ -47,117 +57,30 @@ _OUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 _PROCESS_SUB = "<process substitution>"
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One command with its words, redirections and the directory it starts in.
-
-    ``stdin_script`` is a here-document / here-string body (what ``bash <<EOF`` runs);
-    ``piped_in`` is true when stdin comes from a pipe (``curl x | sh``); ``grouped`` when
-    the command is inside ``( ... )``, ``{ ...; }``, a loop, ``if`` or ``case``, whose
-    stdin may be redirected as a whole; ``background`` when it is run with ``&`` (a group
-    run with ``&``, ``( ... ) &``, adds a command with no words and ``background``);
-    ``piped_out`` when its output may reach another command of the line: a pipe, or a
-    process substitution it runs in (``<(cat <<< X)``; a command substitution's output
-    is judged where its text is, in the word holding it), its own or that of a group,
-    loop or ``if`` holding it (a function body's always: where a call sends it is not
-    followed); ``receiver`` the simple command that reads it down a pipe, None when
-    that is not one (a group or loop: ``| while read f``, a process substitution).
-
-    >>> first, second, _ = parse("{ cat <<< x; } | sort | wc; { cat <<< y; } > f", "/w")[::2]
-    >>> first.receiver.argv, first.receiver.receiver.argv, second.piped_out
-    (('sort',), ('wc',), False)
-    """
-
-    words: tuple[Word, ...]
-    redirs: tuple[Redir, ...] = ()
-    cwd: str | None = None
-    piped_in: bool = False
-    stdin_script: str | None = None
-    grouped: bool = False
-    background: bool = False
-    piped_out: bool = False
-    receiver: SimpleCommand | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        """The command's words without leading ``NAME=value`` assignments."""
-        return tuple(w.text for w in self.command_words)
-
-    @property
-    def command_words(self) -> tuple[Word, ...]:
-        """``words`` without leading assignments."""
-        i = 0
-        while i < len(self.words) and is_assignment(self.words[i]):
-            i += 1
-        return self.words[i:]
-
-
-def is_assignment(word: Word) -> bool:
-    """True for a ``NAME=value`` word (an environment prefix when before a command)."""
-    return _ASSIGNMENT.match(word.text) is not None
-
-
-#: Builtins that may set a variable whose name is only known when they run
-#: (``declare "${v}PATH=.."``, ``read "$v"``), and ``printf -v``.
-_SETTERS = frozenset(
-    {"declare", "typeset", "export", "readonly", "local", "read", "mapfile", "readarray",
-     "getopts"}
-)  # fmt: skip
-#: Builtins that run text as shell code: what it sets is not seen.
-_EVALS = frozenset({"eval", "source", "."})
-
-
-def _may_set_cdpath(words: list[Word]) -> bool:
-    """Whether a command of these words may set ``CDPATH``: it names it (an assignment,
-    an argument, a loop variable, an expansion such as ``${CDPATH:=..}``), runs text as
-    code, or has a builtin among them that may set a variable named at run time."""
-    texts = [w.text for w in words]
-    if any("CDPATH" in t for t in texts) or any(t in _EVALS for t in texts):
-        return True
-    printf_v = "printf" in texts and any(t.startswith("-v") for t in texts)
-    setter = printf_v or any(t in _SETTERS for t in texts)
-    return setter and any(w.dynamic or "$" in w.text or "`" in w.text for w in words)
-
-
-def _cdpath_searched(operand: str) -> bool:
-    """Whether ``cd`` looks ``operand`` up in ``$CDPATH`` (bash: unless it starts with
-    ``/``, ``./`` or ``../``, or is ``.``, ``..`` or ``-``)."""
-    return not (
-        operand.startswith(("/", "./", "../")) or operand in (".", "..", "-") or not operand
-    )
-
-
-def _chdir(cwd: str | None, args: list[Word], cdpath: bool, top: str | None) -> str | None:
-    operands = [w for w in args if not (w.text.startswith("-") and len(w.text) > 1)]
-    if not operands:
-        return os.path.expanduser("~")
-    if operands[0].text == "-" or (cdpath and _cdpath_searched(operands[0].text)):
-        return None
-    if top is not None and _to_toplevel(operands[0]) and is_within(cwd, top):
-        return None if cwd != top and cwd is not None and nested_repo(cwd, top) else top
-    return resolve_path(cwd, operands[0], logical=True)  # bash's cd takes `..` off as text
-
-
-def _to_toplevel(word: Word) -> bool:
-    """``cd "$(git rev-parse --show-toplevel)"`` (agents' habit), nothing else."""
-    return word.text == "$(git rev-parse --show-toplevel)" or (
-        word.text == "`...`" and word.subs == ("git rev-parse --show-toplevel",)
-    )
-
-
 class _Walker:
-    def __init__(self, cwd: str | None, depth: int, cdpath: bool = False,
-                 top: str | None = None, captured: bool = False) -> None:  # fmt: skip
+    def __init__(self, dirs: Dirs, depth: int, cdpath: bool = False, top: str | None = None,
+                 captured: bool = False, moving: frozenset[int] = frozenset()) -> None:  # fmt: skip
         if depth > MAX_DEPTH:
             raise ShellSyntaxError("shell nesting too deep")
-        self.cwd = cwd
+        #: Where the next command may start; where it may if a ``cd`` of the ``&&``
+        #: chain being read failed (joined when the chain ends).
+        self.dirs = dirs
+        self.if_failed: Dirs = ()
+        self.skippable = self.negated = False
+        #: The loops and function bodies (their first token) a ``cd`` runs in, any
+        #: number of times: the last reading found them (``moved_in``), this one leaves
+        #: the directory unknown in them and after them (``moving``).
+        self.moving = moving
+        self.moved_in: set[int] = set()
+        self.scopes: list[int | None] = []
+        self.at = 0
         self.depth = depth
         #: CDPATH may be set (by the command line so far, or by whoever runs it).
         self.cdpath = cdpath
         self.top = top
         #: A ``cd`` was followed that CDPATH would have redirected.
         self.searched = False
-        self.stack: list[str | None] = []
+        self.stack: list[tuple[Dirs, Dirs]] = []
         self.out: list[SimpleCommand] = []
         self.words: list[Word] = []
         self.redirs: list[Redir] = []
@@ -186,7 +109,7 @@ class _Walker:
         tokens = lex(src)
         i = 0
         while i < len(tokens):
-            tok = tokens[i]
+            tok, self.at = tokens[i], i
             if isinstance(tok, Word):
                 self._word(tok)
             elif isinstance(tok, Redir):
@@ -197,6 +120,10 @@ class _Walker:
                     self.words, self.redirs = [], []
             elif tok.text in _SEPARATORS:
                 self._finish(piped_out=tok.text in ("|", "|&"), background=tok.text == "&")
+                if tok.text != "&&":  # the chain ends: a cd in it may have failed
+                    self.dirs, self.if_failed = join(self.dirs, self.if_failed), ()
+                # after `p ||`, what follows may run with a cd between skipped
+                self.skippable = tok.text == "||" or (self.skippable and tok.text == "&&")
                 self.piped_in = tok.text in ("|", "|&")
                 self.case_pattern = tok.text in _CASE_ENDS
             elif tok.text == "(":
@@ -209,13 +136,14 @@ class _Walker:
                         raise ShellSyntaxError("unexpected '('")
                     self.words, i, self.function = [], i + 1, True
                 else:
-                    self._open()
-                    self.stack.append(self.cwd)
+                    self._open(subshell=True)
+                    self.stack.append((self.dirs, self.if_failed))
+                    self.if_failed = ()
             elif tok.text == ")":
                 self._finish(piped_out=False)
                 if not self.stack:
                     raise ShellSyntaxError("unexpected ')'")
-                self.cwd = self.stack.pop()
+                self.dirs, self.if_failed = self.stack.pop()
                 self._close()
             i += 1
         self._finish(piped_out=False)
@@ -223,16 +151,22 @@ class _Walker:
             raise ShellSyntaxError("unclosed '('")
         return self._linked()
 
-    def _open(self) -> None:
+    def _open(self, loop: bool = False, subshell: bool = False) -> None:
         """A group begins (a keyword or ``(``); one read down a pipe passes it on."""
         if self.piped_in and not self.words:
             self._send(self.feeding, None)
         self.groups.append((len(self.out), self.function))
+        scope = self.at if loop or self.function else _SUBSHELL if subshell else None
+        self.scopes.append(scope)
+        if scope in self.moving:  # a cd runs in it any number of times
+            self.dirs = join(self.dirs, (None,))
         self.function = False
 
     def _close(self) -> None:
         if self.groups:
             self.closed.append(self.groups.pop())
+        if self.scopes:
+            self.scopes.pop()
 
     def _send(self, indices: list[int], reader: int | None) -> None:
         for index in indices:
@@ -283,10 +217,11 @@ class _Walker:
         if not self.words and not word.quoted and word.text in _NESTING:
             self.nesting += 1 if word.text in _OPENERS else -1
             if word.text in _OPENERS:
-                self._open()
+                self._open(loop=word.text in _LOOPS)
             else:
                 self._close()
         if not self.words and not word.quoted and word.text in _SKIP_WORDS:
+            self.negated |= word.text == "!"  # `! cd x && ...` goes on if it failed
             return
         if len(self.words) == 1 and self.words[0].text == "function" and not self.words[0].quoted:
             self.words = []  # `function NAME { ...; }`: the body follows as commands
@@ -300,15 +235,15 @@ class _Walker:
 
     def _subs(self, subs: tuple[str, ...], captured: bool = False) -> None:
         for sub in subs:
-            walker = _Walker(self.cwd, self.depth + 1, self.cdpath, self.top, captured)
-            self.out.extend(walker.run(sub))
+            found, walker = _walk(sub, self.dirs, self.depth + 1, self.cdpath, self.top, captured)
+            self.out.extend(found)
             self.searched |= walker.searched
             self.cdpath |= walker.cdpath
 
     def _finish(self, *, piped_out: bool, background: bool = False) -> None:
         words, redirs = self.words, self.redirs
         self.words, self.redirs = [], []
-        self.cdpath = self.cdpath or _may_set_cdpath(words)
+        self.cdpath = self.cdpath or may_set_cdpath(words)
         for w in words:
             self._subs(w.subs, _PROCESS_SUB in w.text)
         for r in redirs:
@@ -316,7 +251,7 @@ class _Walker:
         cmd = SimpleCommand(
             tuple(words),
             tuple(redirs),
-            self.cwd,
+            self.dirs[0],
             self.piped_in,
             next(
                 (
@@ -329,10 +264,12 @@ class _Walker:
             bool(self.stack) or self.nesting != 0,
             background,
             piped_out or self.captured,
+            others=self.dirs[1:],
         )
         if self.closed:
             self._settle(words, redirs, piped_out)
         reader = self._kept(cmd, piped_out or background)
+        self.negated = False
         if self.piped_in:  # what the pipe carries reaches this command
             self._send(self.feeding, len(self.out) if reader and cmd.command_words else None)
         if reader:
@@ -342,23 +279,32 @@ class _Walker:
                 self.in_group.append(len(self.out))
             self.out.append(cmd)
         elif background:  # `( ... ) &`, `{ ...; } &`, `cd x &`: mark the background
-            self.out.append(SimpleCommand((), (), self.cwd, background=True))
+            self.out.append(SimpleCommand((), (), self.dirs[0], background=True))
 
     def _kept(self, cmd: SimpleCommand, apart: bool) -> bool:
-        """Whether ``cmd`` is one to report; follows ``cd`` unless it runs ``apart``
-        (in a pipeline or in the background: a subshell)."""
+        """Whether ``cmd`` is one to report (a ``cd``: only for its redirections); follows
+        where it may move this shell (:mod:`~exomonad.policy.shell_cd`) unless it runs
+        ``apart`` (in the background, or its output piped: a subshell)."""
         argv = cmd.command_words
         if not argv:
             return bool(cmd.redirs or cmd.words)  # assignments / bare redirections (> file)
-        name = argv[0].text
-        if name in ("cd", "pushd", "popd") and not argv[0].quoted:
-            if not (apart or self.piped_in):
-                args = list(argv[1:])
-                self.cwd = (None if name == "popd"
-                            else _chdir(self.cwd, args, self.cdpath, self.top))  # fmt: skip
-                self.searched |= any(_cdpath_searched(w.text) for w in args[:1])
-            return False
-        return True
+        moved = move(argv, cmd.stdin_script)
+        if moved is not False and not apart:
+            for scope in reversed(self.scopes):  # the loops and functions it runs in
+                if scope == _SUBSHELL:
+                    break
+                if scope is not None:
+                    self.moved_in.add(scope)
+            new: Dirs = (None,)
+            if moved is not None:
+                new = join(chdir(d, moved, self.cdpath, self.top) for d in self.dirs)
+                self.searched |= bool(moved) and cdpath_searched(moved[0].text)
+            if self.piped_in or self.skippable or self.negated:  # lastpipe, `p || cd x`
+                self.dirs = join(new, self.dirs)
+            else:
+                self.dirs, self.if_failed = new, join(self.if_failed, self.dirs)
+        found = changer(argv)
+        return found is None or found[0] not in ("cd", "pushd", "popd") or bool(cmd.redirs)
 
 
 def _timed(words: list[Word]) -> bool:
@@ -397,9 +343,26 @@ def parse_tracking(
     it may be before). ``cd NAME`` looks NAME up in ``$CDPATH`` first, so where CDPATH
     may be set (anywhere in ``src``: a function defined before it is set runs after),
     such a ``cd`` leaves the directory unknown. ``top``: the agent's worktree, where
-    ``cd "$(git rev-parse --show-toplevel)"`` goes from inside it."""
-    walker = _Walker(cwd, depth, cdpath, top)
-    out = walker.run(src)
+    ``cd "$(git rev-parse --show-toplevel)"`` goes from inside it. A command that may
+    start in several directories is given once for each, the first as it was read, the
+    others ``alternative``."""
+    out, walker = _walk(src, (cwd,), depth, cdpath, top)
     if walker.cdpath and walker.searched and not cdpath:
-        out = _Walker(cwd, depth, True, top).run(src)
-    return out, walker.cdpath
+        out, _ = _walk(src, (cwd,), depth, True, top)
+    return [each for cmd in out for each in _each_dir(cmd)], walker.cdpath
+
+
+def _walk(src: str, dirs: Dirs, depth: int, cdpath: bool, top: str | None,
+          captured: bool = False) -> tuple[list[SimpleCommand], _Walker]:  # fmt: skip
+    """``src``'s commands, read again when a ``cd`` runs in a loop or a function body:
+    the directory is then unknown from there on."""
+    walker = _Walker(dirs, depth, cdpath, top, captured)
+    out = walker.run(src)
+    if walker.moved_in:
+        walker = _Walker(dirs, depth, cdpath, top, captured, frozenset(walker.moved_in))
+        out = walker.run(src)
+    return out, walker
+
+
+def _each_dir(cmd: SimpleCommand) -> list[SimpleCommand]:
+    return [cmd, *(replace(cmd, cwd=d, others=(), alternative=True) for d in cmd.others)]
