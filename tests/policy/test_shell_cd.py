@@ -53,6 +53,7 @@ READS = [
     f"cd() {{ builtin cd ../..; }}; cd a && grep -r {TOKEN} .",
     f"case x in x) cd ../..;; esac; grep -r {TOKEN} .",
     f"while read d; do cd $d; done <<< ../..; grep -r {TOKEN} .",
+    "HOME=../.. cd; cat .e*/l*",
 ]
 #: Each, run by bash in the worktree, rewrites the lead's README.md.
 WRITES = [

@@ -27,7 +27,6 @@ echo x > README.md`` wrote the lead's checkout.)
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
@@ -150,10 +149,10 @@ def cdpath_searched(operand: str) -> bool:
 
 def chdir(cwd: str | None, operands: tuple[Word, ...], cdpath: bool, top: str | None) -> str | None:
     """Where ``cd`` with ``operands`` (:func:`move`) leads from ``cwd``; None: unknown
-    (``$CDPATH`` may be set and is searched, a directory built at run time). ``top``:
+    (``$CDPATH`` may be set and is searched, a directory built at run time, ``$HOME``). ``top``:
     the agent's worktree, where ``cd "$(git rev-parse --show-toplevel)"`` goes."""
     if not operands:
-        return os.path.expanduser("~")
+        return None  # $HOME, which a prefix may set (`HOME=../.. cd` printed the token)
     if cdpath and cdpath_searched(operands[0].text):
         return None
     if top is not None and _to_toplevel(operands[0]) and is_within(cwd, top):
