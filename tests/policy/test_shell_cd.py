@@ -19,7 +19,7 @@ import pytest
 from exomonad.policy.decisions import Allow
 from exomonad.policy.shell_cd import MAX_DIRS, join
 from exomonad.policy.shell_parse import parse
-from tests.policy.worker import WT, bash
+from tests.policy.worker import WT, bash, scratch_worktree
 
 TOKEN = "SECRET_TOKEN_cd"
 
@@ -80,8 +80,7 @@ ORDINARY = [
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path]:
-    root = tmp_path / "p"
-    wt = root / ".worktrees" / "w1"
+    root, wt = scratch_worktree(tmp_path)
     (wt / "a" / "b").mkdir(parents=True)
     (wt / "src").mkdir()
     (root / ".git").mkdir()
