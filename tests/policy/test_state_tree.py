@@ -15,8 +15,8 @@ import pytest
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.decisions import Deny, Escalate, label
 from exomonad.policy.request import Context
+from exomonad.policy.shell_find import find_reads
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_reads import find_reads
 from exomonad.policy.state_reads import holds_state_dir, reads_state_tree
 from tests.policy.bypass_corpus import ORDINARY
 from tests.policy.worker import ROOT, WT, bash, decide, engine_for

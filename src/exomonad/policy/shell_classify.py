@@ -35,6 +35,7 @@ from exomonad.policy.shell_escape import (
     wrapper_escape,
 )
 from exomonad.policy.shell_files import run_file
+from exomonad.policy.shell_find import delete_names, find_reads
 from exomonad.policy.shell_gh import gh
 from exomonad.policy.shell_hub import hub
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
@@ -43,7 +44,7 @@ from exomonad.policy.shell_names import line_reads, loop_words, note_reader
 from exomonad.policy.shell_network import HTTP_CLIENTS, configured_client, note_client_settings
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment, parse_tracking
 from exomonad.policy.shell_paths import resolve_path, unfollowable
-from exomonad.policy.shell_reads import delete_names, find_reads, tree_root
+from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_runners import project_run
 from exomonad.policy.shell_secrets import (
     attached_process,

@@ -31,9 +31,10 @@ import posixpath
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_files import file_operands
+from exomonad.policy.shell_find import find_names
 from exomonad.policy.shell_lex import ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, parse
-from exomonad.policy.shell_reads import find_names, tree_root
+from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_stdin import passes_on
 
 __all__ = ["line_reads", "loop_words", "made_names", "note_reader", "reads_made_name"]

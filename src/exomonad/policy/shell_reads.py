@@ -6,7 +6,8 @@ contents of every file below the root, hidden and git-ignored ones included. Pro
 that skip hidden directories or honour ignore files (plain ``rg``, ``rg --hidden``,
 ``ag``) read no tree in that sense: ``.exomonad/`` is hidden, and its ``.gitignore`` and
 ``.ignore`` leave its runtime files out. Listings of names (``ls -R``, ``du``, ``tree``,
-``rg --files``, ``find`` without actions) read no contents.
+``rg --files``, ``find`` without actions) read no contents; ``find``'s actions are
+:mod:`~exomonad.policy.shell_find`'s.
 
 A handler returns one tree read per root and the command's plain
 :class:`~exomonad.policy.actions.Shell`, or None (no tree read: the caller keeps the
@@ -39,9 +40,7 @@ __all__ = [
     "GREP_ARG",
     "PATTERN_OPTS",
     "RG_ARG",
-    "find_reads",
     "flags",
-    "git_file_reads",
     "git_tree_reads",
     "handle_read",
     "option_set",
@@ -341,135 +340,6 @@ def _pathspec_read(cwd: str | None, spec: Word) -> ReadFile:
     if any(c in spec.text for c in "*?["):
         return ReadFile(cwd, True, (spec.text.rsplit("/", 1)[-1],))
     return ReadFile(tree_root(cwd, spec), True)
-
-
-#: Per ``git`` subcommand: its short options whose value is a file it reads, its other
-#: short options taking a value, and its long options naming a file it reads.
-_GIT_FILE_OPTS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "commit": ("Ft", "mCc", ("--file", "--template")),  # -S, -u: optional, attached
-    "tag": ("F", "mu", ("--file",)),
-    "notes": ("F", "mcC", ("--file",)),
-    "merge": ("F", "msX", ("--file",)),
-    "commit-tree": ("F", "pmS", ()),
-    "blame": ("S", "L", ("--contents", "--ignore-revs-file")),
-    "grep": ("f", "eABCm", ()),
-    "archive": ("", "o", ("--add-file",)),
-    "format-patch": ("", "ov", ("--signature-file",)),
-}
-#: Subcommands whose positionals are files they read (patches, blobs to hash).
-_GIT_READS_OPERANDS = {
-    "am": frozenset(),
-    "apply": frozenset(),
-    "hash-object": frozenset({"-t", "--path"}),
-    "merge-file": frozenset({"-L"}),
-    "interpret-trailers": frozenset({"--trailer", "--where", "--if-exists", "--if-missing"}),
-}
-
-
-def git_file_reads(sub: str, rest: list[Word], cwd: str | None) -> list[Action]:
-    """The files ``git SUB REST`` reads and may show (a commit message, a tag's, a patch):
-    ``commit -F FILE``/``--template``, ``tag``/``notes``/``merge -F``, ``blame
-    --contents``, ``hash-object FILE``, ``--pathspec-from-file`` (its lines echoed in
-    errors), ``init --template=DIR`` (copied whole). Found as a worker: ``git commit -F
-    ../../.exomonad/lead.token`` made the lead's token a commit message. ``-`` is stdin."""
-    short_files, short_args, longs = _GIT_FILE_OPTS.get(sub, ("", "", ()))
-    longs = (*longs, "--pathspec-from-file", *(("--template",) if sub == "init" else ()))
-    found: list[Word | None] = []
-    i = 0
-    while i < len(rest):
-        word, text = rest[i], rest[i].text
-        nxt = rest[i + 1] if i + 1 < len(rest) else None
-        if text == "--":
-            break
-        name, eq, value = text.partition("=")
-        if text.startswith("--") and len(name) > 4 and any(o.startswith(name) for o in longs):
-            found.append(Word(value, word.dynamic, word.quoted) if eq else nxt)
-            i += 0 if eq else 1
-        elif text.startswith("-") and not text.startswith("--"):
-            for j, c in enumerate(text[1:], 1):
-                if c in short_files or c in short_args:
-                    attached = text[j + 1 :]
-                    if c in short_files:
-                        found.append(Word(attached, word.dynamic, word.quoted) if attached else nxt)
-                    i += 0 if attached else 1
-                    break
-        i += 1
-    if sub in _GIT_READS_OPERANDS:
-        found += scan_options(rest, _GIT_READS_OPERANDS[sub])[0]
-    return [ReadFile(tree_root(cwd, w) if w is not None else None, sub == "init")
-            for w in found if w is None or w.text != "-"]  # fmt: skip
-
-
-#: ``find`` actions that read or hand on the files found (``-print0`` feeds ``xargs -0``).
-_FIND_READS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-print0", "-fprint",
-                         "-fprint0", "-fprintf", "-fls"})  # fmt: skip
-
-
-def find_reads(roots: list[str | None], args: list[Word]) -> list[Action]:
-    """The tree reads of ``find ROOTS ARGS``: one per root when an action reads or hands
-    on what it finds, narrowed to its ``-name`` globs when the expression is a plain
-    conjunction (no ``-o``, ``!``, ``-not``); none for a listing of names.
-
-    >>> find_reads(["/p"], [Word(t) for t in "-name *.py -exec cat {} +".split()])
-    [ReadFile(path='/p', recursive=True, include=('*.py',))]
-    >>> find_reads(["/p"], [Word(t) for t in "-name *.py -print".split()])
-    []
-    """
-    texts = [w.text for w in args]
-    if not _FIND_READS.intersection(texts):
-        return []
-    include = find_names(args)
-    return [ReadFile(root, True, include) for root in roots]
-
-
-#: find's tests a ``-delete`` may follow and stay narrowed by its ``-name``s: with a
-#: value, and without.
-_DELETE_TESTS = frozenset(
-    {"-name", "-iname", "-type", "-maxdepth", "-mindepth", "-mtime", "-mmin", "-atime",
-     "-amin", "-ctime", "-cmin", "-size", "-newer", "-user", "-group", "-perm", "-links"}
-)  # fmt: skip
-_DELETE_FLAGS = frozenset({"-empty", "-xdev", "-mount", "-depth", "-daystart", "-true"})
-
-
-def delete_names(args: list[Word]) -> tuple[str, ...]:
-    """The ``-name`` globs that narrow ``find``'s ``-delete``, when the expression is
-    only tests and ``-delete`` comes last, once; else empty (any entry may be deleted:
-    ``find . -delete -name '*.pyc'``, ``-name x , -delete``, ``-printf -name``).
-
-    >>> delete_names([Word(t) for t in "-type f -name *.pyc -delete".split()])
-    ('*.pyc',)
-    >>> delete_names([Word(t) for t in "-delete -name *.pyc".split()])
-    ()
-    """
-    texts = [w.text for w in args]
-    if not texts or texts[-1] != "-delete" or texts.count("-delete") != 1:
-        return ()
-    i = 0
-    while i < len(texts) - 1:
-        if texts[i] in _DELETE_TESTS and i + 1 < len(texts) - 1:
-            i += 2
-        elif texts[i] in _DELETE_FLAGS:
-            i += 1
-        else:
-            return ()
-    return find_names(args[:-1])
-
-
-def find_names(args: list[Word]) -> tuple[str, ...]:
-    """The ``-name``/``-iname`` globs (``-iname``'s lowered) every entry ``find``'s
-    expression acts on matches, when it is a plain conjunction (no ``-o``, ``!``,
-    ``-not``, ``-path``, ``-regex``); empty when any entry may be.
-
-    >>> find_names([Word(t) for t in "-name *.pyc -delete".split()])
-    ('*.pyc',)
-    """
-    texts = [w.text for w in args]
-    names = [(args[i + 1], t == "-iname") for i, t in enumerate(texts[:-1])
-             if t in ("-name", "-iname")]  # fmt: skip
-    plain = not {"-o", "-or", "!", "-not", "-path", "-wholename", "-regex"}.intersection(texts)
-    if not plain or any(w.dynamic for w, _ in names):
-        return ()
-    return tuple(w.text.lower() if fold else w.text for w, fold in names)
 
 
 _HANDLERS: dict[str, Handler] = {

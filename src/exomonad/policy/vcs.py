@@ -17,6 +17,7 @@ from exomonad.policy.actions import (
 )
 from exomonad.policy.git_home import foreign_repository, made_before
 from exomonad.policy.git_push import push, reached_by
+from exomonad.policy.git_reads import git_file_reads
 from exomonad.policy.git_shared import shares_a_write
 from exomonad.policy.git_writes import (
     GIT_READS,
@@ -29,7 +30,7 @@ from exomonad.policy.request import really_within
 from exomonad.policy.shell_env import ShellEnv, scan_options
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_paths import resolve_path
-from exomonad.policy.shell_reads import git_file_reads, git_tree_reads
+from exomonad.policy.shell_reads import git_tree_reads
 from exomonad.policy.shell_secrets import git_credential
 
 __all__ = ["SAFE_CONFIG", "git"]
