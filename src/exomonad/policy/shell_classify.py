@@ -26,7 +26,7 @@ from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
 from exomonad.policy.shell_dialect import each_reading
 from exomonad.policy.shell_editors import editor_script
-from exomonad.policy.shell_env import ShellEnv, risky_assignment, written_by
+from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_escape import (
     DECLARERS,
     detaches,
@@ -55,6 +55,7 @@ from exomonad.policy.shell_setvars import sets_at_run_time
 from exomonad.policy.shell_shells import nested, run_shell, runner, source, stdin_file
 from exomonad.policy.shell_stdin import SHELLS, note_exec, stdin_as_words
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
+from exomonad.policy.shell_variables import risky_assignment, written_by
 from exomonad.policy.shell_where import points_outside, runs, scratch
 from exomonad.policy.shell_wrap import (
     OPAQUE_RUNNERS,

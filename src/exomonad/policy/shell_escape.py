@@ -27,9 +27,9 @@ True
 
 from __future__ import annotations
 
-from exomonad.policy.shell_env import agent_var, code_var
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import is_assignment
+from exomonad.policy.shell_variables import agent_var, code_var
 from exomonad.policy.shell_wrap import Unwrapped, word_set
 
 __all__ = [

@@ -15,13 +15,14 @@ from __future__ import annotations
 import re
 
 from exomonad.policy.actions import Action, ReadFile, Unknown, WriteFile
-from exomonad.policy.shell_env import risky_assignment, scan_options
+from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import operand_reads
 from exomonad.policy.shell_gpg import gpg_writes
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import option_set, tree_root
 from exomonad.policy.shell_socat import socat_actions
+from exomonad.policy.shell_variables import risky_assignment
 
 __all__ = ["EX_EDITORS", "program_writes", "programs"]
 
