@@ -30,15 +30,17 @@ from exomonad.policy.shell_env import scan_options
 from exomonad.policy.shell_files import file_readers, handle_files
 from exomonad.policy.shell_into import into_directory
 from exomonad.policy.shell_lex import Word
-from exomonad.policy.shell_network import (
-    HTTP_CLIENTS,
+from exomonad.policy.shell_lookups import (
     LOOKUP_CLIENTS,
-    REMOTE_CLIENTS,
-    bash_socket,
     getent_client,
-    http_client,
     lookup_client,
     openssl_client,
+)
+from exomonad.policy.shell_network import (
+    HTTP_CLIENTS,
+    REMOTE_CLIENTS,
+    bash_socket,
+    http_client,
     remote_client,
 )
 from exomonad.policy.shell_outputs import link_targets, outputs, writers
