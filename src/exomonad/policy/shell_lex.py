@@ -4,7 +4,8 @@
 here-documents or newlines as separators, so the classifier uses this instead. It does
 not expand anything: a word that contains ``$VAR``, ``$(...)``, backquotes or arithmetic is
 marked ``dynamic`` (its value is unknown), and the source of every command substitution is
-kept in ``subs`` so the caller can classify it too (it runs).
+kept in ``subs`` so the caller can classify it too (it runs). How a word's quotes and
+expansions are read: :mod:`~.shell_expansions`.
 
 >>> [t.text for t in lex("FOO=1 git push -f 'a b' && echo \\"$(pwd)\\"")]
 ['FOO=1', 'git', 'push', '-f', 'a b', '&&', 'echo', '$(pwd)']
@@ -18,9 +19,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
+from exomonad.policy.shell_ansi import ShellSyntaxError
 from exomonad.policy.shell_brace import bare_char, brace_state, expand
-from exomonad.policy.shell_dialect import reads_as_sh
+from exomonad.policy.shell_expansions import ExpansionReader
 from exomonad.util.digits import is_number
 
 __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
@@ -28,9 +29,6 @@ __all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", ">", "<")
 _META = set(" \t\n;&|()<>")
-_NAME_START = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-_NAME_CHARS = _NAME_START | set("0123456789")
-_SPECIAL_PARAMS = set("0123456789@*#?$!-")
 _GLOB = set("*?[")
 #: A word that assigns a variable (``NAME=``, ``NAME+=``, ``NAME[i]=``).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
@@ -93,7 +91,7 @@ class Redir:
 Token = Word | Op | Redir
 
 
-class _Lexer:
+class _Lexer(ExpansionReader):
     def __init__(self, src: str, start: int = 0, *, until_paren: bool = False) -> None:
         self.s = src
         self.i = start
@@ -310,133 +308,12 @@ class _Lexer:
             self.i += 1
         return Word("")  # placeholder, dropped by the caller below
 
-    def _double_quoted(self, out: list[str], subs: list[str]) -> bool:
-        s, n = self.s, len(self.s)
-        dynamic = False
-        while self.i < n:
-            c = s[self.i]
-            if c == '"':
-                self.i += 1
-                return dynamic
-            if c == "\\" and self.i + 1 < n and s[self.i + 1] in '$`"\\\n':
-                if s[self.i + 1] != "\n":
-                    out.append(s[self.i + 1])
-                self.i += 2
-            elif c == "$":
-                dynamic |= self._dollar(out, subs, quoted=True)
-            elif c == "`":
-                subs.append(self._backquote())
-                out.append("`...`")
-                dynamic = True
-            else:
-                out.append(c)
-                self.i += 1
-        raise ShellSyntaxError("unterminated double quote")
-
-    def _dollar(self, out: list[str], subs: list[str], quoted: bool = False) -> bool:
-        """Handle ``$...`` at ``self.i``; append its verbatim text; True if it expands.
-        In double quotes (``quoted``), and for dash (:mod:`.shell_dialect`), ``$'`` and ``$"``
-        are a ``$`` and a quote: bash runs ``echo "$'" ; rm x ; echo "'"`` as three
-        commands (found trying the gate as a worker: read as one ``echo``, allowed)."""
-        s, i = self.s, self.i
-        nxt = s[i + 1 : i + 2]
-        if nxt in ("'", '"') and (quoted or reads_as_sh()):
-            out.append("$")
-            self.i = i + 1
-            return False
-        if s.startswith("$((", i):
-            end = self._expansion(i + 3, "(", ")", subs)
-            if not s.startswith(")", end + 1):
-                raise ShellSyntaxError("unterminated $(( ... ))")
-            out.append(s[i : end + 2])
-            self.i = end + 2
-            return True
-        if nxt == "(":
-            subs.append(self._paren_sub(i + 2))
-            out.append(f"$({subs[-1]})")
-            return True
-        if nxt == "{":
-            end = self._expansion(i + 2, "{", "}", subs)
-            out.append(s[i : end + 1])
-            self.i = end + 1
-            return True
-        if nxt == "'":  # ANSI-C quoting
-            text, self.i = ansi_c(s, i + 2)
-            out.append(text.partition("\0")[0])  # bash ends the string at a NUL
-            return "\0" in text
-        if nxt == '"':  # $"..." (locale translation): its value may differ
-            self.i = i + 2
-            self._double_quoted(out, subs)
-            return True
-        if nxt in _NAME_START:
-            j = i + 1
-            while j < len(s) and s[j] in _NAME_CHARS:
-                j += 1
-            out.append(s[i:j])
-            self.i = j
-            return True
-        if nxt and nxt in _SPECIAL_PARAMS:
-            out.append(s[i : i + 2])
-            self.i = i + 2
-            return True
-        out.append("$")
-        self.i = i + 1
-        return False
-
-    def _expansion(self, start: int, opener: str, closer: str, subs: list[str]) -> int:
-        """Index of the ``closer`` ending ``${...}`` / ``$((...))`` that starts at ``start``.
-
-        Command substitutions inside it run too: they are appended to ``subs``.
-        """
-        s, j, depth = self.s, start, 0
-        while j < len(s):
-            c = s[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == "'" and opener == "{":
-                j = s.find("'", j + 1)
-                if j < 0:
-                    break
-            elif s.startswith("$(", j) and not s.startswith("$((", j):
-                subs.append(self._paren_sub(j + 2))
-                j = self.i
-                continue
-            elif c == "`":
-                self.i = j
-                subs.append(self._backquote())
-                j = self.i
-                continue
-            elif c == opener:
-                depth += 1
-            elif c == closer:
-                if depth == 0:
-                    return j
-                depth -= 1
-            j += 1
-        raise ShellSyntaxError(f"unterminated expansion {opener}...{closer}")
-
     def _paren_sub(self, start: int) -> str:
         """Lex a ``$( ... )`` body starting at ``start``; return its source text."""
         sub = _Lexer(self.s, start, until_paren=True)
         end = sub.run()
         self.i = end + 1
         return self.s[start:end]
-
-    def _backquote(self) -> str:
-        s = self.s
-        j, buf = self.i + 1, []
-        while j < len(s) and s[j] != "`":
-            if s[j] == "\\" and j + 1 < len(s) and s[j + 1] in "`$\\":
-                buf.append(s[j + 1])
-                j += 2
-            else:
-                buf.append(s[j])
-                j += 1
-        if j >= len(s):
-            raise ShellSyntaxError("unterminated backquote")
-        self.i = j + 1
-        return "".join(buf)
 
 
 def _body_subs(body: str) -> tuple[str, ...]:
