@@ -19,9 +19,9 @@ dir), and tracking ``shopt`` through a command line is harder than ignoring case
 from __future__ import annotations
 
 import posixpath
-from fnmatch import fnmatchcase
 
 from exomonad import runtimes
+from exomonad.policy.shell_globs import shell_match
 
 __all__ = [
     "CONTROL_DIRS",
@@ -100,7 +100,7 @@ def _part_matches(pattern: str, name: str) -> bool:
         return True
     if name.startswith(".") and not pattern.startswith("."):
         return False
-    return fnmatchcase(name, pattern)
+    return shell_match(name, pattern)
 
 
 def git_glob_reaches(pattern: str, roots: tuple[str, ...]) -> bool:
@@ -113,7 +113,7 @@ def git_glob_reaches(pattern: str, roots: tuple[str, ...]) -> bool:
     """
     pattern = pattern.lower()
     return any(
-        fnmatchcase(f"{root}/{name}".lower(), pattern)
+        shell_match(f"{root}/{name}", pattern, fold=True)
         for root in roots
         for name in (*CONTROL_FILES, *CONTROL_DIRS)
     )
@@ -131,7 +131,7 @@ def patterns_may_name_control(patterns: tuple[str, ...]) -> bool:
     names = {posixpath.basename(f) for f in CONTROL_FILES} | set(CONTROL_DIRS)
     # find reads `\x` as `x` (`-name '\.mcp.json'`); dropping the backslash only widens
     plain = [p.replace("\\", "").lower() for p in patterns]
-    return any(fnmatchcase(n, p) for p in plain for n in names)
+    return any(shell_match(n, p, fold=True) for p in plain for n in names)
 
 
 def under_control_dir(path: str) -> bool:
@@ -147,6 +147,7 @@ def under_control_dir(path: str) -> bool:
     """
     parts = fold_glob(path).split("/")
     return any(
-        part in CONTROL_DIRS or (is_glob(part) and any(fnmatchcase(d, part) for d in CONTROL_DIRS))
+        part in CONTROL_DIRS
+        or (is_glob(part) and any(shell_match(d, part, fold=True) for d in CONTROL_DIRS))
         for part in parts
     )

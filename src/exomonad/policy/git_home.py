@@ -19,13 +19,13 @@ False
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
 import stat
 
 from exomonad.policy.shell_env import ShellEnv, git_dir_like, is_within
+from exomonad.policy.shell_globs import shell_match
 from exomonad.util.paths import real_path
 
 __all__ = ["foreign_repository", "local_branch", "made_before"]
@@ -119,7 +119,7 @@ def _holds(pattern: str, path: str) -> bool:
     want, have = pattern.split("/"), path.split("/")
     if len(want) > len(have):
         return False
-    return all(w == h or (any(c in w for c in "*?[") and fnmatch.fnmatchcase(h, w))
+    return all(w == h or (any(c in w for c in "*?[") and shell_match(h, w))
                for w, h in zip(want, have[: len(want)], strict=True))  # fmt: skip
 
 

@@ -9,8 +9,8 @@ may climb.
 from __future__ import annotations
 
 import posixpath
-from fnmatch import fnmatchcase
 
+from exomonad.policy.shell_globs import shell_match
 from exomonad.policy.shell_lex import Word
 from exomonad.util.paths import follow
 
@@ -116,6 +116,6 @@ def may_climb(pattern: str) -> bool:
     (False, True, False, False)
     """
     return any(
-        part.startswith(".") and part not in (".", "..") and fnmatchcase("..", part)
+        part.startswith(".") and part not in (".", "..") and shell_match("..", part)
         for part in pattern.split("/")
     )

@@ -27,11 +27,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from fnmatch import fnmatchcase
 
 from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.credentials import may_name_env
 from exomonad.policy.shell_env import Options, scan_options
+from exomonad.policy.shell_globs import shell_match
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_paths import may_climb, resolve_path
 from exomonad.state import STATE_DIR_NAME
@@ -138,7 +138,7 @@ def _grep(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
         return None
     roots = _operands(pos, opts, *PATTERN_OPTS)
     excluded = _values(opts, "--exclude-dir")
-    if any(not w.dynamic and fnmatchcase(STATE_DIR_NAME, w.text) for w in excluded):
+    if any(not w.dynamic and shell_match(STATE_DIR_NAME, w.text) for w in excluded):
         # the state dir (hidden) is left out: plain reads of the roots
         return with_shell(name, args, cwd, [ReadFile(tree_root(cwd, w)) for w in roots] or
                      [ReadFile(cwd)])  # fmt: skip
@@ -160,7 +160,7 @@ _NAMES_ONLY = ("--files", "--type-list", "--help", "--version", "-h", "-V")
 
 def _could_enter_state(glob: str) -> bool:
     """A glob override that matches the state dir's name lets ``rg`` into it."""
-    return any(fnmatchcase(STATE_DIR_NAME, part) for part in glob.split("/"))
+    return any(shell_match(STATE_DIR_NAME, part) for part in glob.split("/"))
 
 
 def _rg(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:

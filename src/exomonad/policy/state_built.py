@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from fnmatch import fnmatchcase
 
+from exomonad.policy.shell_globs import shell_match
 from exomonad.policy.state_reads import STATE_NAMES
 
 __all__ = ["mentions_state", "names_built_state", "printed_text"]
@@ -154,7 +154,7 @@ def _could_match(name: str, part: str) -> bool:
     pattern = _STARS.sub("*", part.replace(_ANY, "*"))
     if len(_BRACKETS.sub("?", pattern).replace("*", "")) > len(name):
         return False
-    return fnmatchcase(name, pattern)
+    return shell_match(name, pattern)
 
 
 def printed_text(word: str) -> str:

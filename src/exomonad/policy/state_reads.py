@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from fnmatch import fnmatchcase
 
 from exomonad.policy.actions import ReadFile
 from exomonad.policy.request import Context
 from exomonad.policy.shell_env import is_within
+from exomonad.policy.shell_globs import shell_match
 from exomonad.policy.shell_paths import may_climb
 from exomonad.util.paths import real_path
 
@@ -93,7 +93,7 @@ def _glob_reaches(path: str, ctx: Context) -> bool:
             glob_names_state(path) if may_climb(path) else glob_reaches_state(path, ctx.state_dir)
         )
     last = parts[-1]
-    if "{" in last or any(fnmatchcase(n, last) for n in (*STATE_NAMES, *STATE_FILES)):
+    if "{" in last or any(shell_match(n, last) for n in (*STATE_NAMES, *STATE_FILES)):
         return True
     prefix = "/".join(parts[:deep]) or "/"
     if any(glob_could_name(ctx.state_dir, prefix, below=b) for b in (False, True)):
@@ -134,7 +134,7 @@ def expand_now(pattern: str) -> list[str] | None:
                         budget -= 1
                         if budget < 0:
                             return None
-                        if fnmatchcase(entry.name, part):
+                        if shell_match(entry.name, part):
                             found.append(entry.path)
             except OSError:  # not a directory, or not readable: names nothing
                 continue
@@ -167,7 +167,7 @@ def glob_reaches_state(pattern: str, state: str) -> bool:
 def glob_names_state(text: str) -> bool:
     """A ``/``-separated part of ``text`` is a glob that could match one of STATE_NAMES."""
     for part in text.split("/"):
-        if any(c in part for c in "*?[") and any(fnmatchcase(n, part) for n in STATE_NAMES):
+        if any(c in part for c in "*?[") and any(shell_match(n, part) for n in STATE_NAMES):
             return True
     return False
 
@@ -216,7 +216,7 @@ def shell_glob_matches(pattern: str, name: str, *, dotglob: bool = False) -> boo
         return True
     if name.startswith(".") and not pattern.startswith(".") and not dotglob:
         return False
-    return fnmatchcase(name, pattern)
+    return shell_match(name, pattern)
 
 
 #: The runtime files of the state dir (``.exomonad/.gitignore`` keeps them out of git):
@@ -237,7 +237,7 @@ def reads_state_tree(action: ReadFile, ctx: Context) -> bool:
     if not action.include:
         return True
     return any(
-        "{" in glob or fnmatchcase(name, glob.rsplit("/", 1)[-1])
+        "{" in glob or shell_match(name, glob.rsplit("/", 1)[-1])
         for glob in action.include
         for name in STATE_FILES
     )
