@@ -54,6 +54,7 @@ READS = [
     f"case x in x) cd ../..;; esac; grep -r {TOKEN} .",
     f"while read d; do cd $d; done <<< ../..; grep -r {TOKEN} .",
     "HOME=../.. cd; cat .e*/l*",
+    f"trap 'grep -r {TOKEN} .' EXIT; cd ../..",
 ]
 #: Each, run by bash in the worktree, rewrites the lead's README.md.
 WRITES = [
@@ -76,6 +77,7 @@ ORDINARY = [
     "cd a > out.txt",
     "cd src && git push origin HEAD",
     "git add -A; cd src; git status",
+    "trap 'rm -f tmp.txt' EXIT; make",
 ]
 
 

@@ -10,7 +10,8 @@ are all ``cd``; ``eval``, ``trap`` and ``source`` may run one. So a command afte
 where each ``cd`` leads when it runs once and succeeds) and the policy judges the
 command in each. Only the commands of an ``&&`` chain right after a ``cd`` start where
 it leads alone: they run only if it succeeded. A directory nobody can know (``cd
-"$X"``, ``popd``, a loop's or a function's ``cd``, code ``eval`` runs) is None.
+"$X"``, ``popd``, a loop's or a function's ``cd``, code ``eval`` runs) is None; so is
+where a ``trap``'s command runs (at exit, on a signal) in a line that may ``cd``.
 
 (Found trying the gate as a worker: ``cd a/b/c/d; grep -r SECRET ../..``, the
 directory missing, printed the lead's token, judged in ``a/b``; ``builtin cd ../..;

@@ -86,7 +86,8 @@ def classify_shell(
 def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Action]:
     """:func:`classify_shell` for one reading of ``src``."""
     try:
-        commands, env.cdpath = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
+        commands, env.cdpath, moves = parse_tracking(src, cwd, depth, env.cdpath, env.worktree)
+        env.moves = env.moves or moves
     except ShellSyntaxError:
         return [Unknown(src)]
     out: list[Action] = [*note_client_settings(commands, env)]
@@ -146,10 +147,15 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         if env.links_made or index in beside:
             out[start:] = behind_new_links(out[start:], env.worktree)
         note_writes(words, out[start:], env, cmd.cwd)  # links, a .git or HEAD made for what follows
-        if index + 1 == len(commands) or not commands[index + 1].alternative:
-            env.commands_seen += 1  # once it is judged in every directory it may start in
+        env.commands_seen += _judged_everywhere(commands, index)
     # cat "$f", read x < "$f": what the line (or one in it) may have made $f
     return [*out, *(a for a in line_reads(commands, env, outer) if a not in out)]
+
+
+def _judged_everywhere(commands: list[SimpleCommand], index: int) -> int:
+    """1 when ``commands[index]`` is the last of one command judged in each directory it
+    may start in (the next is not its ``alternative``), else 0: it is then seen."""
+    return int(index + 1 == len(commands) or not commands[index + 1].alternative)
 
 
 def _unfollowable(cmd: SimpleCommand) -> list[Action]:

@@ -91,6 +91,9 @@ class ShellEnv:
     protected: tuple[str, ...] = ("main", "master")
     #: ``CDPATH`` may be set by the command line so far (a nested shell inherits it).
     cdpath: bool = False
+    #: The line may change this shell's directory: a ``trap``'s command, run later, runs
+    #: where nobody knows (:mod:`~exomonad.policy.shell_cd`).
+    moves: bool = False
     #: A command of the line so far may have made symbolic links (``shell_links``).
     links_made: bool = False
     #: ... or a ``.git``, ``HEAD`` or ``commondir``: git may then take a directory of the

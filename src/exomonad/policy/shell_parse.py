@@ -72,6 +72,7 @@ class _Walker:
         #: the directory unknown in them and after them (``moving``).
         self.moving = moving
         self.moved_in: set[int] = set()
+        self.moved = False
         self.scopes: list[int | None] = []
         self.at = 0
         self.depth = depth
@@ -290,6 +291,7 @@ class _Walker:
             return bool(cmd.redirs or cmd.words)  # assignments / bare redirections (> file)
         moved = move(argv, cmd.stdin_script)
         if moved is not False and not apart:
+            self.moved = True
             for scope in reversed(self.scopes):  # the loops and functions it runs in
                 if scope == _SUBSHELL:
                     break
@@ -338,18 +340,18 @@ def parse(src: str, cwd: str | None, depth: int = 0) -> list[SimpleCommand]:
 
 def parse_tracking(
     src: str, cwd: str | None, depth: int = 0, cdpath: bool = False, top: str | None = None
-) -> tuple[list[SimpleCommand], bool]:
+) -> tuple[list[SimpleCommand], bool, bool]:
     """:func:`parse`, and whether ``CDPATH`` may be set once ``src`` ran (``cdpath``:
     it may be before). ``cd NAME`` looks NAME up in ``$CDPATH`` first, so where CDPATH
     may be set (anywhere in ``src``: a function defined before it is set runs after),
     such a ``cd`` leaves the directory unknown. ``top``: the agent's worktree, where
     ``cd "$(git rev-parse --show-toplevel)"`` goes from inside it. A command that may
     start in several directories is given once for each, the first as it was read, the
-    others ``alternative``."""
+    others ``alternative``; and whether ``src`` may change this shell's directory."""
     out, walker = _walk(src, (cwd,), depth, cdpath, top)
     if walker.cdpath and walker.searched and not cdpath:
         out, _ = _walk(src, (cwd,), depth, True, top)
-    return [each for cmd in out for each in _each_dir(cmd)], walker.cdpath
+    return [each for cmd in out for each in _each_dir(cmd)], walker.cdpath, walker.moved
 
 
 def _walk(src: str, dirs: Dirs, depth: int, cdpath: bool, top: str | None,

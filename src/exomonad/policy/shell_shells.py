@@ -62,7 +62,8 @@ def runner(
         ops = args[1:] if texts[:1] == ["--"] else args
         if not ops or ops[0].text in ("-", "-p", "-l") or len(ops) == 1:
             return plain
-        return nested(ops[0], [], cwd, env, depth, full, classify)
+        later = None if env.moves else cwd  # run at exit, on a signal: after any cd
+        return nested(ops[0], [], later, env, depth, full, classify)
     if name == "script":
         parsed = parse_options(args, SCRIPT_OPTS)
         script = None if parsed is None else (parsed[1].get("-c") or parsed[1].get("--command"))
