@@ -7,6 +7,7 @@ place the policy tests build that request.
 
 from __future__ import annotations
 
+import subprocess
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from exomonad.policy.decisions import Decision
 from exomonad.policy.engine import PolicyEngine
 from exomonad.policy.request import ToolRequest
 
-__all__ = ["ROOT", "WT", "bash", "decide", "engine_for", "request", "scratch_worktree"]
+__all__ = ["ROOT", "WT", "bash", "decide", "engine_for", "request", "run_bash", "scratch_worktree"]
 
 #: The project (its state dir is ``ROOT/.exomonad``) and the worker's worktree in it.
 ROOT = "/p"
@@ -48,11 +49,24 @@ def bash(command: str, *, role: str = "worker", root: str = ROOT) -> Decision:
     return decide("Bash", {"command": command}, role=role, root=root)
 
 
-def scratch_worktree(tmp_path: Path, project: str = "p") -> tuple[Path, Path]:
+def scratch_worktree(
+    tmp_path: Path, project: str = "p", *, token: str | None = None
+) -> tuple[Path, Path]:
     """A project ``tmp_path/project`` and its worker's worktree ``.worktrees/w1`` (made),
     laid out as :data:`ROOT` and :data:`WT` are: where a real-effect test runs a command,
-    then asks :func:`bash` about it with ``root=str(project)``."""
+    then asks :func:`bash` about it with ``root=str(project)``; with ``token``, the lead's
+    ``.exomonad/lead.token`` holding it."""
     root = tmp_path / project
     wt = root / ".worktrees" / "w1"
     wt.mkdir(parents=True)
+    if token is not None:
+        (root / ".exomonad").mkdir()
+        (root / ".exomonad" / "lead.token").write_text(token + "\n")
     return root, wt
+
+
+def run_bash(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` run for real by ``bash -c`` in ``cwd`` (10 s at most), its output kept:
+    the harm a real-effect test shows before asking :func:`bash` about it."""
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                          check=False, timeout=10)  # fmt: skip

@@ -124,6 +124,8 @@ class _Lexer(ExpansionReader):
             elif c in ";&|()":
                 op = next(o for o in _OPERATORS if s.startswith(o, self.i))
                 if self.until_paren and op == ")" and self.depth == 0:
+                    if self.pending:  # bash reads the body after the ``)``, dash not
+                        raise ShellSyntaxError("here-document in $( ... ) without its body")
                     return self.i
                 self.depth += {"(": 1, ")": -1}.get(op, 0)
                 self.i += len(op)
@@ -155,6 +157,17 @@ class _Lexer(ExpansionReader):
         return True
 
     def _read_heredocs(self) -> None:
+        """Read the bodies of the pending here-documents from the line at ``self.i``.
+
+        In a ``$( )``, ``"$( )"`` or ``<( )`` bash also ends a body at a line that starts
+        with the delimiter and holds a ``)`` after it (``E)``, ``E )``, ``E);x``, ``E
+        cmd)``, ``EE)``, tabs stripped with ``<<-``), reading the rest of that line as
+        commands; dash reads on to the delimiter alone. Such a line is a syntax error
+        here (asked): found trying the gate as a worker, ``echo $(cat <<'E'`` then
+        ``E)``, ``grep -r SECRET ../..``, ``E``, ``)`` ran the grep, printing the lead's
+        token, allowed as a ``cat`` whose body ran to the second ``E``. So is a ``$( )``
+        that ends before the newline its here-document's body follows (``$(cat <<E)``):
+        bash reads the next lines as the body, dash as commands."""
         s = self.s
         for redir, delim, strip in self.pending:
             lines: list[str] = []
@@ -162,8 +175,11 @@ class _Lexer(ExpansionReader):
                 end = s.find("\n", self.i)
                 line = s[self.i :] if end < 0 else s[self.i : end]
                 self.i = len(s) if end < 0 else end + 1
-                if (line.lstrip("\t") if strip else line) == delim:
+                text = line.lstrip("\t") if strip else line
+                if text == delim:
                     break
+                if self.until_paren and text.startswith(delim) and ")" in text[len(delim) :]:
+                    raise ShellSyntaxError(f"here-document in $( ... ) ending at {line!r}")
                 lines.append(line)
             redir.heredoc = "\n".join(lines)
             if not redir.target.quoted:  # an unquoted delimiter: the body is expanded
