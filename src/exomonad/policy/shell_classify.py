@@ -121,7 +121,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         pointed = points_outside([w for w in own if not written_by(w)], cmd.cwd, env.worktree)
         if pointed is not None:
             out.append(pointed)
-        set_later = sets_at_run_time(list(cmd.words))  # printf -v GIT_DIR ..., read, ${X:=}
+        # printf -v GIT_DIR ..., read, ${X:=}, BASH_CMDS named anywhere
+        set_later = sets_at_run_time(list(cmd.words), cmd.redirs)
         if set_later is not None:
             out.append(set_later)
         note_exec(words, cmd, env)

@@ -20,14 +20,21 @@ shell's own lower-case variables (``while read -r line``) stay ordinary.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from exomonad.policy.actions import Unknown
-from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_lex import Redir, Word
 
 __all__ = ["sets_at_run_time"]
 
-#: ``${NAME:=value}``, ``${NAME=value}``: the expansion assigns NAME when it is unset.
-_DEFAULTING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
+#: ``${NAME:=value}``, ``${NAME=value}``, ``${NAME[k]:=value}``: the expansion assigns
+#: NAME when it is unset.
+_DEFAULTING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
+#: Bash's tables of the commands it runs and of aliases: ``BASH_CMDS[ls]=/bin/rm`` makes
+#: ``ls`` run rm, as ``hash -p`` does, ``BASH_ALIASES[ls]=rm`` as ``alias`` does. Named
+#: anywhere on a line, they may be set (an arithmetic ``(( BASH_CMDS[ls]=1 ))`` or ``let``
+#: runs ``./1``; a name reference's target, ``r=BASH_CMDS``; a value ``(( v ))`` evaluates).
+_TABLES = re.compile(r"(?<![A-Za-z0-9_])BASH_(?:CMDS|ALIASES)(?![A-Za-z0-9_])")
 #: Options of ``read`` that take a value (the names come after them).
 _READ_ARGS = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
 #: Options of ``mapfile``/``readarray`` that take a value.
@@ -35,7 +42,9 @@ _MAPFILE_ARGS = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
 
 
 def _environmental(name: str) -> bool:
-    """A name programs read from the environment: upper case, or npm's settings."""
+    """A name programs read from the environment: upper case, or npm's settings (an
+    element of one, ``PS4[0]``, is the variable itself when it is not an array)."""
+    name = name.split("[", 1)[0]
     return (name.isupper() and name.replace("_", "").isalnum()) or name.startswith("npm_config_")
 
 
@@ -54,9 +63,34 @@ def _names(words: list[Word], with_arg: frozenset[str]) -> list[str]:
     return out
 
 
-def sets_at_run_time(words: list[Word]) -> Unknown | None:
+def _array(words: list[Word]) -> list[str]:
+    """The array ``read -a NAME`` (or ``-aNAME``) fills."""
+    out: list[str] = []
+    for i, word in enumerate(words):
+        if word.text == "-a" and i + 1 < len(words):
+            out.append(words[i + 1].text)
+        elif word.text.startswith("-a") and len(word.text) > 2:
+            out.append(word.text[2:])
+    return out
+
+
+def sets_at_run_time(words: list[Word], redirs: Sequence[Redir] = ()) -> Unknown | None:
     """An :class:`Unknown` when the command of ``words`` sets an environment-style
-    variable other than by an assignment word, else None."""
+    variable other than by an assignment word, names bash's command or alias table
+    (:data:`_TABLES`, in a word, a here-string or a here-document), or declares a name
+    reference whose target is not written in it, else None.
+
+    >>> judge = lambda line: sets_at_run_time([Word(t) for t in line.split()])
+    >>> judge("let BASH_CMDS[ls]=1").raw, judge("printf -v PS4[0] x").raw
+    ('names BASH_CMDS[ls]=1', 'sets PS4[0] at run time (printf -v)')
+    >>> judge("read -a PS4").raw, judge("declare -n r").raw, judge("declare -n r=x")
+    ('sets PS4 at run time (read)', 'sets a name reference at run time: r', None)
+    """
+    seen = [w.text for w in words]
+    seen += [t for r in redirs for t in (r.target.text, r.heredoc or "")]
+    named = next((t for t in seen if _TABLES.search(t)), None)
+    if named is not None:
+        return Unknown(f"names {named}")
     for word in words:
         for name in _DEFAULTING.findall(word.text):
             if _environmental(name):
@@ -75,7 +109,15 @@ def sets_at_run_time(words: list[Word]) -> Unknown | None:
                 names.append(text[2:])
         how = "printf -v"
     elif head == "read":
-        names = _names(rest, _READ_ARGS)
+        names = _names(rest, _READ_ARGS) + _array(rest)
+    elif head in ("declare", "typeset", "local") and any(
+        w.text.startswith("-") and "n" in w.text for w in rest
+    ):  # declare -n r; read r: r names the variable read into it
+        unset = [
+            w.text for w in rest if not w.text.startswith("-") and (w.dynamic or "=" not in w.text)
+        ]
+        if unset:
+            return Unknown(f"sets a name reference at run time: {' '.join(unset)}")
     elif head in ("mapfile", "readarray"):
         names = _names(rest, _MAPFILE_ARGS)[:1]
     elif head == "getopts":

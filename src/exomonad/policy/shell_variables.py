@@ -32,10 +32,13 @@ __all__ = [
 
 
 #: Variables whose value is code something runs later (or a file of code, or where git
-#: finds its programs and configuration): assigning them is never seen through.
+#: finds its programs and configuration): assigning them is never seen through. Bash's
+#: ``BASH_CMDS`` and ``BASH_ALIASES`` are its ``hash -p`` and ``alias`` tables.
 CODE_VARS = frozenset(
     {
         "BASH_ENV",
+        "BASH_CMDS",
+        "BASH_ALIASES",
         "ENV",
         "PROMPT_COMMAND",
         "PS0",
