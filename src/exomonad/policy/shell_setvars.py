@@ -39,6 +39,9 @@ _TABLES = re.compile(r"(?<![A-Za-z0-9_])BASH_(?:CMDS|ALIASES)(?![A-Za-z0-9_])")
 _READ_ARGS = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
 #: Options of ``mapfile``/``readarray`` that take a value.
 _MAPFILE_ARGS = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
+#: Words before a builtin that still run it in this shell: an assignment (``IFS= read``),
+#: ``builtin``, ``command`` (``-p``), the ``time`` and ``!`` keywords.
+_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=.*|builtin|command|time|!|-p|--", re.S)
 
 
 def _environmental(name: str) -> bool:
@@ -85,6 +88,8 @@ def sets_at_run_time(words: list[Word], redirs: Sequence[Redir] = ()) -> Unknown
     ('names BASH_CMDS[ls]=1', 'sets PS4[0] at run time (printf -v)')
     >>> judge("read -a PS4").raw, judge("declare -n r").raw, judge("declare -n r=x")
     ('sets PS4 at run time (read)', 'sets a name reference at run time: r', None)
+    >>> judge("IFS= read GIT_DIR").raw, judge("builtin command -p printf -v GIT_DIR x").raw
+    ('sets GIT_DIR at run time (read)', 'sets GIT_DIR at run time (printf -v)')
     """
     seen = [w.text for w in words]
     seen += [t for r in redirs for t in (r.target.text, r.heredoc or "")]
@@ -95,6 +100,8 @@ def sets_at_run_time(words: list[Word], redirs: Sequence[Redir] = ()) -> Unknown
         for name in _DEFAULTING.findall(word.text):
             if _environmental(name):
                 return Unknown(f"sets {name} at run time (${{{name}:=...}})")
+    while words and _BEFORE.fullmatch(words[0].text):
+        words = words[1:]  # `IFS= read GIT_DIR`, `builtin printf -v`: the builtin sets it
     if not words:
         return None
     head, rest = words[0].text, words[1:]
