@@ -131,8 +131,8 @@ def unsets(name: str, args: list[Word]) -> str | None:
     'GIT_CONFIG_PARAMETERS'
     >>> unsets("env", [Word("-uGIT_CONFIG_PARAMETERS"), Word("git")])
     '-uGIT_CONFIG_PARAMETERS'
-    >>> unsets("unset", [Word("TMPDIR")]) is None
-    True
+    >>> unsets("unset", [Word("TMPDIR")]) is None, unsets("unset", [Word("CLAUDECODE[0]")])
+    (True, 'CLAUDECODE[0]')
     """
     if name not in ("unset", "env", *DECLARERS):
         return None
@@ -151,7 +151,8 @@ def unsets(name: str, args: list[Word]) -> str | None:
         if word.dynamic and name == "unset":
             return word.text  # `unset "${!GIT_@}"`: which names is not known
         text = word.text.lstrip("-+")
-        for var in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
+        for each in (text, text[1:], text.partition("=")[0], text.partition("=")[2]):
+            var = each.split("[", 1)[0]  # unset 'GIT_CONFIG_PARAMETERS[0]' unsets the scalar
             if code_var(var) or agent_var(var):
                 return word.text
     return None
