@@ -33,7 +33,9 @@ __all__ = [
 
 #: Variables whose value is code something runs later (or a file of code, or where git
 #: finds its programs and configuration): assigning them is never seen through. Bash's
-#: ``BASH_CMDS`` and ``BASH_ALIASES`` are its ``hash -p`` and ``alias`` tables.
+#: ``BASH_CMDS`` and ``BASH_ALIASES`` are its ``hash -p`` and ``alias`` tables; its
+#: ``TEXTDOMAIN`` and ``TEXTDOMAINDIR`` pick the message catalog whose translation of a
+#: ``$"..."`` it reads as a double-quoted string, ``$(...)`` and all.
 CODE_VARS = frozenset(
     {
         "BASH_ENV",
@@ -46,6 +48,8 @@ CODE_VARS = frozenset(
         "PS2",
         "PS3",
         "PS4",
+        "TEXTDOMAIN",
+        "TEXTDOMAINDIR",
         "SHELLOPTS",
         "BASHOPTS",
         "LD_PRELOAD",
