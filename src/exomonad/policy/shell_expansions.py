@@ -83,7 +83,7 @@ class ExpansionReader:
             out.append(f"$({subs[-1]})")
             return True
         if nxt == "{":
-            end = self._expansion(i + 2, "{", "}", subs)
+            end = self._expansion(i + 2, "{", "}", subs, quoted)
             out.append(s[i : end + 1])
             self.i = end + 1
             return True
@@ -110,10 +110,19 @@ class ExpansionReader:
         self.i = i + 1
         return False
 
-    def _expansion(self, start: int, opener: str, closer: str, subs: list[str]) -> int:
+    def _expansion(
+        self, start: int, opener: str, closer: str, subs: list[str], quoted: bool = False
+    ) -> int:
         """Index of the ``closer`` ending ``${...}`` / ``$((...))`` that starts at ``start``.
 
-        Command substitutions inside it run too: they are appended to ``subs``.
+        Command substitutions inside it run too: they are appended to ``subs``. In
+        ``${...}`` a double-quoted part is one (its ``}`` closes nothing: bash and dash
+        ran the ``grep`` of ``echo ${x:-"}"} ; grep -r SECRET ../.. #"``, which was read
+        as one ``echo``, allowed); a single-quoted part is one too, but in a double-quoted
+        ``${...}`` (``quoted``) only to bash: dash and bash's posix mode take its ``'``
+        for a character, so such a part that holds what either reads otherwise is a
+        syntax error here (``echo "${x:-'}" ; grep -r SECRET ../.. ; echo "'}"`` run by
+        ``sh -c`` ran the grep, allowed).
         """
         s, j, depth = self.s, start, 0
         while j < len(s):
@@ -121,10 +130,18 @@ class ExpansionReader:
             if c == "\\":
                 j += 2
                 continue
+            if c == '"' and opener == "{":
+                self.i = j + 1
+                self._double_quoted([], subs)
+                j = self.i
+                continue
             if c == "'" and opener == "{":
-                j = s.find("'", j + 1)
-                if j < 0:
+                end = s.find("'", j + 1)
+                if end < 0:
                     break
+                if quoted and any(ch in s[j + 1 : end] for ch in '{}"\\$`'):
+                    raise ShellSyntaxError("a quote in a double-quoted ${...} sh reads apart")
+                j = end
             elif s.startswith("$(", j) and not s.startswith("$((", j):
                 subs.append(self._paren_sub(j + 2))
                 j = self.i
