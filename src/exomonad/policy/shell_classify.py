@@ -34,6 +34,7 @@ from exomonad.policy.shell_escape import (
     unsets,
     wrapper_escape,
 )
+from exomonad.policy.shell_evaluated import evaluated
 from exomonad.policy.shell_files import run_file
 from exomonad.policy.shell_find import delete_names, find_reads
 from exomonad.policy.shell_gh import gh
@@ -90,7 +91,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
         env.moves = env.moves or moves
     except ShellSyntaxError:
         return [Unknown(src)]
-    out: list[Action] = [*note_client_settings(commands, env)]
+    # text bash evaluates again when it runs (``test -v 'a[$(cmd)]'``)
+    out: list[Action] = [*note_client_settings(commands, env), *evaluated(commands, src)]
     outer, env.made_name_read = env.made_name_read, None
     beside = beside_links(commands)
     for index, cmd in enumerate(commands):
