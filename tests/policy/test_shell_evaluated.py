@@ -1,4 +1,4 @@
-"""Text bash evaluates again when it runs: a subscript's command.
+"""Text bash evaluates again when it runs: a subscript's command, a prompt, a name.
 
 Found trying the gate as a worker (each allowed, and run for real in a scratch
 project): bash evaluates an array subscript wherever it meets ``NAME[...]`` as a
@@ -6,10 +6,12 @@ variable's name or in arithmetic, and runs the ``$(...)`` in it though the line 
 it. ``test -v 'a[$(grep -r SECRET ../.. >&2)]'`` printed the lead's token, ``printf -v
 'a[$(git -C ../.. reset -q --hard exo/w1)]' x`` moved the lead's ``main``, and the same
 through ``[[ -v ]]``, ``read``, ``declare``, ``local``, ``let``, ``(( ))``, ``[[ A -eq 1
-]]``, ``unset``, ``wait -p``, an assignment's subscript; single quotes inside ``${...}``
-hid a command the shell runs (``"${x:-'$(...)'}"``, ``${a['$(...)']}``). Now each is
-asked (``policy/shell_evaluated.py``), and the common arithmetic, subscripts and
-indirection stay allowed.
+]]``, ``unset``, ``wait -p``, an assignment's subscript; a value planted on the line ran
+as code when arithmetic, ``${x@P}`` or ``${!x}`` read it (``read x <<< 'a[$(...)]';
+echo $((x))``); single quotes inside ``${...}`` hid a command the shell runs
+(``"${x:-'$(...)'}"``, ``${a['$(...)']}``). Now each is asked
+(``policy/shell_evaluated.py``), and the common arithmetic, subscripts and indirection
+stay allowed.
 """
 
 from __future__ import annotations
@@ -58,9 +60,28 @@ HIDDEN = [
     "echo $(( $'a[\\x24(RUN)]' ))",
     "cd \"${x:-'$(RUN)'}\"",
 ]
+#: A value the line plants, run when arithmetic, a prompt or a name reads it; and text in
+#: single quotes that arithmetic expands (``(( '$(...)' ))``).
+VALUES = [
+    "(( '$(RUN)' ))",
+    "read -r x <<< '$(RUN)'; echo \"${x@P}\"",
+    "printf -v x '%s' '$(RUN)'; echo \"${x@P}\"",
+    "read x <<< 'a[$(RUN)]'; echo ${!x}",
+    "read -r x <<< 'a[$(RUN)]'; echo $((x))",
+    "read -r y <<< 'a[$(RUN)]'; x=abc; echo ${x:y}",
+    "read -r y <<< 'a[$(RUN)]'; z=(1 2); echo ${z[y]}",
+    "read -r y <<< 'a[$(RUN)]'; [[ $y -eq 0 ]]",
+    "mapfile -t arr <<< 'a[$(RUN)]'; echo $((arr))",
+    "declare -i x; read x <<< 'a[$(RUN)]'",
+    "printf -v x 'a[\\x24(RUN)]'; echo $((x))",
+    "read -r x <<< '$(RUN)'; y=\"a[$x]\"; echo $((y))",
+    "read v <<< 'a['; read w <<< '$(RUN)]'; test -v \"$v$w\"",
+    "read -d '' x <<'E'\na[$(RUN)]\nE\necho $((x))",
+    "x=$(cat <<'E'\na[$(RUN)]\nE\n); [[ $x -eq 1 ]]",
+]
 
 
-@pytest.mark.parametrize("command", SUBSCRIPTS + HIDDEN)
+@pytest.mark.parametrize("command", SUBSCRIPTS + HIDDEN + VALUES)
 def test_text_bash_evaluates_again_is_asked(tmp_path: Path, command: str) -> None:
     command = command.replace("RUN", RUN)
     root, wt = scratch_worktree(tmp_path)
