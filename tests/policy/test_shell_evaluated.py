@@ -9,9 +9,9 @@ through ``[[ -v ]]``, ``read``, ``declare``, ``local``, ``let``, ``(( ))``, ``[[
 ]]``, ``unset``, ``wait -p``, an assignment's subscript; a value planted on the line ran
 as code when arithmetic, ``${x@P}`` or ``${!x}`` read it (``read x <<< 'a[$(...)]';
 echo $((x))``); single quotes inside ``${...}`` hid a command the shell runs
-(``"${x:-'$(...)'}"``, ``${a['$(...)']}``). Now each is asked
-(``policy/shell_evaluated.py``), and the common arithmetic, subscripts and indirection
-stay allowed.
+(``"${x:-'$(...)'}"``, ``${a['$(...)']}``); ``mapfile -C``, ``compgen -C``/``-W`` and
+``fc -s`` ran text as code. Now each is asked (``policy/shell_evaluated.py``), and the
+common arithmetic, subscripts and indirection stay allowed.
 """
 
 from __future__ import annotations
@@ -79,9 +79,16 @@ VALUES = [
     "read -d '' x <<'E'\na[$(RUN)]\nE\necho $((x))",
     "x=$(cat <<'E'\na[$(RUN)]\nE\n); [[ $x -eq 1 ]]",
 ]
+BUILTINS = [
+    "mapfile -C 'RUN #' -c 1 arr <<< x",
+    "compgen -C 'RUN' x",
+    "compgen -W '$(RUN)' x",
+    "compgen -aW '$(RUN)' x",
+    "history -s 'RUN'; fc -s",
+]
 
 
-@pytest.mark.parametrize("command", SUBSCRIPTS + HIDDEN + VALUES)
+@pytest.mark.parametrize("command", SUBSCRIPTS + HIDDEN + VALUES + BUILTINS)
 def test_text_bash_evaluates_again_is_asked(tmp_path: Path, command: str) -> None:
     command = command.replace("RUN", RUN)
     root, wt = scratch_worktree(tmp_path)
@@ -157,6 +164,7 @@ ORDINARY = [
     "cat <<'EOF' > notes.sh\necho \"$(date)\" ${arr[$i]} ${!v}\nEOF",
     "fc -l",
     "compgen -c | head -3",
+    "compgen -W 'start stop' -- st",
     "mapfile -t -n 2 lines < README.md",
 ]
 

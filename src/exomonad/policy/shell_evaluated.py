@@ -21,7 +21,9 @@ and ``${!x}`` takes a value for a name, subscript and all. Each of these is
 - text of the line that holds such a ``$(``, backquote or ``${`` anywhere (a word, a
   here-document, what ``printf`` or ``echo`` decodes), when the line also evaluates
   something (arithmetic, a subscript, a name given at run time): the text may reach it
-  through a variable (``read -d '' x << 'E' ... E``, ``y="a[$x]"; echo $((y))``).
+  through a variable (``read -d '' x << 'E' ... E``, ``y="a[$x]"; echo $((y))``);
+- builtins that run text: ``mapfile -C``, ``compgen``/``complete`` ``-C``, ``-F`` and a
+  ``-W`` list with an expansion (it is expanded), ``fc`` but ``fc -l`` (it runs history).
 
 A value the line builds from pieces none of which holds such text (``printf -v x
 'a[%s(id)]' '$'``), like one read from a file, is not seen: the sandbox bounds it.
@@ -77,6 +79,7 @@ def evaluated(commands: list[SimpleCommand], src: str) -> list[Action]:
     found: list[str] = []
     tainted: list[str] = []
     for cmd in commands:
+        found += _runs_text(cmd)
         for word in _words(cmd):
             spots = loose(word)
             if spots and in_subscript(word, spots):
@@ -219,3 +222,30 @@ def _evaluates(commands: list[SimpleCommand], src: str) -> bool:
             if text.startswith("[") and "]=" in text:
                 return True
     return False
+
+
+def _runs_text(cmd: SimpleCommand) -> list[str]:
+    """Builtins that run text as code: ``mapfile -C`` (a callback), ``compgen`` and
+    ``complete`` with ``-C``/``-F`` or a ``-W`` list with an expansion (the list is
+    expanded), ``fc`` but ``fc -l`` (it runs commands from the history, which ``history
+    -s`` writes)."""
+    argv = _argv(cmd)
+    if not argv:
+        return []
+    head, args = argv[0].text, argv[1:]
+    opts = [w.text for w in args if w.text.startswith("-") and not w.text.startswith("--")]
+    full = " ".join(w.text for w in argv)[:80]
+    if head in ("mapfile", "readarray") and any("C" in t for t in opts):
+        return [f"{full} (a callback: code it runs)"]
+    if head in ("compgen", "complete"):
+        texts = [w.text for w in args]
+        lists = [  # -W LIST, -WLIST, -aW LIST: the word list, which bash expands
+            t[t.index("W") + 1 :] or (texts[i + 1] if i + 1 < len(texts) else "")
+            for i, t in enumerate(texts)
+            if t in opts and "W" in t
+        ]
+        if any("$" in t or "`" in t for t in lists) or any("C" in t or "F" in t for t in opts):
+            return [f"{full} (completion: code it runs)"]
+    if head == "fc" and not any("l" in t for t in opts):
+        return [f"{full} (runs commands from the history)"]
+    return []
