@@ -79,8 +79,9 @@ def evaluated(commands: list[SimpleCommand], src: str) -> list[Action]:
     found: list[str] = []
     tainted: list[str] = []
     for cmd in commands:
-        found += _runs_text(cmd)
-        for word in _words(cmd):
+        argv = _argv(cmd)
+        found += _runs_text(argv)
+        for word in _words(cmd, argv):
             spots = loose(word)
             if spots and in_subscript(word, spots):
                 found.append(f"{word.text[:80]} (a subscript: bash runs the $(...) in it)")
@@ -109,7 +110,7 @@ def _expanded_text(commands: list[SimpleCommand], src: str) -> str:
     return src
 
 
-def _words(cmd: SimpleCommand) -> list[Word]:
+def _words(cmd: SimpleCommand, argv: list[Word]) -> list[Word]:
     """The words of ``cmd`` and its redirections' targets; as words too, an expansion's
     ``$'...'`` decoded (``${a[$'a[\\x24(id)]']}``: the lexer keeps an expansion's text as
     written, bash decodes it) and what ``printf`` or ``echo`` print with their escapes
@@ -118,7 +119,6 @@ def _words(cmd: SimpleCommand) -> list[Word]:
     for word in list(words):
         if word.dynamic and "$'" in word.text:
             words.append(ansi_decoded(word))
-    argv = _argv(cmd)
     if argv and argv[0].text in ("printf", "echo"):
         for word in argv[1:]:
             if _SIGN_ESCAPE.search(word.text):
@@ -131,7 +131,7 @@ def _argv(cmd: SimpleCommand) -> list[Word]:
     argv = list(cmd.command_words)
     while len(argv) > 1 and argv[0].text in ("builtin", "command", "-p", "--"):
         argv = argv[1:]
-    if argv:
+    if argv and "/" in argv[0].text:
         argv[0] = Word(posixpath.basename(argv[0].text), argv[0].dynamic, argv[0].quoted)
     return argv
 
@@ -224,12 +224,11 @@ def _evaluates(commands: list[SimpleCommand], src: str) -> bool:
     return False
 
 
-def _runs_text(cmd: SimpleCommand) -> list[str]:
+def _runs_text(argv: list[Word]) -> list[str]:
     """Builtins that run text as code: ``mapfile -C`` (a callback), ``compgen`` and
     ``complete`` with ``-C``/``-F`` or a ``-W`` list with an expansion (the list is
     expanded), ``fc`` but ``fc -l`` (it runs commands from the history, which ``history
-    -s`` writes)."""
-    argv = _argv(cmd)
+    -s`` writes); ``argv`` as :func:`_argv` gives it."""
     if not argv:
         return []
     head, args = argv[0].text, argv[1:]

@@ -44,6 +44,8 @@ def _walk(word: Word) -> tuple[list[tuple[int, int]], list[int]]:
     """The spans of ``word``'s text its recorded substitutions take, in order (the
     lexer records them in the order it meets them), and the loose spots."""
     text, subs, dynamic = word.text, word.subs, word.dynamic
+    if "$" not in text and "`" not in text:
+        return [], []
     closing = _matches(text, "(", ")") if dynamic and "$((" in text else {}
     spans: list[tuple[int, int]] = []
     spots: list[int] = []
