@@ -59,6 +59,8 @@ HIDDEN = [
     "echo ${a[$'a[\\x24(RUN)]']}",
     "echo $(( $'a[\\x24(RUN)]' ))",
     "cd \"${x:-'$(RUN)'}\"",
+    "cd ${a[$'a[\\x24(RUN)]']}",
+    "case ${a[$'a[\\x24(RUN)]']} in *) ;; esac",
 ]
 #: A value the line plants, run when arithmetic, a prompt or a name reads it; and text in
 #: single quotes that arithmetic expands (``(( '$(...)' ))``).
@@ -75,6 +77,7 @@ VALUES = [
     "declare -i x; read x <<< 'a[$(RUN)]'",
     "printf -v x 'a[\\x24(RUN)]'; echo $((x))",
     "read -r x <<< '$(RUN)'; y=\"a[$x]\"; echo $((y))",
+    "read -r x <<< '$(RUN)'; y=\"a[$x]\"; case ${z[y]} in *) ;; esac",
     "read v <<< 'a['; read w <<< '$(RUN)]'; test -v \"$v$w\"",
     "read -d '' x <<'E'\na[$(RUN)]\nE\necho $((x))",
     "x=$(cat <<'E'\na[$(RUN)]\nE\n); [[ $x -eq 1 ]]",

@@ -63,6 +63,8 @@ _MOST_NAMES = 16
 _OFFSET = re.compile(r"\$\{#?[A-Za-z_0-9@*#?]+(?:\[[@*]\])?:(?![-=+?])")
 #: ``${NAME[i]}``, ``${#NAME[i]}``: a subscript that is not ``@`` or ``*``.
 _READ_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*\[(?![@*]\])")
+#: Commands whose words the parser does not keep as a command's (its ``cd``, a ``case``).
+_DROPPED = re.compile(r"(?<![\w-])(cd|pushd|popd|case)(?![\w-])")
 #: Operators of ``[[ ]]`` that evaluate their operands as arithmetic.
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Builtins that take a variable's name, which may come at run time.
@@ -102,11 +104,11 @@ def evaluated(commands: list[SimpleCommand], src: str) -> list[Action]:
 
 def _expanded_text(commands: list[SimpleCommand], src: str) -> str:
     """``src`` but the bodies of here-documents whose delimiter is quoted (text bash
-    does not expand: a script written to a file)."""
+    does not expand: a script written to a file), each where it stands alone in ``src``."""
     for cmd in commands:
         for redir in cmd.redirs:
-            if redir.heredoc and redir.target.quoted:
-                src = src.replace(redir.heredoc, "", 1)
+            if redir.heredoc and redir.target.quoted and src.count(redir.heredoc) == 1:
+                src = src.replace(redir.heredoc, "")
     return src
 
 
@@ -184,7 +186,7 @@ def _plain_names(name: str, commands: list[SimpleCommand], src: str) -> bool:
                     return False
                 sets += 1
     mentions = len(re.findall(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])", src))
-    expanded = len(re.findall(rf"\$\{{?!?{name}(?![A-Za-z0-9_])", src))
+    expanded = len(re.findall(rf"\${name}(?![A-Za-z0-9_])|\$\{{!?{name}(?![A-Za-z0-9_]|:?=)", src))
     return sets > 0 and mentions == sets + expanded
 
 
@@ -198,6 +200,8 @@ def _evaluates(commands: list[SimpleCommand], src: str) -> bool:
     variable, a name a builtin is given at run time."""
     if "((" in src or "$[" in src:
         return True
+    if _DROPPED.search(src) and (_OFFSET.search(src) or _READ_SUBSCRIPT.search(src)):
+        return True  # the words of cd and case, which the parser does not keep
     for cmd in commands:
         argv = _argv(cmd)
         head = argv[0].text if argv else ""

@@ -173,10 +173,12 @@ def ansi_decoded(word: Word) -> Word:
 
 def hidden_in_expansion(src: str) -> list[str]:
     """Each ``${...}`` of ``src`` holding a single quote and after it a ``$(`` or a
-    backquote: bash runs that where single quotes do not quote (in double quotes, a
-    subscript, an offset: ``"${x:-'$(id)'}"``, ``${x:'$(id)'}``), and the lexer took it
-    for quoted text. One unclosed runs to the end; one pass over ``src``."""
-    if "${" not in src or "'" not in src:
+    backquote (bash runs that where single quotes do not quote: in double quotes, a
+    subscript, an offset: ``"${x:-'$(id)'}"``, ``${x:'$(id)'}``; the lexer took it for
+    quoted text), or a ``$'...'`` that decodes to one (``${a[$'a[\\x24(id)]']}``). Read
+    from the text, so the words the parser drops count too (``cd``'s, ``case``'s). One
+    unclosed runs to the end; one pass over ``src``."""
+    if "${" not in src or ("'" not in src):
         return []
     n = len(src)
     next_quote = [n] * (n + 1)
@@ -185,9 +187,31 @@ def hidden_in_expansion(src: str) -> list[str]:
     last_code = [-1] * (n + 1)  # last_code[j]: the last $( or backquote before j
     for j in range(n):
         last_code[j + 1] = j if src.startswith(("$(", "`"), j) else last_code[j]
+    spans = _expansions(src)
+    found = [
+        (start, end)
+        for start, end in spans
+        if next_quote[start] < end and last_code[end] > next_quote[start]
+    ]
+    ansi = [0] * (n + 1)  # ansi[j]: how many $' begin before j
+    for j in range(n):
+        ansi[j + 1] = ansi[j] + src.startswith("$'", j)
+    outer = -1  # decode only the outermost spans: the text once
+    for start, end in spans:
+        if start >= outer and ansi[end] > ansi[start]:
+            outer = end
+            decoded = ansi_decoded(Word(src[start:end], True)).text
+            if "$(" in decoded or "`" in decoded:
+                found.append((start, end))
+    return [f"{src[a:b][:80]} (a command in quotes bash may run)" for a, b in sorted(set(found))]
+
+
+def _expansions(src: str) -> list[tuple[int, int]]:
+    """The ``${...}`` of ``src`` (from ``$`` to before ``}``), outer before inner; one
+    unclosed runs to the end."""
     spans: list[tuple[int, int]] = []
     stack: list[tuple[int, bool]] = []
-    j = 0
+    j, n = 0, len(src)
     while j < n:
         if src.startswith("${", j):
             stack.append((j, True))
@@ -201,8 +225,4 @@ def hidden_in_expansion(src: str) -> list[str]:
                 spans.append((start, j))
         j += 1
     spans += [(start, n) for start, expansion in stack if expansion]
-    return [
-        f"{src[start:end][:80]} (a command in quotes bash may run)"
-        for start, end in sorted(spans)
-        if next_quote[start] < end and last_code[end] > next_quote[start]
-    ]
+    return sorted(spans, key=lambda span: (span[0], -span[1]))
