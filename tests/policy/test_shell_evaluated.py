@@ -128,6 +128,9 @@ def test_a_subscripts_command_moving_the_leads_branch_is_asked(tmp_path: Path) -
 
 ORDINARY = [
     "n=5; echo $((n+1))",
+    "n=5; n=$((n*2)); echo $n",
+    "i=0; while (( i < 3 )); do i=$((i+1)); done; echo $i",
+    'total=0; for f in *.md; do n=$(wc -l < "$f"); total=$((total+n)); done; echo $total',
     "arr=(a b c); echo ${#arr[@]}",
     'arr=(a b c); for i in "${!arr[@]}"; do echo "$i ${arr[$i]}"; done',
     'arr=(a b c); echo "${arr[$((1+1))]}" "${arr[$(( ${#arr[@]} - 1 ))]}"',

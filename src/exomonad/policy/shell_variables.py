@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from exomonad.ancestry import AGENT_ENV
 from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_loose import loose
 
 __all__ = [
     "CODE_VARS",
@@ -164,7 +165,9 @@ def risky_assignment(word: Word) -> bool:
         )
     if name == "PATH":
         return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
-    return not word.subs and ("$(" in value or "`" in value)
+    # command text the shell does not expand here, stored to run later (``x='$(id)'``);
+    # not an arithmetic expansion (``n=$((n+1))``)
+    return any(word.text.startswith(("$(", "`"), spot) for spot in loose(word))
 
 
 #: Variables naming a file a program appends to: git's traces (``GIT_TRACE``,
