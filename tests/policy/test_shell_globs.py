@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.policy.decisions import Allow
-from exomonad.policy.shell_globs import shell_match
+from exomonad.policy.shell_globs import python_glob, shell_match
 from tests.policy.worker import bash, scratch_worktree
 
 #: ASCII names (a class's non-ASCII members depend on the shell's locale; the names the
@@ -65,3 +65,10 @@ def test_a_negated_or_classed_bracket_naming_the_state_is_not_allowed(
 def test_folded_matching_reads_a_class_in_any_case() -> None:
     assert shell_match("Settings.JSON", "[[:upper:]]*.json", fold=True)
     assert not shell_match("settings.json", "[[:upper:]]*.json")
+
+
+def test_a_long_word_of_open_brackets_is_read_once() -> None:
+    """20,000 ``a[`` took 100 s to judge (each ``[`` looked for its ``]`` to the end)."""
+    assert python_glob("a[" * 20_000) == "a[[]" * 20_000
+    assert not shell_match(".exomonad", ".[" + "[:a" * 20_000 + "x]xomonad")
+    assert shell_match(".exomonad", ".[" + "[:a" * 20_000 + "e]xomonad")
