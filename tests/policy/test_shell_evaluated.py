@@ -162,7 +162,7 @@ ORDINARY = [
     "let x=1+2; echo $x",
     "test -v HOME && echo set",
     "[[ -v arr ]] || echo unset",
-    "echo \"${PATH//:/x}\"",
+    'echo "${PATH//:/x}"',
     "python3 -c 'import sys; a=[1]; print(a[0])'",
     "node -e 'const a=[1,2]; console.log(`${a[0]}`)'",
     "kubectl get pods -o jsonpath='{.items[0].metadata.name}'",

@@ -159,3 +159,29 @@ def test_the_leads_own_listings_stay_allowed(tmp_path: Path, command: str) -> No
 def test_ordinary_run_time_names_stay_allowed(tmp_path: Path, command: str) -> None:
     root, _ = _project(tmp_path)
     assert isinstance(bash(command, root=str(root)), Allow), bash(command, root=str(root))
+
+
+#: A loop over the worktree's files: its words are read, not written (``for f in *``
+#: was refused as a write of an agent's settings, ``.claude`` among what ``*`` may name).
+LOOPS = [
+    'for f in *; do wc -l "$f"; done',
+    "for f in *.py src/*; do echo $f; done",
+    "select f in *; do break; done",
+    "for f in .claude/*; do cat $f; done",
+]
+#: ... while a loop over the state's files is what its body reads.
+LOOPS_INTO_STATE = [
+    'for f in ../../.exomonad/*; do cat "$f"; done',
+    "for f in ../../.e*/l*; do cat $f; done",
+    "for f in $(ls ../../.exomonad); do cat ../../.exomonad/$f; done",
+]
+
+
+@pytest.mark.parametrize("command", LOOPS)
+def test_a_loop_over_the_worktrees_files_is_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize("command", LOOPS_INTO_STATE)
+def test_a_loop_over_the_states_files_is_refused(command: str) -> None:
+    assert isinstance(bash(command), Deny), command

@@ -24,6 +24,7 @@ import posixpath
 
 from exomonad.policy.actions import Action, DeleteFile, ReadFile, Shell, Unknown, WriteFile
 from exomonad.policy.patch import apply_patch_args, shell_patch_actions
+from exomonad.policy.shell_arith import arithmetic_sets
 from exomonad.policy.shell_dialect import each_reading
 from exomonad.policy.shell_editors import editor_script
 from exomonad.policy.shell_env import ShellEnv
@@ -92,7 +93,8 @@ def _classify(src: str, cwd: str | None, env: ShellEnv, depth: int) -> list[Acti
     except ShellSyntaxError:
         return [Unknown(src)]
     # text bash evaluates again when it runs (``test -v 'a[$(cmd)]'``)
-    out: list[Action] = [*note_client_settings(commands, env), *evaluated(commands, src)]
+    out: list[Action] = [*note_client_settings(commands, env), *evaluated(commands, src),
+                         *arithmetic_sets(commands, src)]  # fmt: skip
     outer, env.made_name_read = env.made_name_read, None
     beside = beside_links(commands)
     for index, cmd in enumerate(commands):

@@ -328,8 +328,12 @@ def _described(cmd: SimpleCommand) -> str:
 
 def loop_words(listed: list[Word], full: tuple[str, ...], cwd: str | None) -> list[Action]:
     """``for NAME in WORDS``: the words are what the loop's body reads (``for f in
-    ../../.exomonad/*; do cat "$f"; done`` printed the lead's token), judged as a
-    command's when they may name a file; ``for i in 1 2`` is nothing of its own."""
-    named = any(w.glob or w.dynamic or "/" in w.text or w.text.startswith((".", "~"))
-                for w in listed)  # fmt: skip
-    return [Shell(full, cwd)] if named else []
+    ../../.exomonad/*; do cat "$f"; done`` printed the lead's token), read as a reader's
+    operands when they may name a file, a word built at run time judged as a command's;
+    ``for i in 1 2`` is nothing of its own. (Judged as a command's, ``for f in *`` was
+    refused as a write of an agent's settings, which the loop's words never are.)"""
+    named = [w for w in listed
+             if w.glob or w.dynamic or "/" in w.text or w.text.startswith((".", "~"))]  # fmt: skip
+    built = tuple(w.text for w in named if w.dynamic)
+    reads: list[Action] = [ReadFile(tree_root(cwd, w)) for w in named if not w.dynamic]
+    return [*reads, Shell((*full[:3], *built), cwd)] if built else reads

@@ -1,0 +1,61 @@
+"""Variables arithmetic assigns are set at run time (``policy/shell_arith.py``).
+
+Found trying the gate as a worker: with a directory ``1`` in the worktree holding an
+``ls`` that removes its operands, ``(( PATH = 1 )); ls ../../a.txt`` deleted the lead's
+``a.txt``, allowed as the ``ls`` it seemed (``(( PATH = 1 ))`` read as a command named
+``PATH``); so did ``let PATH=1`` and each other arithmetic below.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import bash, scratch_worktree
+
+#: Each sets ``PATH`` to ``1`` by arithmetic, then runs ``ls ../../a.txt``.
+SETS_PATH = [
+    "(( PATH = 1 ))",
+    "((PATH=1))",
+    "let PATH=1",
+    "let 'PATH = 1'",
+    ": $((PATH=1))",
+    ": $[PATH=1]",
+    ": ${x[PATH=1]}",
+    "declare -i n=PATH=1",
+    "[[ PATH=1 -eq 1 ]]",
+    "(( x = 1, PATH = 1 ))",
+    "(( ((1)), PATH = 1 ))",
+]
+ORDINARY = [
+    "(( i++ )); n=$((n+1)); echo $((N + 1))",
+    "for f in *; do c=$((c+1)); done; echo $c",
+    "x=$(( $(wc -l < README.md) * 2 )); echo $x",
+    "[[ $n -eq 1 ]] && echo one",
+    "echo $(( ${#a[@]} + 1 ))",
+    "a[i]=1; echo ${a[i]}",
+]
+
+
+@pytest.mark.parametrize("setting", SETS_PATH)
+def test_an_arithmetic_assignment_to_path_is_not_allowed(tmp_path: Path, setting: str) -> None:
+    root, wt = scratch_worktree(tmp_path)
+    (wt / "1").mkdir()
+    fake = wt / "1" / "ls"
+    fake.write_text('#!/bin/sh\n/bin/rm -f "$@"\n')
+    fake.chmod(0o755)
+    lead = root / "a.txt"
+    lead.write_text("lead\n")
+    command = f"{setting}; ls ../../a.txt"
+    subprocess.run(["bash", "-c", command], cwd=wt, capture_output=True, timeout=30,
+                   check=False)  # fmt: skip
+    assert not lead.exists(), command  # it really ran the worktree's ls
+    assert not isinstance(bash(command, root=str(root)), Allow), command
+
+
+@pytest.mark.parametrize("command", ORDINARY)
+def test_ordinary_arithmetic_stays_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command
