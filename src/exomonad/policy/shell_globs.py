@@ -47,9 +47,11 @@ _ANY = "\x00-\U0010ffff"
 def shell_match(name: str, pattern: str, *, fold: bool = False) -> bool:
     """Whether the shell glob ``pattern`` matches ``name`` (one path part, as
     ``fnmatchcase`` would, but reading brackets as bash does); ``fold``: in any case."""
+    if "[" in pattern:
+        pattern = python_glob(pattern)
     if fold:
-        return fnmatchcase(name.lower(), python_glob(pattern).lower())
-    return fnmatchcase(name, python_glob(pattern))
+        return fnmatchcase(name.lower(), pattern.lower())
+    return fnmatchcase(name, pattern)
 
 
 @lru_cache(maxsize=4096)

@@ -121,10 +121,13 @@ class _Walker:
                     self.words, self.redirs = [], []
             elif tok.text in _SEPARATORS:
                 self._finish(piped_out=tok.text in ("|", "|&"), background=tok.text == "&")
-                if tok.text != "&&":  # the chain ends: a cd in it may have failed
+                if tok.text not in ("&&", "|", "|&"):  # the and-or list goes on through a
+                    # pipe; where it ends, or at `||`, a cd in it may have failed
                     self.dirs, self.if_failed = join(self.dirs, self.if_failed), ()
                 # after `p ||`, what follows may run with a cd between skipped
-                self.skippable = tok.text == "||" or (self.skippable and tok.text == "&&")
+                self.skippable = tok.text == "||" or (
+                    self.skippable and tok.text in ("&&", "|", "|&")
+                )
                 self.piped_in = tok.text in ("|", "|&")
                 self.case_pattern = tok.text in _CASE_ENDS
             elif tok.text == "(":
