@@ -29,6 +29,16 @@ SETS_PATH = [
     "[[ PATH=1 -eq 1 ]]",
     "(( x = 1, PATH = 1 ))",
     "(( ((1)), PATH = 1 ))",
+    "v=PATH=1; (( v ))",
+    "v=PATH=1; echo $((v))",
+    "declare -i x; x=PATH=1",
+    "read v <<< PATH=1; (( v ))",
+    "for v in PATH=1; do (( v )); done",
+    'x=PATH; let "$x=1"',
+    "x=PATH; echo $(( $x = 1 ))",
+    "x=PATH; : ${a[$x=1]}",
+    "declare -n r=PATH; (( r = 1 ))",
+    "v=PATH=1; echo ${a[v]}",
 ]
 ORDINARY = [
     "(( i++ )); n=$((n+1)); echo $((N + 1))",
@@ -37,6 +47,8 @@ ORDINARY = [
     "[[ $n -eq 1 ]] && echo one",
     "echo $(( ${#a[@]} + 1 ))",
     "a[i]=1; echo ${a[i]}",
+    "COUNT=$((COUNT+1)); echo $COUNT",
+    "export PATH=$PATH:/x; echo $((1 + 1))",
 ]
 
 

@@ -55,6 +55,11 @@ READS = [
     f"while read d; do cd $d; done <<< ../..; grep -r {TOKEN} .",
     "HOME=../.. cd; cat .e*/l*",
     f"trap 'grep -r {TOKEN} .' EXIT; cd ../..",
+    "command -pp cd ../..; cat .e*/*",
+    "cd ../.. && cd .worktrees/w1 && time X=1 cd - >/dev/null && cat .e*/*",
+    "shopt -s cdable_vars; cd ../.. && cd .worktrees/w1 && cd OLDPWD && cat .e*/*",
+    "eval 'c\"\"d ../..'; cat .e*/*",
+    "trap 'c\\d ../..' DEBUG; cat .e*/*",
 ]
 #: Each, run by bash in the worktree, rewrites the lead's README.md.
 WRITES = [

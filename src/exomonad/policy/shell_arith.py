@@ -20,9 +20,12 @@ environment-style name (upper case: what programs read from the environment, as
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from exomonad.policy.actions import Unknown
-from exomonad.policy.shell_command import SimpleCommand
+from exomonad.policy.shell_command import SimpleCommand, is_assignment
+from exomonad.policy.shell_escape import DECLARERS
+from exomonad.policy.shell_lex import Word
 
 __all__ = ["arithmetic_sets"]
 
@@ -32,6 +35,11 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _SETS = re.compile(
     rf"(?<![A-Za-z0-9_$])({_NAME})\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
     rf"|(?:\+\+|--)\s*({_NAME})|({_NAME})\s*(?:\[[^]]*\])?\s*(?:\+\+|--)"
+)
+#: An assignment in arithmetic to a name an expansion gives (``let "$x=1"``).
+_SETS_BUILT = re.compile(
+    r"\$\{?[A-Za-z_0-9@*#?!]+\}?\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
+    r"|(?:\+\+|--)\s*\$|\$\{?[A-Za-z_0-9]+\}?\s*(?:\+\+|--)"
 )
 #: Where arithmetic starts in a line's text: ``$((``, ``((``, ``$[``, a subscript
 #: (``NAME[``), an offset (``${NAME:``).
@@ -43,25 +51,51 @@ _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 def arithmetic_sets(commands: list[SimpleCommand], src: str) -> list[Unknown]:
     """An :class:`Unknown` for each environment-style name arithmetic in ``src``
-    (parsed into ``commands``) may assign."""
+    (parsed into ``commands``) may assign: written in it, or in a value arithmetic may
+    evaluate (``v=PATH=1; (( v ))``, ``read v <<< PATH=1``: upper-case ``NAME=`` text
+    beyond the line's own assignments), given by an expansion (``let "$x=1"``), or
+    through a name reference (``declare -n r=PATH; (( r = 1 ))``)."""
     texts = list(_spans(src))
+    refs = False
     for cmd in commands:
         argv = [w.text for w in cmd.command_words]
         head = argv[0] if argv else ""
         flags = [t for t in argv[1:] if t.startswith("-")]
+        declares = head in ("declare", "typeset", "local")
+        refs = refs or (declares and any("n" in f for f in flags))
         if (
             head in _ARITH_ARGS
             or any(t in _ARITH_TESTS for t in argv[1:])
-            or (head in ("declare", "typeset", "local") and any("i" in f for f in flags))
+            or (declares and any("i" in f for f in flags))
         ):
             texts += argv[1:]
+    if not texts:
+        return []
     names: list[str] = []
     for text in texts:
         for match in _SETS.finditer(text):
             name = next(g for g in match.groups() if g)
-            if name.isupper() and name not in names:
+            if (name.isupper() or refs) and name not in names:
                 names.append(name)
-    return [Unknown(f"{name}: set by arithmetic") for name in names]
+    found = [Unknown(f"{name}: set by arithmetic") for name in names]
+    if any(_SETS_BUILT.search(text) for text in texts):
+        found.append(Unknown("arithmetic sets a variable an expansion names"))
+    return found + [Unknown(f"{name}: a value arithmetic may evaluate sets it")
+                    for name in _planted(commands, src) if name not in names]  # fmt: skip
+
+
+def _planted(commands: list[SimpleCommand], src: str) -> list[str]:
+    """Upper-case names ``src`` holds as ``NAME=`` (or ``++``/``--``) text more often
+    than its own assignment words assign them: text a variable may carry into the
+    line's arithmetic (``v=PATH=1; (( v ))``)."""
+    assigned = Counter(
+        w.text.split("=", 1)[0].split("[", 1)[0].rstrip("+")
+        for cmd in commands
+        if not cmd.alternative
+        for w in _assigning(cmd)
+    )
+    seen = Counter(next(g for g in m.groups() if g) for m in _SETS.finditer(src))
+    return [name for name, n in seen.items() if name.isupper() and n > assigned[name]]
 
 
 def _spans(src: str) -> list[str]:
@@ -82,3 +116,13 @@ def _spans(src: str) -> list[str]:
             i += 1
         out.append(src[match.end() : i])
     return out
+
+
+def _assigning(cmd: SimpleCommand) -> list[Word]:
+    """The words of ``cmd`` that assign: its prefix, and a declarer's arguments."""
+    argv = cmd.command_words
+    prefix = list(cmd.words[: len(cmd.words) - len(argv)])
+    declared = (
+        [w for w in argv[1:] if is_assignment(w)] if argv and argv[0].text in DECLARERS else []
+    )
+    return prefix + declared

@@ -32,8 +32,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from exomonad.policy.shell_command import Dirs, is_assignment
 from exomonad.policy.shell_env import is_within, nested_repo
-from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_lex import ShellSyntaxError, Word, lex
 from exomonad.policy.shell_paths import resolve_path
 
 __all__ = [
@@ -47,15 +48,13 @@ __all__ = [
     "move",
 ]
 
-#: Directories a command line's commands may start in; the nth of them is None.
-Dirs = tuple[str | None, ...]
 #: The most directories followed; past it the rest is None (unknown).
 MAX_DIRS = 8
 
 #: Words before a builtin that still run it in this shell.
 _WRAPPERS = frozenset({"builtin", "command", "time", "!"})
 #: Their options that keep it so (``command -v cd`` only prints).
-_WRAPPER_OPTIONS = frozenset({"-p", "--"})
+_WRAPPER_OPTION = re.compile(r"-p+|--")
 #: Builtins that run text as this shell's own code (a ``trap``'s later).
 _RUNS_TEXT = frozenset({"eval", "trap", "source", "."})
 _MOVES = re.compile(r"(?<![\w-])(cd|pushd|popd)(?![\w-])")
@@ -67,8 +66,9 @@ def changer(words: Sequence[Word]) -> tuple[str, tuple[Word, ...]] | None:
     i = 0
     while i < len(words) and words[i].text in _WRAPPERS:
         i += 1
-        while i < len(words) and words[i].text in _WRAPPER_OPTIONS:
-            i += 1
+        while i < len(words) and (_WRAPPER_OPTION.fullmatch(words[i].text)
+                                  or is_assignment(words[i])):  # fmt: skip
+            i += 1  # `command -pp cd`, `time -p X=1 cd -`
     return (words[i].text, tuple(words[i + 1 :])) if i < len(words) else None
 
 
@@ -88,7 +88,7 @@ def move(
     if name in _RUNS_TEXT:
         texts = [w.text for w in args] + ([stdin_text] if stdin_text is not None else [])
         dynamic = name == "eval" and any(w.dynamic for w in args)
-        return None if dynamic or any(_MOVES.search(t) for t in texts) else False
+        return None if dynamic or any(_may_move(t) for t in texts) else False
     if name not in ("cd", "pushd", "popd"):
         return False
     options = [w.text for w in args if w.text.startswith(("-", "+")) and len(w.text) > 1]
@@ -129,11 +129,14 @@ _EVALS = frozenset({"eval", "source", "."})
 
 
 def may_set_cdpath(words: Sequence[Word]) -> bool:
-    """Whether a command of these words may set ``CDPATH``: it names it (an assignment,
-    an argument, a loop variable, an expansion such as ``${CDPATH:=..}``), runs text as
-    code, or has a builtin among them that may set a variable named at run time."""
+    """Whether a command of these words may set ``CDPATH`` (or turn ``cdable_vars`` on,
+    which looks ``cd NAME`` up in ``$NAME``): it names it (an assignment, an argument, a
+    loop variable, an expansion such as ``${CDPATH:=..}``), runs text as code, or has a
+    builtin among them that may set a variable named at run time."""
     texts = [w.text for w in words]
-    if any("CDPATH" in t for t in texts) or any(t in _EVALS for t in texts):
+    if any("CDPATH" in t or "cdable" in t for t in texts) or any(t in _EVALS for t in texts):
+        return True  # `shopt -s cdable_vars`: `cd NAME` goes to $NAME (cd OLDPWD)
+    if "shopt" in texts and any(w.dynamic for w in words):
         return True
     printf_v = "printf" in texts and any(t.startswith("-v") for t in texts)
     setter = printf_v or any(t in _SETTERS for t in texts)
@@ -165,4 +168,20 @@ def _to_toplevel(word: Word) -> bool:
     """``cd "$(git rev-parse --show-toplevel)"`` (agents' habit), nothing else."""
     return word.text == "$(git rev-parse --show-toplevel)" or (
         word.text == "`...`" and word.subs == ("git rev-parse --show-toplevel",)
+    )
+
+
+def _may_move(text: str, depth: int = 0) -> bool:
+    """Whether shell ``text`` (what ``eval``, ``trap`` or ``source`` runs) may change
+    the directory: a word of it, its quotes removed, is ``cd``, ``pushd`` or ``popd``
+    (``eval 'c""d ../..'``, ``trap 'c\\d ../..' DEBUG``), at any depth of quoting."""
+    if _MOVES.search(text) or depth > 3:
+        return True
+    try:
+        words = [t for t in lex(text) if isinstance(t, Word)]
+    except ShellSyntaxError:
+        return True
+    return any(
+        w.text in ("cd", "pushd", "popd") or (w.text != text and _may_move(w.text, depth + 1))
+        for w in words
     )

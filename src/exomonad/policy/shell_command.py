@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from exomonad.policy.shell_cd import Dirs
 from exomonad.policy.shell_lex import Redir, Word
 
-__all__ = ["SimpleCommand", "is_assignment"]
+__all__ = ["Dirs", "SimpleCommand", "is_assignment"]
+
+#: Directories a command may start in (:mod:`~exomonad.policy.shell_cd`); None: unknown.
+Dirs = tuple[str | None, ...]
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 

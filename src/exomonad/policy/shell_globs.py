@@ -11,8 +11,10 @@ the policy; the policy's own patterns (protected branches) stay Python's.
 
 >>> shell_match(".exomonad", ".[^a]xomonad"), shell_match(".exomonad", ".[[:lower:]]xomonad")
 (True, True)
->>> shell_match("a", "[^a]"), shell_match("]", "[]]"), shell_match("^", "[\\\\^]")
+>>> shell_match("a", "[^a]", exact=True), shell_match("]", "[]]"), shell_match("^", "[\\\\^]")
 (False, True, True)
+>>> shell_match("a", "[^a]")  # the ^ may have been quoted: a character, not a negation
+True
 """
 
 from __future__ import annotations
@@ -44,20 +46,28 @@ _CLASSES = {
 _ANY = "\x00-\U0010ffff"
 
 
-def shell_match(name: str, pattern: str, *, fold: bool = False) -> bool:
+def shell_match(name: str, pattern: str, *, fold: bool = False, exact: bool = False) -> bool:
     """Whether the shell glob ``pattern`` matches ``name`` (one path part, as
-    ``fnmatchcase`` would, but reading brackets as bash does); ``fold``: in any case."""
+    ``fnmatchcase`` would, but reading brackets as bash does); ``fold``: in any case.
+
+    A word's text has its quotes removed, and a quoted ``!`` or ``^`` after a ``[`` is a
+    character to bash, not a negation (``cat ../../.[\\!e]xomonad/*`` printed the lead's
+    token, allowed): unless ``exact`` (a pattern a program reads, as ``grep
+    --exclude-dir``), such a bracket matches either way, so any one character. Each use
+    but one asks whether a glob *could* name something; a wider match is the careful
+    answer there, and ``exact`` is for the one that asks what a pattern leaves out."""
     if "[" in pattern:
-        pattern = python_glob(pattern)
+        pattern = python_glob(pattern, exact)
     if fold:
         return fnmatchcase(name.lower(), pattern.lower())
     return fnmatchcase(name, pattern)
 
 
 @lru_cache(maxsize=4096)
-def python_glob(pattern: str) -> str:
+def python_glob(pattern: str, exact: bool = True) -> str:
     """``pattern`` as Python's ``fnmatch`` must read it to match what bash's glob does
-    (in time linear in its length: a word of 20,000 ``a[`` took 100 s to judge)."""
+    (in time linear in its length: a word of 20,000 ``a[`` took 100 s to judge); not
+    ``exact``: a bracket opened by ``!`` or ``^`` as ``?`` (:func:`shell_match`)."""
     if "[" not in pattern:
         return pattern
     ends = _piece_ends(pattern)
@@ -70,7 +80,8 @@ def python_glob(pattern: str) -> str:
             out.append("[[]" if pattern[i] == "[" else pattern[i])  # looks no further
             i += 1
             continue
-        out.append(_bracket(pattern, i + 1, end, ends))
+        out.append(_bracket(pattern, i + 1, end, ends) if exact or pattern[i + 1] not in "!^"
+                   else "?")  # fmt: skip
         i = end + 1
     return "".join(out)
 

@@ -138,7 +138,7 @@ def _grep(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
         return None
     roots = _operands(pos, opts, *PATTERN_OPTS)
     excluded = _values(opts, "--exclude-dir")
-    if any(not w.dynamic and shell_match(STATE_DIR_NAME, w.text) for w in excluded):
+    if any(not w.dynamic and shell_match(STATE_DIR_NAME, w.text, exact=True) for w in excluded):
         # the state dir (hidden) is left out: plain reads of the roots
         return with_shell(name, args, cwd, [ReadFile(tree_root(cwd, w)) for w in roots] or
                      [ReadFile(cwd)])  # fmt: skip
