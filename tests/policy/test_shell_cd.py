@@ -60,6 +60,8 @@ READS = [
     "shopt -s cdable_vars; cd ../.. && cd .worktrees/w1 && cd OLDPWD && cat .e*/*",
     "eval 'c\"\"d ../..'; cat .e*/*",
     "trap 'c\\d ../..' DEBUG; cat .e*/*",
+    f"cd a/b/c/d || (exit 1); grep -r {TOKEN} ../..",
+    f"cd a/b/c/d || echo no; grep -r {TOKEN} ../..",
 ]
 #: Each, run by bash in the worktree, rewrites the lead's README.md.
 WRITES = [
@@ -83,6 +85,7 @@ ORDINARY = [
     "cd src && git push origin HEAD",
     "git add -A; cd src; git status",
     "trap 'rm -f tmp.txt' EXIT; make",
+    "cd src || exit 1; echo x > ../out.txt",
 ]
 
 

@@ -67,6 +67,7 @@ class _Walker:
         self.dirs = dirs
         self.if_failed: Dirs = ()
         self.skippable = self.negated = False
+        self.or_exit: Dirs | None = None
         #: The loops and function bodies (their first token) a ``cd`` runs in, any
         #: number of times: the last reading found them (``moved_in``), this one leaves
         #: the directory unknown in them and after them (``moving``).
@@ -121,6 +122,7 @@ class _Walker:
                     self.words, self.redirs = [], []
             elif tok.text in _SEPARATORS:
                 self._finish(piped_out=tok.text in ("|", "|&"), background=tok.text == "&")
+                self.or_exit = self.dirs if tok.text == "||" else None  # `cd x || exit`
                 if tok.text not in ("&&", "|", "|&"):  # the and-or list goes on through a
                     # pipe; where it ends, or at `||`, a cd in it may have failed
                     self.dirs, self.if_failed = join(self.dirs, self.if_failed), ()
@@ -293,6 +295,9 @@ class _Walker:
         if not argv:
             return bool(cmd.redirs or cmd.words)  # assignments / bare redirections (> file)
         moved = move(argv, cmd.stdin_script)
+        if self.or_exit is not None and argv[0].text in ("exit", "return") and not apart:
+            self.dirs, self.if_failed = self.or_exit, ()  # the line goes on only if it held
+        self.or_exit = None
         if moved is not False and not apart:
             self.moved = True
             for scope in reversed(self.scopes):  # the loops and functions it runs in
