@@ -76,7 +76,8 @@ def move(
     words: Sequence[Word], stdin_text: str | None = None
 ) -> tuple[Word, ...] | Literal[False] | None:
     """How a simple command of ``words`` changes this shell's directory: False not at
-    all; the ``cd`` operands (options dropped; none: ``cd`` alone, home) for a ``cd``
+    all; the ``cd`` operands (options dropped; none: ``cd`` alone, to an unknown
+    ``$HOME``) for a ``cd``
     or a ``pushd`` to a directory; None when it may in a way not followed (``popd``,
     ``pushd +1``, ``cd -``, text run by ``eval``, ``source`` or a ``trap`` that may
     ``cd``). ``stdin_text``: what a here-document or here-string gives it (``source
