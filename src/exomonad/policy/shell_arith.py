@@ -29,21 +29,18 @@ from exomonad.policy.shell_lex import Word
 
 __all__ = ["arithmetic_sets"]
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-#: An assignment in an arithmetic expression: ``NAME=``, ``NAME[...]+=``, ``++NAME``,
-#: ``NAME--`` (not ``==``, ``<=``, ``>=``, ``!=``).
-_SETS = re.compile(
-    rf"(?<![A-Za-z0-9_$])({_NAME})\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
-    rf"|(?:\+\+|--)\s*({_NAME})|({_NAME})\s*(?:\[[^]]*\])?\s*(?:\+\+|--)"
-)
-#: An assignment in arithmetic to a name an expansion gives (``let "$x=1"``).
-_SETS_BUILT = re.compile(
-    r"\$\{?[A-Za-z_0-9@*#?!]+\}?\s*(?:\[[^]]*\])?\s*(?:<<|>>|[-+*/%&|^])?=(?!=)"
-    r"|(?:\+\+|--)\s*\$|\$\{?[A-Za-z_0-9]+\}?\s*(?:\+\+|--)"
-)
+#: A name: the target of an assignment when an operator follows it (its subscript
+#: skipped), or ``++``/``--`` stand before it.
+_TARGET = re.compile(r"(?<![A-Za-z0-9_$])[A-Za-z_][A-Za-z0-9_]*")
+#: A name an expansion gives (``$x``, ``${x}``, ``$1``).
+_BUILT = re.compile(r"\$\{?[A-Za-z_0-9@*#?!]+\}?")
+#: What makes the name before it assigned: ``=``, ``+=``..., ``<<=``, ``++``, ``--``.
+_ASSIGNS = re.compile(r"\s*(?:(?:<<|>>|[-+*/%&|^])?=(?!=)|\+\+|--)")
 #: Where arithmetic starts in a line's text: ``$((``, ``((``, ``$[``, a subscript
-#: (``NAME[``), an offset (``${NAME:``).
-_OPENS = re.compile(rf"\$?\(\(|\$\[|{_NAME}\[|\$\{{[#!]?{_NAME}(?:\[[^]]*\])?:")
+#: (``NAME[``), an offset (``${NAME:``); the group is the bracket it ends at.
+_OPENS = re.compile(
+    r"\$?(\()\(|\$(\[)|[A-Za-z_][A-Za-z0-9_]*(\[)|\$(\{)[#!]?[A-Za-z_][A-Za-z0-9_]*:"
+)
 #: Builtins whose arguments are arithmetic (``let``) or may be (``-eq``, ``declare -i``).
 _ARITH_ARGS = frozenset({"let"})
 _ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
@@ -54,8 +51,9 @@ def arithmetic_sets(commands: list[SimpleCommand], src: str) -> list[Unknown]:
     (parsed into ``commands``) may assign: written in it, or in a value arithmetic may
     evaluate (``v=PATH=1; (( v ))``, ``read v <<< PATH=1``: upper-case ``NAME=`` text
     beyond the line's own assignments), given by an expansion (``let "$x=1"``), or
-    through a name reference (``declare -n r=PATH; (( r = 1 ))``)."""
-    texts = list(_spans(src))
+    through a name reference (``declare -n r=PATH; (( r = 1 ))``). Linear in the
+    line's length (a word of 20,000 ``a[`` is one pass)."""
+    words: list[str] = []
     refs = False
     for cmd in commands:
         argv = [w.text for w in cmd.command_words]
@@ -68,53 +66,92 @@ def arithmetic_sets(commands: list[SimpleCommand], src: str) -> list[Unknown]:
             or any(t in _ARITH_TESTS for t in argv[1:])
             or (declares and any("i" in f for f in flags))
         ):
-            texts += argv[1:]
-    if not texts:
+            words += argv[1:]
+    closes = _closes(src)
+    spans = _spans(src, closes)
+    if not spans and not words:
         return []
-    names: list[str] = []
-    for text in texts:
-        for match in _SETS.finditer(text):
-            name = next(g for g in match.groups() if g)
-            if (name.isupper() or refs) and name not in names:
-                names.append(name)
-    found = [Unknown(f"{name}: set by arithmetic") for name in names]
-    if any(_SETS_BUILT.search(text) for text in texts):
-        found.append(Unknown("arithmetic sets a variable an expansion names"))
-    return found + [Unknown(f"{name}: a value arithmetic may evaluate sets it")
-                    for name in _planted(commands, src) if name not in names]  # fmt: skip
-
-
-def _planted(commands: list[SimpleCommand], src: str) -> list[str]:
-    """Upper-case names ``src`` holds as ``NAME=`` (or ``++``/``--``) text more often
-    than its own assignment words assign them: text a variable may carry into the
-    line's arithmetic (``v=PATH=1; (( v ))``)."""
+    found = [(name, at in spans) for name, at in _targets(src, closes, _TARGET)]
+    for word in words:
+        found += [(name, True) for name, _ in _targets(word, _closes(word), _TARGET)]
+    names = list(dict.fromkeys(n for n, inside in found if inside and (n.isupper() or refs)))
+    out = [Unknown(f"{name}: set by arithmetic") for name in names]
+    built = [at in spans for _, at in _targets(src, closes, _BUILT)]
+    if any(built) or any(_targets(w, _closes(w), _BUILT) for w in words):
+        out.append(Unknown("arithmetic sets a variable an expansion names"))
+    seen = Counter(name for name, _ in found if name.isupper())
     assigned = Counter(
         w.text.split("=", 1)[0].split("[", 1)[0].rstrip("+")
         for cmd in commands
         if not cmd.alternative
         for w in _assigning(cmd)
     )
-    seen = Counter(next(g for g in m.groups() if g) for m in _SETS.finditer(src))
-    return [name for name, n in seen.items() if name.isupper() and n > assigned[name]]
+    planted = [n for n, k in seen.items() if k > assigned[n] and n not in names]
+    return out + [Unknown(f"{name}: a value arithmetic may evaluate sets it") for name in planted]
 
 
-def _spans(src: str) -> list[str]:
-    """The texts of ``src`` bash evaluates as arithmetic (each up to its closing
-    bracket; to the end where it has none)."""
-    out = []
+class _Spans:
+    """Where arithmetic is in a text: its intervals, merged, asked by position."""
+
+    def __init__(self, intervals: list[tuple[int, int]]) -> None:
+        self.cover = bytearray()
+        if intervals:
+            self.cover = bytearray(max(e for _, e in intervals) + 1)
+            marks = [0] * (len(self.cover) + 1)
+            for s, e in intervals:
+                marks[s] += 1
+                marks[e] -= 1
+            depth = 0
+            for i in range(len(self.cover)):
+                depth += marks[i]
+                self.cover[i] = depth > 0
+
+    def __bool__(self) -> bool:
+        return any(self.cover)
+
+    def __contains__(self, at: int) -> bool:
+        return at < len(self.cover) and bool(self.cover[at])
+
+
+def _closes(text: str) -> dict[int, int]:
+    """Each ``(``, ``[`` and ``{`` of ``text`` and where its match closes it (one pass)."""
+    out: dict[int, int] = {}
+    stacks: dict[str, list[int]] = {"(": [], "[": [], "{": []}
+    pairs = {")": "(", "]": "[", "}": "{"}
+    for i, c in enumerate(text):
+        if c in stacks:
+            stacks[c].append(i)
+        elif c in pairs and stacks[pairs[c]]:
+            out[stacks[pairs[c]].pop()] = i
+    return out
+
+
+def _spans(src: str, closes: dict[int, int]) -> _Spans:
+    """The parts of ``src`` bash evaluates as arithmetic, each from its opening to its
+    closing bracket (to the end where it has none)."""
+    intervals = []
     for match in _OPENS.finditer(src):
-        opened = match.group()
-        if opened.endswith("(("):
-            pair, depth = "()", 2
-        elif opened.endswith(":"):
-            pair, depth = "{}", 1
-        else:
-            pair, depth = "[]", 1
-        i = match.end()
-        while i < len(src) and depth:
-            depth += (src[i] == pair[0]) - (src[i] == pair[1])
-            i += 1
-        out.append(src[match.end() : i])
+        group = next(k for k in range(1, 5) if match.group(k))
+        opened = match.start(group)
+        intervals.append((match.end(), closes.get(opened, len(src))))
+    return _Spans(intervals)
+
+
+def _targets(text: str, closes: dict[int, int], names: re.Pattern[str]) -> list[tuple[str, int]]:
+    """Each name ``names`` finds in ``text`` that an assignment operator follows (past a
+    subscript), or ``++``/``--`` precede, and where it is."""
+    out = []
+    for match in names.finditer(text):
+        j = match.end()
+        while j < len(text) and text[j] in " \t":
+            j += 1
+        if j < len(text) and text[j] == "[" and j in closes:
+            j = closes[j] + 1
+        k = match.start()
+        while k > 0 and text[k - 1] in " \t":
+            k -= 1
+        if _ASSIGNS.match(text, j) or text[max(0, k - 2) : k] in ("++", "--"):
+            out.append((match.group().lstrip("${").rstrip("}"), match.start()))
     return out
 
 
