@@ -27,7 +27,7 @@ from exomonad.policy.shell_command import SimpleCommand, is_assignment
 from exomonad.policy.shell_escape import DECLARERS
 from exomonad.policy.shell_lex import Word
 
-__all__ = ["arithmetic_sets"]
+__all__ = ["ARITH_TESTS", "arithmetic_sets"]
 
 #: A name: the target of an assignment when an operator follows it (its subscript
 #: skipped), or ``++``/``--`` stand before it.
@@ -43,7 +43,8 @@ _OPENS = re.compile(
 )
 #: Builtins whose arguments are arithmetic (``let``) or may be (``-eq``, ``declare -i``).
 _ARITH_ARGS = frozenset({"let"})
-_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+#: Operators of ``test`` and ``[[ ]]`` that evaluate their operands as arithmetic.
+ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 
 def arithmetic_sets(commands: list[SimpleCommand], src: str) -> list[Unknown]:
@@ -63,7 +64,7 @@ def arithmetic_sets(commands: list[SimpleCommand], src: str) -> list[Unknown]:
         refs = refs or (declares and any("n" in f for f in flags))
         if (
             head in _ARITH_ARGS
-            or any(t in _ARITH_TESTS for t in argv[1:])
+            or any(t in ARITH_TESTS for t in argv[1:])
             or (declares and any("i" in f for f in flags))
         ):
             words += argv[1:]

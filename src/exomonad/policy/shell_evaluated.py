@@ -45,6 +45,7 @@ import posixpath
 import re
 
 from exomonad.policy.actions import Action, Unknown
+from exomonad.policy.shell_arith import ARITH_TESTS
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_loose import ansi_decoded, hidden_in_expansion, in_subscript, loose
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment
@@ -65,8 +66,6 @@ _OFFSET = re.compile(r"\$\{#?[A-Za-z_0-9@*#?]+(?:\[[@*]\])?:(?![-=+?])")
 _READ_SUBSCRIPT = re.compile(r"\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*\[(?![@*]\])")
 #: Commands whose words the parser does not keep as a command's (its ``cd``, a ``case``).
 _DROPPED = re.compile(r"(?<![\w-])(cd|pushd|popd|case)(?![\w-])")
-#: Operators of ``[[ ]]`` that evaluate their operands as arithmetic.
-_ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 #: Builtins that take a variable's name, which may come at run time.
 _NAMED = frozenset({"read", "mapfile", "readarray", "unset", "declare", "typeset", "local",
                     "export", "readonly", "wait", "getopts"})  # fmt: skip
@@ -206,7 +205,7 @@ def _evaluates(commands: list[SimpleCommand], src: str) -> bool:
         argv = _argv(cmd)
         head = argv[0].text if argv else ""
         texts = [w.text for w in argv[1:]]
-        if head == "let" or any(t in _ARITH_TESTS for t in texts):
+        if head == "let" or any(t in ARITH_TESTS for t in texts):
             return True
         if head in ("test", "[", "[[") and ("-v" in texts or "-R" in texts):
             return True
