@@ -24,6 +24,9 @@ MOVES = [
     f"command read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
     f"command -p read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
     f"time read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
+    # found rereading: the setter check and the cd check each knew their own wrappers
+    f"command -pp read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
+    f"time -p X=1 read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
 ]
 
 

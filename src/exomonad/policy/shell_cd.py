@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from exomonad.policy.shell_command import Dirs, is_assignment
+from exomonad.policy.shell_command import Dirs, in_this_shell
 from exomonad.policy.shell_env import is_within, nested_repo
 from exomonad.policy.shell_lex import ShellSyntaxError, Word, lex
 from exomonad.policy.shell_paths import resolve_path
@@ -51,25 +51,16 @@ __all__ = [
 #: The most directories followed; past it the rest is None (unknown).
 MAX_DIRS = 8
 
-#: Words before a builtin that still run it in this shell.
-_WRAPPERS = frozenset({"builtin", "command", "time", "!"})
-#: Their options that keep it so (``command -v cd`` only prints).
-_WRAPPER_OPTION = re.compile(r"-p+|--")
 #: Builtins that run text as this shell's own code (a ``trap``'s later).
 _RUNS_TEXT = frozenset({"eval", "trap", "source", "."})
 _MOVES = re.compile(r"(?<![\w-])(cd|pushd|popd)(?![\w-])")
 
 
 def changer(words: Sequence[Word]) -> tuple[str, tuple[Word, ...]] | None:
-    """The builtin ``words`` run and its arguments, past words that still run it in this
-    shell (``builtin``, ``command [-p]``, ``time [-p]``, ``!``); None: no command."""
-    i = 0
-    while i < len(words) and words[i].text in _WRAPPERS:
-        i += 1
-        while i < len(words) and (_WRAPPER_OPTION.fullmatch(words[i].text)
-                                  or is_assignment(words[i])):  # fmt: skip
-            i += 1  # `command -pp cd`, `time -p X=1 cd -`
-    return (words[i].text, tuple(words[i + 1 :])) if i < len(words) else None
+    """The builtin ``words`` run in this shell (:func:`in_this_shell`) and its
+    arguments; None: no command."""
+    rest = in_this_shell(words)
+    return (rest[0].text, tuple(rest[1:])) if rest else None
 
 
 def move(

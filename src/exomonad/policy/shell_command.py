@@ -4,16 +4,22 @@ its words, its redirections, where it may start and where its input and output g
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from exomonad.policy.shell_lex import Redir, Word
 
-__all__ = ["Dirs", "SimpleCommand", "is_assignment"]
+__all__ = ["Dirs", "SimpleCommand", "in_this_shell", "is_assignment"]
 
 #: Directories a command may start in (:mod:`~exomonad.policy.shell_cd`); None: unknown.
 Dirs = tuple[str | None, ...]
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+#: Words before a builtin that still run it in this shell.
+_WRAPPERS = frozenset({"builtin", "command", "time", "!"})
+#: Their options that keep it so (``command -pp``, ``time -p``; ``command -v cd`` only
+#: prints).
+_KEEPING = re.compile(r"-p+|--")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +76,18 @@ class SimpleCommand:
 def is_assignment(word: Word) -> bool:
     """True for a ``NAME=value`` word (an environment prefix when before a command)."""
     return _ASSIGNMENT.match(word.text) is not None
+
+
+def in_this_shell(words: Sequence[Word]) -> list[Word]:
+    """``words`` from the command they run in this shell on: past assignments (``IFS=
+    read``), ``builtin``, ``command [-p]``, the ``time [-p]`` and ``!`` keywords, and
+    assignments after them (``time X=1 cd -``). A builtin behind them sets this shell's
+    variables and directory as it would alone (``command -pp read GIT_DIR``)."""
+    i = 0
+    while i < len(words) and is_assignment(words[i]):
+        i += 1
+    while i < len(words) and words[i].text in _WRAPPERS:
+        i += 1
+        while i < len(words) and (_KEEPING.fullmatch(words[i].text) or is_assignment(words[i])):
+            i += 1
+    return list(words[i:])

@@ -46,6 +46,7 @@ import re
 
 from exomonad.policy.actions import Action, Unknown
 from exomonad.policy.shell_arith import ARITH_TESTS
+from exomonad.policy.shell_command import in_this_shell
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_loose import ansi_decoded, hidden_in_expansion, in_subscript, loose
 from exomonad.policy.shell_parse import SimpleCommand, is_assignment
@@ -128,10 +129,9 @@ def _words(cmd: SimpleCommand, argv: list[Word]) -> list[Word]:
 
 
 def _argv(cmd: SimpleCommand) -> list[Word]:
-    """The command's words past ``builtin`` and ``command``."""
-    argv = list(cmd.command_words)
-    while len(argv) > 1 and argv[0].text in ("builtin", "command", "-p", "--"):
-        argv = argv[1:]
+    """The command's words past what still runs it in this shell (``builtin``,
+    ``command``, ``time``: :func:`~exomonad.policy.shell_command.in_this_shell`)."""
+    argv = in_this_shell(cmd.command_words) or list(cmd.command_words)
     if argv and "/" in argv[0].text:
         argv[0] = Word(posixpath.basename(argv[0].text), argv[0].dynamic, argv[0].quoted)
     return argv

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from exomonad.policy.actions import Unknown
+from exomonad.policy.shell_command import in_this_shell
 from exomonad.policy.shell_lex import Redir, Word
 
 __all__ = ["sets_at_run_time"]
@@ -39,9 +40,6 @@ _TABLES = re.compile(r"(?<![A-Za-z0-9_])BASH_(?:CMDS|ALIASES)(?![A-Za-z0-9_])")
 _READ_ARGS = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
 #: Options of ``mapfile``/``readarray`` that take a value.
 _MAPFILE_ARGS = frozenset({"-d", "-n", "-O", "-s", "-u", "-C", "-c"})
-#: Words before a builtin that still run it in this shell: an assignment (``IFS= read``),
-#: ``builtin``, ``command`` (``-p``), the ``time`` and ``!`` keywords.
-_BEFORE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=.*|builtin|command|time|!|-p|--", re.S)
 
 
 def _environmental(name: str) -> bool:
@@ -100,8 +98,7 @@ def sets_at_run_time(words: list[Word], redirs: Sequence[Redir] = ()) -> Unknown
         for name in _DEFAULTING.findall(word.text):
             if _environmental(name):
                 return Unknown(f"sets {name} at run time (${{{name}:=...}})")
-    while words and _BEFORE.fullmatch(words[0].text):
-        words = words[1:]  # `IFS= read GIT_DIR`, `builtin printf -v`: the builtin sets it
+    words = in_this_shell(words)  # `IFS= read GIT_DIR`, `builtin printf -v`: it sets it
     if not words:
         return None
     head, rest = words[0].text, words[1:]
