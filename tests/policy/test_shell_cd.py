@@ -159,3 +159,12 @@ def test_too_many_directories_end_in_an_unknown_one() -> None:
     assert len(many) == MAX_DIRS
     assert many[-1] is None
     assert join(["/a", "/b"], ["/b", None]) == ("/a", "/b", None)
+
+
+def test_a_line_of_many_cds_is_judged_in_an_unknown_directory_past_a_bound() -> None:
+    """Each command judged in up to eight directories made a line of 2,000 ``cd a; cat
+    x;`` cost 8 times its judgement; past a bound the others are one unknown directory."""
+    commands = parse("cd a; cat x; " * 200, WT)
+    assert {c.cwd for c in commands if c.alternative} == {None}
+    assert not isinstance(bash("cd a; cat x; " * 200 + "cd a/b/c/d; grep -r x ../.."), Allow)
+    assert {c.cwd for c in parse("cd a; cat x", WT)} == {f"{WT}/a", WT}

@@ -39,6 +39,10 @@ __all__ = [
 
 #: Deepest nesting of substitutions / ``sh -c`` the classifier follows before giving up.
 MAX_DEPTH = 8
+#: How many more judgements than commands a line's other directories may cost; past
+#: it each command's others are one unknown directory (20,000 ``cd a; cat x;`` took 8
+#: times as long as the line without them).
+_MOST_OTHERS = 64
 
 _SKIP_WORDS = frozenset(
     {"if", "then", "elif", "else", "do", "while", "until", "!", "{", "}", "fi", "done", "esac"}
@@ -359,7 +363,8 @@ def parse_tracking(
     out, walker = _walk(src, (cwd,), depth, cdpath, top)
     if walker.cdpath and walker.searched and not cdpath:
         out, _ = _walk(src, (cwd,), depth, True, top)
-    return [each for cmd in out for each in _each_dir(cmd)], walker.cdpath, walker.moved
+    few = sum(len(cmd.others) for cmd in out) <= _MOST_OTHERS + len(out)
+    return [each for cmd in out for each in _each_dir(cmd, few)], walker.cdpath, walker.moved
 
 
 def _walk(src: str, dirs: Dirs, depth: int, cdpath: bool, top: str | None,
@@ -374,5 +379,8 @@ def _walk(src: str, dirs: Dirs, depth: int, cdpath: bool, top: str | None,
     return out, walker
 
 
-def _each_dir(cmd: SimpleCommand) -> list[SimpleCommand]:
-    return [cmd, *(replace(cmd, cwd=d, others=(), alternative=True) for d in cmd.others)]
+def _each_dir(cmd: SimpleCommand, few: bool) -> list[SimpleCommand]:
+    """``cmd`` in each directory it may start in; where the line has too many of them
+    (:data:`_MOST_OTHERS`), in one nobody knows instead of the others."""
+    others = cmd.others if few or not cmd.others else (None,)
+    return [cmd, *(replace(cmd, cwd=d, others=(), alternative=True) for d in others)]
