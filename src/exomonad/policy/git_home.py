@@ -28,7 +28,7 @@ from exomonad.policy.shell_env import ShellEnv, git_dir_like, is_within
 from exomonad.policy.shell_globs import shell_match
 from exomonad.util.paths import real_path
 
-__all__ = ["foreign_repository", "local_branch", "made_before"]
+__all__ = ["foreign_repository", "local_branch", "made_before", "worktrees_ending"]
 
 #: A config line that points git at another work tree or pulls in another file's keys.
 _ELSEWHERE = re.compile(r"^\s*(worktree|path)\s*=", re.IGNORECASE | re.MULTILINE)
@@ -144,6 +144,55 @@ def local_branch(home: str, name: str, kind: str = "heads") -> bool:
         return False
     text = _read(packed, _MAX_PACKED)
     return text is None or any(line.endswith(" " + ref) for line in text.splitlines())
+
+
+def worktrees_ending(start: str, ending: str) -> list[str]:
+    """The worktrees of the repository git finds from ``start`` (the main one and each
+    linked one ``<common>/worktrees/*/gitdir`` names) whose path ends in ``/ending``: git
+    looks a ``git worktree lock/unlock/move/remove`` argument up that way before it reads
+    it as a path, and takes the worktree when exactly one matches. Found as a worker:
+    ``git worktree remove --force w2`` (and ``move w2 moved``, ``lock .worktrees/w2``),
+    judged as acting on ``w2`` inside its own worktree, removed worker w2's worktree.
+
+    >>> worktrees_ending("/nonexistent/w", "w2")
+    []
+    """
+    common = _common_dir(start)
+    if common is None or not ending or ending.startswith("/"):
+        return []
+    paths = [common.removesuffix("/.git")]
+    listed = posixpath.join(common, "worktrees")
+    try:
+        names = os.listdir(listed)
+    except OSError:
+        names = []
+    for name in names:
+        back = (_read(posixpath.join(listed, name, "gitdir")) or "").rstrip()
+        if back:
+            path = posixpath.normpath(posixpath.join(listed, name, back))
+            paths.append(path.removesuffix("/.git"))
+    return [p for p in paths if p.endswith("/" + ending)]
+
+
+def _common_dir(start: str) -> str | None:
+    """The common git dir of the repository git finds from ``start`` (links followed):
+    the nearest ``.git`` directory, or the ``commondir`` of the git dir a ``.git`` file
+    names; None where there is none or it cannot be read."""
+    path = real_path(start)
+    while path is not None:
+        dotgit = posixpath.join(path, ".git")
+        if os.path.isdir(dotgit):
+            return dotgit
+        if os.path.isfile(dotgit):
+            git_dir = _gitfile(dotgit)
+            if git_dir is None:
+                return None
+            common = (_read(posixpath.join(git_dir, "commondir")) or "").strip()
+            return real_path(posixpath.join(git_dir, common)) if common else git_dir
+        if path == "/":
+            return None
+        path = posixpath.dirname(path)
+    return None
 
 
 def _read(path: str, limit: int = _MAX_READ) -> str | None:

@@ -9,6 +9,10 @@ the worker's worktree, ``git lfs update --force`` replaced ExoMonad's ``pre-push
 ``git repack -a -d`` deleted the lead's dropped stash, ``git checkout -B feature-x`` and
 ``git fetch . +HEAD:refs/tags/v1.0`` moved the lead's branch and tag, ``git fetch
 --prune-tags`` deleted its tags, ``git stash pop stash@{1}`` dropped its stash entry.
+Later (a round on linked worktrees): ``cp -r ../w2 fake`` (a copy of another worker's
+``.git`` file), ``git worktree repair fake`` (its ``gitdir`` link rewritten to name
+``fake``), ``git worktree remove -f fake`` deleted worker w2's git dir, its index and
+``HEAD`` with it: its checkout was no repository any more.
 
 >>> from exomonad.policy.shell_lex import Word
 >>> env = ShellEnv("/p/w", "exo/w1", "/p/w")
@@ -59,6 +63,8 @@ def shares_a_write(sub: str, rest: list[Word], named: str | None, repo: str | No
         return True
     if sub == "rebase" and env.worktree is not None and _updates_refs(rest):
         return True
+    if sub == "worktree" and env.worktree is not None and _repairs(rest):
+        return True
     return forced_onto_others(sub, rest, env) or attaches_others(sub, rest, env)
 
 
@@ -107,6 +113,15 @@ def _updates_refs(rest: list[Word]) -> bool:
         elif long_option(w.text, ("--no-update-refs",)):
             on = False
     return on
+
+
+def _repairs(rest: list[Word]) -> bool:
+    """``git worktree repair PATH...``: it rewrites the ``gitdir`` link of whichever
+    worktree each PATH's ``.git`` names (another worker's, copied there). Without PATH it
+    repairs the checkout it runs in, whose ``.git`` git's rules on the repository
+    (``git_home``) have judged."""
+    verbs = operands("worktree", rest)
+    return len(verbs) > 1 and verbs[0].text == "repair"
 
 
 def _reinits(rest: list[Word], named: str | None, repo: str | None, env: ShellEnv) -> bool:

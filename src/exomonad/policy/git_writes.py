@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
+from exomonad.policy.git_home import worktrees_ending
 from exomonad.policy.git_operands import operands
 from exomonad.policy.git_plumbing import long_option, plumbing_io
 from exomonad.policy.shell_env import short_cluster
@@ -55,6 +56,9 @@ _GIT_SHORT_OUTPUT = frozenset({"archive", "format-patch", "bugreport", "diagnose
 _GIT_CREATES = {"clone": 2, "init": 1, "bundle": 2}
 #: ``git worktree`` verbs and the positional (after the verb) each writes.
 _WORKTREE_WRITES = {"add": 1, "move": 2, "lock": 1, "unlock": 1, "repair": 1}
+#: ``git worktree`` verbs whose first positional names a registered worktree, by the
+#: ending of its path first (:func:`~exomonad.policy.git_home.worktrees_ending`).
+_WORKTREE_FINDS = frozenset({"lock", "unlock", "move", "remove"})
 
 
 def writes_of(
@@ -104,7 +108,9 @@ def writes_of(
 def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     """``worktree add PATH``, ``worktree move SRC DST`` (SRC gone), ``worktree remove
     PATH``, ``worktree lock/unlock/repair PATH`` (another worker's: found probing, a lock
-    that blocks its removal); ``interpret-trailers --in-place FILE...`` (found as a
+    that blocks its removal; SRC and PATH name the worktree whose path ends so, if one
+    does, before a path: ``remove w2`` from inside w1 removes ``.worktrees/w2``);
+    ``interpret-trailers --in-place FILE...`` (found as a
     worker: ``git worktree move . ../../moved`` moved its checkout into the lead's)."""
     if sub == "interpret-trailers" and any(long_option(w.text, ("--in-place",)) for w in rest):
         return [WriteFile(resolve_path(base, w)) for w in operands(sub, rest)]  # --in-pl too
@@ -113,11 +119,20 @@ def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     pos = operands(sub, rest)
     verb = pos[0].text if pos else ""
     at = _WORKTREE_WRITES.get(verb)
+
+    def target(k: int) -> str | None:
+        word = pos[k]
+        if k == 1 and verb in _WORKTREE_FINDS and base is not None and not word.dynamic:
+            found = worktrees_ending(base, word.text)  # `lock w2`: <project>/.worktrees/w2
+            if len(found) == 1:
+                return found[0]
+        return resolve_path(base, word)
+
     out: list[Action] = []
     if at is not None and len(pos) > at:
-        out.append(WriteFile(resolve_path(base, pos[at])))
+        out.append(WriteFile(target(at)))
     if verb in ("move", "remove") and len(pos) > 1:
-        out.append(DeleteFile(resolve_path(base, pos[1]), recursive=True))
+        out.append(DeleteFile(target(1), recursive=True))
     return out
 
 
@@ -182,11 +197,13 @@ def moves_a_branch(sub: str, rest: list[Word]) -> bool:
 
 def _rewrites_notes(texts: list[str]) -> bool:
     """Whether ``git notes [--ref R] VERB`` removes or replaces notes (a new note is
-    ordinary); ``--ref``'s value may be its own word (``--ref commits remove main``)."""
+    ordinary, and so is ``append``); ``--ref``'s value may be its own word (``--ref
+    commits remove main``). ``edit`` replaces an existing note as a forced ``add`` does
+    (found as a worker: ``git notes edit -m y main`` overwrote the lead's note)."""
     refs = [k for k, t in enumerate(texts) if "=" not in t and long_option(t, ("--ref",))]
     verbs = [t for k, t in enumerate(texts) if not t.startswith("-") and k - 1 not in refs]
     verb = verbs[0] if verbs else ""
-    if verb in ("remove", "prune", "merge"):
+    if verb in ("remove", "prune", "merge", "edit"):
         return True
     forced = any(long_option(t, ("--force",)) or short_cluster(t, "f") for t in texts)
     return verb in ("add", "copy") and forced
