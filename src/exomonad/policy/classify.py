@@ -31,6 +31,7 @@ from exomonad.policy.actions import (
     mcp_arguments,
 )
 from exomonad.policy.file_urls import file_url_actions
+from exomonad.policy.git_home import checked_out
 from exomonad.policy.hosts import host_of
 from exomonad.policy.mcp_names import SELF_MCP_SERVER, own_tool, riskiest
 from exomonad.policy.mcp_paths import possible_hosts, possible_writes
@@ -303,7 +304,8 @@ def classify(
         return [mcp, *possible_writes(request.tool_input, request.cwd),
                 *possible_hosts(request.tool_input), *odd]  # fmt: skip
     handler = handlers(request.runtime).get(request.tool_name)
-    env = ShellEnv(request.worktree, request.branch, request.cwd,
+    moved = not checked_out(request.worktree, request.branch)  # its HEAD on disk: another
+    env = ShellEnv(request.worktree, request.branch, request.cwd, branch_moved=moved,
                    protected=tuple(protected_branches))  # fmt: skip
     try:
         result = handler(request, env) if handler is not None else None

@@ -28,7 +28,14 @@ from exomonad.policy.shell_env import ShellEnv, git_dir_like, is_within
 from exomonad.policy.shell_globs import shell_match
 from exomonad.util.paths import real_path
 
-__all__ = ["foreign_repository", "local_branch", "made_before", "worktrees_ending"]
+__all__ = [
+    "checked_out",
+    "foreign_repository",
+    "local_branch",
+    "made_before",
+    "tracks_another",
+    "worktrees_ending",
+]
 
 #: A config line that points git at another work tree or pulls in another file's keys.
 _ELSEWHERE = re.compile(r"^\s*(worktree|path)\s*=", re.IGNORECASE | re.MULTILINE)
@@ -144,6 +151,74 @@ def local_branch(home: str, name: str, kind: str = "heads") -> bool:
         return False
     text = _read(packed, _MAX_PACKED)
     return text is None or any(line.endswith(" " + ref) for line in text.splitlines())
+
+
+def checked_out(home: str | None, branch: str | None) -> bool:
+    """Whether the worktree ``home`` has the agent's ``branch`` (as its identity names
+    it) checked out, as the ``HEAD`` of its git dir on disk says: not once ``HEAD`` names
+    another branch or none (detached). Found as a worker: ``git branch -m release`` (or
+    ``git checkout -b release``), a commit, then ``git push origin HEAD``, judged as a push
+    of its own ``exo/w1``, moved the remote's ``release``. True where ``home`` is no
+    worktree ``git worktree add`` made (nothing on disk to read: a unit test's ``/p``).
+
+    >>> checked_out("/nonexistent/w", "exo/w1")
+    True
+    """
+    real_home = real_path(home) if home is not None else None
+    own = _own_git_dir(real_home) if real_home is not None else None
+    if own is None or branch is None:
+        return True
+    head = (_read(posixpath.join(own, "HEAD")) or "").strip()
+    return head == f"ref: refs/heads/{branch}"
+
+
+def tracks_another(home: str | None, branch: str | None) -> bool:
+    """Whether the repository's config (the common ``config``, the worktree's
+    ``config.worktree``) may give the agent's ``branch`` an upstream of another name
+    (``branch.<branch>.merge``): a push without a refspec goes there where the user's
+    ``push.default`` is ``upstream``. Found as a worker: ``git branch -u origin/main``,
+    then ``git push``, judged as a push of its own branch, moved the remote's ``main``.
+    True where a config cannot be read; False where ``home`` is no worktree ``git
+    worktree add`` made.
+
+    >>> tracks_another("/nonexistent/w", "exo/w1")
+    False
+    """
+    real_home = real_path(home) if home is not None else None
+    own = _own_git_dir(real_home) if real_home is not None else None
+    if own is None or branch is None:
+        return False
+    common = posixpath.dirname(posixpath.dirname(own))
+    for path in (posixpath.join(common, "config"), posixpath.join(own, "config.worktree")):
+        if not os.path.lexists(path):
+            continue
+        text = _read(path)
+        if text is None:
+            return True
+        section = ""
+        for line in text.splitlines():
+            header = _SECTION.match(line)
+            if header is not None:
+                section = header.group(1)
+            key, eq, value = line[header.end() if header else 0 :].partition("=")
+            if eq and key.strip().lower() == "merge" and _names(section, branch):
+                merge = value.split("#")[0].split(";")[0].strip().strip('"')
+                if merge not in (branch, f"refs/heads/{branch}"):
+                    return True
+    return False
+
+
+#: A config section header, ``[branch "exo/w1"]`` (or ``[branch.exo/w1]``).
+_SECTION = re.compile(r"^\s*\[([^\]]*)\]")
+
+
+def _names(section: str, branch: str) -> bool:
+    """Whether config section ``section`` (a header's inside) may be ``branch``'s."""
+    kind, _, sub = section.strip().partition(" ")
+    if sub:
+        name = sub.strip().strip('"').replace('\\"', '"').replace("\\\\", "\\")
+        return kind.lower() == "branch" and name == branch
+    return section.strip().lower() == f"branch.{branch}".lower()
 
 
 def worktrees_ending(start: str, ending: str) -> list[str]:

@@ -19,6 +19,7 @@ policy compares it with the protected branches. If any word of the push is dynam
 from __future__ import annotations
 
 from exomonad.policy.actions import Action, DeleteBranch, GitPush, Network, Shell, Unknown
+from exomonad.policy.git_home import tracks_another
 from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
@@ -235,6 +236,8 @@ def push(args: list[Word], repo: str | None, env: ShellEnv, cwd: str | None) -> 
         else:
             every = any(state.get(k) for k in ("all", "branches", "mirror", "tags"))
             branch = None if every or dynamic else env.branch_in(repo)
+            if tracks_another(env.worktree, branch):
+                branch = None  # its upstream: where push.default=upstream sends it
             out.append(GitPush(remote, branch, force, lease, repo))
         return out
     for ref in refspecs:

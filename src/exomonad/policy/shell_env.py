@@ -74,8 +74,9 @@ class ShellEnv:
     """What one classification knows about the agent's checkout; mutable per command line.
 
     ``branch`` is the branch checked out in ``worktree`` (or in ``start_cwd`` when the
-    worktree is unknown). A ``git checkout``/``switch`` earlier in the same command line
-    makes it unknown (``branch_moved``).
+    worktree is unknown). A ``git checkout``/``switch`` earlier in the same command line,
+    or a ``HEAD`` on disk that names another (``git_home.checked_out``), makes it unknown
+    (``branch_moved``).
     """
 
     worktree: str | None = None

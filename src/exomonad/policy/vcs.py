@@ -16,6 +16,7 @@ from exomonad.policy.actions import (
     Unknown,
 )
 from exomonad.policy.git_home import foreign_repository, made_before
+from exomonad.policy.git_plumbing import long_option
 from exomonad.policy.git_push import push, reached_by
 from exomonad.policy.git_reads import git_file_reads
 from exomonad.policy.git_shared import shares_a_write
@@ -289,11 +290,11 @@ def _subcommand(sub: Word, rest: list[Word], args: list[Word], repo: str | None,
         if deleted is not None:
             return deleted
         if any(
-            w.text in ("--move", "--copy")
-            or (w.text[:1] == "-" and w.text[1:2] != "-" and set(w.text[1:]) & set("mMcC"))
+            long_option(w.text, ("--move", "--copy", "--set-upstream-to", "--track"))
+            or (w.text[:1] == "-" and w.text[1:2] != "-" and set(w.text[1:]) & set("mMcCut"))
             for w in rest
-        ):
-            env.branch_moved = True  # `git branch -M main`: the current branch renamed
+        ):  # `git branch -M main` (or `--mov`): the current branch renamed; `-u X`: its
+            env.branch_moved = True  # upstream, where push.default=upstream sends it
     elif sub.text in _BRANCH_MOVERS:
         env.branch_moved = True
     return [Shell(("git", *_texts(args)), repo)]
