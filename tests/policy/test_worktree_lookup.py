@@ -30,6 +30,8 @@ from tests.policy.worker import bash, scratch_worktree
 from tests.support.git import GIT_ENV, git
 
 NOT_ALLOWED = [
+    "git worktree remove --force w*",  # `w2` made in the worktree: git looks `w2` up
+    "git worktree lock w?",
     "git worktree repair fake",
     "git worktree repair -- fake",
     "git worktree repair . fake",
@@ -92,12 +94,15 @@ def _judged(command: str, root: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "command", ["git worktree remove --force w2", "git worktree remove -f .worktrees/w2"]
-)
+    "command",
+    ["git worktree remove --force w2", "git worktree remove -f .worktrees/w2",
+     "git worktree remove -f w*"],  # with a directory w2 in w1: bash gives git `w2`
+)  # fmt: skip
 def test_the_real_effect_a_worktree_named_by_its_ending_is_another_workers(
     tmp_path: Path, command: str
 ) -> None:
     root, wt, w2 = _project(tmp_path)
+    (wt / "w2").mkdir()
     _judged(command, root)  # judged first: once run, w2 is gone and the name finds nothing
     _judged("git worktree move w2 moved", root)
     _judged("git worktree lock w2", root)

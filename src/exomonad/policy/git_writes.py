@@ -123,6 +123,8 @@ def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:
     def target(k: int) -> str | None:
         word = pos[k]
         if k == 1 and verb in _WORKTREE_FINDS and base is not None and not word.dynamic:
+            if word.glob:
+                return None  # `w*`, matching a `w2` made in the worktree: any ending
             found = worktrees_ending(base, word.text)  # `lock w2`: <project>/.worktrees/w2
             if len(found) == 1:
                 return found[0]
