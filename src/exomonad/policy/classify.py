@@ -16,6 +16,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from exomonad import runtimes
@@ -304,8 +305,8 @@ def classify(
         return [mcp, *possible_writes(request.tool_input, request.cwd),
                 *possible_hosts(request.tool_input), *odd]  # fmt: skip
     handler = handlers(request.runtime).get(request.tool_name)
-    moved = not checked_out(request.worktree, request.branch)  # its HEAD on disk: another
-    env = ShellEnv(request.worktree, request.branch, request.cwd, branch_moved=moved,
+    on_disk = partial(checked_out, request.worktree, request.branch)  # read when needed
+    env = ShellEnv(request.worktree, request.branch, request.cwd, head_on_disk=on_disk,
                    protected=tuple(protected_branches))  # fmt: skip
     try:
         result = handler(request, env) if handler is not None else None

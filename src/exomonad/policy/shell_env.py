@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TypeVar, overload
@@ -75,7 +76,7 @@ class ShellEnv:
 
     ``branch`` is the branch checked out in ``worktree`` (or in ``start_cwd`` when the
     worktree is unknown). A ``git checkout``/``switch`` earlier in the same command line,
-    or a ``HEAD`` on disk that names another (``git_home.checked_out``), makes it unknown
+    or a ``HEAD`` on disk that names another (``head_on_disk``), makes it unknown
     (``branch_moved``).
     """
 
@@ -112,6 +113,9 @@ class ShellEnv:
     #: A reader of the line so far was given a name made at run time (its command):
     #: see :mod:`~exomonad.policy.shell_names`.
     made_name_read: str | None = None
+    #: Whether the worktree's ``HEAD`` on disk still names ``branch``
+    #: (``git_home.checked_out``): asked the first time the branch is needed.
+    head_on_disk: Callable[[], bool] | None = None
 
     def protects(self, name: Word | None) -> bool:
         """Whether branch ``name`` may be a protected one: it matches a pattern (also
@@ -134,6 +138,9 @@ class ShellEnv:
         nothing else ran before in the same command line (it may have made a repository
         there: ``git clone ... sub && cd sub && git push origin HEAD``).
         """
+        if self.head_on_disk is not None:
+            self.branch_moved |= not self.head_on_disk()
+            self.head_on_disk = None
         if self.branch_moved or self.branch is None:
             return None
         if self.worktree is not None:
