@@ -15,6 +15,7 @@ from __future__ import annotations
 REGISTRY: dict[str, str] = {
     "append_latency": "benchmarks.append_latency",
     "append_phases": "benchmarks.append_phases",
+    "lock_handoff": "benchmarks.lock_handoff",
     "throughput": "benchmarks.throughput",
     "watch_latency": "benchmarks.watch_latency",
     "watch_cpu": "benchmarks.watch_cpu",

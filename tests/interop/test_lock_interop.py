@@ -30,9 +30,10 @@ from exomonad.teams import (
     read_json_array,
 )
 from exomonad.teams.groupcommit import commit_stats
-from exomonad.teams.lock import lock_dir_for
+from exomonad.teams.lock import LockSettings, lock_dir_for
 from tests.interop import peers
 from tests.interop.peers import Peer, Style
+from tests.teams.conftest import record_release_waits
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -424,6 +425,19 @@ def node_holds_lock(inbox: Path, reap: list[Peer]) -> Peer:
     reap.append(holder)
     assert holder.read_line(timeout=15) == "locked"
     return holder
+
+
+def test_python_waiting_on_node_is_woken_by_its_release(
+    inbox: Path, node_holds_lock: Peer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our waiter's one wait is a minute long; proper-lockfile's release (its ``rmdir``)
+    ends it, and the lock is ours."""
+    woken = record_release_waits(monkeypatch)
+    with FileLock(inbox, LockSettings(retries=1, min_timeout=60.0, max_timeout=60.0)) as lock:
+        assert lock.held
+        held = node_holds_lock.result(timeout=15)
+    assert held["intact"] is True
+    assert woken.results == [True]
 
 
 def test_node_held_lock_makes_python_wait(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from exomonad.teams.atomic import dump_json
 from exomonad.teams.config import create_team
 from exomonad.teams.dialects import DIALECTS, Dialect
 from exomonad.teams.lock import LockSettings
+from exomonad.teams.lockwait import Release
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.paths import TeamPaths
 
@@ -89,3 +92,33 @@ def add_member(paths: TeamPaths, member: dict[str, Any]) -> None:
 def leftovers(directory: Path) -> list[str]:
     """Temp files and lock dirs a writer should not leave behind in ``directory``."""
     return sorted(p.name for p in directory.iterdir() if ".tmp." in p.name or p.suffix == ".lock")
+
+
+@dataclass
+class Woken:
+    """What each :meth:`Release.wait` returned (True: woken by a release), in order."""
+
+    results: list[bool] = field(default_factory=list)
+    #: Set once a wait has begun.
+    waiting: threading.Event = field(default_factory=threading.Event)
+
+
+@pytest.fixture
+def woken(monkeypatch: pytest.MonkeyPatch) -> Woken:
+    """Every :meth:`Release.wait` of the test recorded."""
+    return record_release_waits(monkeypatch)
+
+
+def record_release_waits(monkeypatch: pytest.MonkeyPatch) -> Woken:
+    """Record what every :meth:`Release.wait` returns from now on (until the test ends)."""
+    seen = Woken()
+    real = Release.wait
+
+    def recording(self: Release, timeout: float) -> bool:
+        seen.waiting.set()
+        answer = real(self, timeout)
+        seen.results.append(answer)
+        return answer
+
+    monkeypatch.setattr(Release, "wait", recording)
+    return seen

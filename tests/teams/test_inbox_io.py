@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from exomonad.errors import CorruptFileError
-from exomonad.teams import inbox_io
+from exomonad.teams import inbox_io, lockwait
 from exomonad.teams.atomic import (
     Staged,
     dump_json,
@@ -205,13 +205,13 @@ def test_a_write_that_finds_the_lock_held_is_prepared_after_its_holder_wrote(
     lock = lock_dir_for(inbox)
     lock.mkdir()
     waiting = threading.Event()
-    real = inbox_io._until_free
+    real = lockwait.until_gone
 
-    def until_free(d: SafeDir, name: str) -> bool:
+    def until_gone(d: SafeDir, name: str, timeout: float, poll: float, *, watch: bool) -> bool:
         waiting.set()
-        return real(d, name)
+        return real(d, name, timeout, poll, watch=watch)
 
-    monkeypatch.setattr(inbox_io, "_until_free", until_free)
+    monkeypatch.setattr("exomonad.teams.inbox_io.until_gone", until_gone)
     monkeypatch.setattr(inbox_io, "BUSY_WAIT", 60.0)  # however slow the machine
 
     def claude_code_writes() -> None:

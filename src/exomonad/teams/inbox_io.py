@@ -44,6 +44,7 @@ from exomonad.teams.atomic import (
 from exomonad.teams.dirs import SafeDir
 from exomonad.teams.inbox_splice import LastWrites, appended, message_ids, splice
 from exomonad.teams.lock import FileLock, LockSettings, lock_dir_for
+from exomonad.teams.lockwait import until_gone
 from exomonad.teams.models import message_identity
 from exomonad.teams.paths import TeamPaths
 
@@ -252,8 +253,9 @@ def mutate(
         for tries_left in range(AHEAD_TRIES - 1 if ahead else 0, -1, -1):
             prepared = _prepare(path, d, change, durable) if ahead else None
             if isinstance(prepared, _Busy):  # its holder is changing the file: prepare
-                if tries_left and _until_free(d, lock_dir_for(path).name):  # after it
-                    continue
+                name = lock_dir_for(path).name
+                if tries_left and until_gone(d, name, BUSY_WAIT, _BUSY_POLL, watch=lock.watch):
+                    continue  # after it
                 prepared = None
             if before_lock is not None:
                 before_lock()
@@ -322,16 +324,6 @@ class _Busy:
 
 
 _BUSY = _Busy()
-
-
-def _until_free(d: SafeDir, lock_name: str) -> bool:
-    """Wait until lock dir ``lock_name`` is gone (True), at most :data:`BUSY_WAIT`."""
-    deadline = time.monotonic() + BUSY_WAIT
-    while d.exists(lock_name):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(_BUSY_POLL)
-    return True
 
 
 def _prepare(path: Path, d: SafeDir, change: Change, durable: bool) -> _Ahead | _Busy | None:

@@ -6,7 +6,9 @@ retries at once. The holder refreshes the mtime every ``update`` seconds and cou
 lock as compromised if the mtime changed under it. Release is ``rmdir``.
 
 Claude Code gives up on a lock after 10 retries (about 655 ms) and then *drops* its
-message, so whoever else holds the lock must hold it only briefly. Our own writers hold
+message, so whoever else holds the lock must hold it only briefly. A waiter of ours tries
+again as soon as something in the lock's directory is removed (its holder's ``rmdir``:
+:mod:`~exomonad.teams.lockwait`), and at the latest when each wait of the back-off ends. Our own writers hold
 it for a read-modify-write of one JSON file (well under a millisecond for small files).
 
 We never remove a fresh lock we do not own: before ``rmdir`` on release we check that
@@ -34,6 +36,7 @@ from types import TracebackType
 from exomonad.errors import LockCompromisedError, LockError
 from exomonad.teams.dirs import SafeDir
 from exomonad.teams.lockjournal import Slot, take_slot
+from exomonad.teams.lockwait import Release
 
 __all__ = [
     "CLAUDE_INBOX_LOCK",
@@ -58,6 +61,10 @@ class LockSettings:
     factor: float = 2.0
     stale: float = 10.0
     update: float = 5.0
+    #: Also wake when something in the lock's directory is removed (its holder letting
+    #: go: :mod:`~exomonad.teams.lockwait`), not only when a wait ends. Off, a waiter
+    #: sleeps each wait whole, as proper-lockfile does.
+    watch: bool = True
 
     def waits(self) -> list[float]:
         """The sleep before each retry (computed once per settings value).
@@ -248,23 +255,46 @@ class FileLock:
             _REFRESHER.add(self)
 
     def _take(self, d: SafeDir) -> None:
+        """Take the lock in ``d``: tried again as soon as something in ``d`` is removed
+        (watched, :class:`~exomonad.teams.lockwait.Release`), and at the latest after each
+        of the settings' waits, which together are the time it is waited for."""
         waits = self.settings.waits()
         attempt = 0
-        while True:
-            try:
-                if self._try_mkdir(d):
+        until = 0.0  # when the present wait ends (monotonic)
+        release: Release | None = None
+        try:
+            while True:
+                if release is not None:
+                    release.arm()  # a release after this wakes the wait below
+                if self._try_take(d):
                     return
-            except FileNotFoundError as exc:
-                raise LockError(f"cannot lock {self.target}: its directory is missing") from exc
-            if self._remove_if_stale(d) and self._try_mkdir(d):
-                return
-            if attempt >= len(waits):
-                raise LockError(
-                    f"{self.path} still held after {len(waits)} retries "
-                    f"({sum(waits) * 1000:.0f} ms)"
-                )
-            time.sleep(waits[attempt])
-            attempt += 1
+                now = time.monotonic()
+                if now >= until:
+                    if attempt >= len(waits):
+                        raise LockError(
+                            f"{self.path} still held after {len(waits)} retries "
+                            f"({sum(waits) * 1000:.0f} ms)"
+                        )
+                    until = now + waits[attempt]
+                    attempt += 1
+                    if self.settings.watch and release is None and (release := Release.watch(d)):
+                        continue  # it may have been let go before the watch began
+                if release is None:
+                    time.sleep(until - now)
+                else:
+                    release.wait(until - now)
+        finally:
+            if release is not None:
+                release.close()
+
+    def _try_take(self, d: SafeDir) -> bool:
+        """Try once to make the lock dir, removing a stale one first if need be."""
+        try:
+            if self._try_mkdir(d):
+                return True
+        except FileNotFoundError as exc:
+            raise LockError(f"cannot lock {self.target}: its directory is missing") from exc
+        return self._remove_if_stale(d) and self._try_mkdir(d)
 
     def _refresh(self) -> None:
         """Called by the refresher thread: bump the mtime, or mark the lock compromised."""
