@@ -101,6 +101,8 @@ class Woken:
     results: list[bool] = field(default_factory=list)
     #: Set once a wait has begun.
     waiting: threading.Event = field(default_factory=threading.Event)
+    #: How many waits have begun.
+    began: int = 0
 
 
 @pytest.fixture
@@ -115,6 +117,7 @@ def record_release_waits(monkeypatch: pytest.MonkeyPatch) -> Woken:
     real = Release.wait
 
     def recording(self: Release, timeout: float) -> bool:
+        seen.began += 1
         seen.waiting.set()
         answer = real(self, timeout)
         seen.results.append(answer)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -120,7 +122,7 @@ def test_without_inotify_the_waiter_sleeps_its_backoff(
     def refuse(*_: object, **__: object) -> None:
         raise OSError(24, failure)
 
-    monkeypatch.setattr(lockwait, "_LOCAL", lockwait._Local())  # no instance made yet
+    monkeypatch.setattr(lockwait, "_FREE", [])  # no instance made yet
     if failure == "no inotify instance":
         monkeypatch.setattr(lockwait._Instance, "__init__", refuse)
     else:
@@ -165,3 +167,28 @@ def test_with_watch_off_no_watch_is_made(target: Path, monkeypatch: pytest.Monke
         assert lockwait.until_gone(d, lock_dir_for(target).name, 0.02, 0.005, watch=False)
     assert done == ["got"]
     assert made == []
+
+
+def inotify_fds() -> int:
+    """How many inotify instances this process has open."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(FileNotFoundError):  # the listing's own, closed since
+            count += "inotify" in os.readlink(f"/proc/self/fd/{fd}")
+    return count
+
+
+def test_waits_in_threads_come_and_gone_reuse_their_instances(target: Path, woken: Woken) -> None:
+    """An instance is borrowed for a wait and given back (closing one that had watches
+    would cost the kernel's grace period): threads that come and go leave none open."""
+    before = inotify_fds()
+    for i in range(20):
+        holder = FileLock(target)
+        holder.acquire()
+        t, done = take_in_thread(target, ONE_LONG_WAIT)
+        retry_until(partial(lambda n: woken.began > n, i))  # this thread waits
+        holder.release()
+        t.join()
+        assert done == ["got"]
+    assert woken.results == [True] * 20
+    assert inotify_fds() <= before + 1

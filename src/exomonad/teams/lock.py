@@ -6,10 +6,11 @@ retries at once. The holder refreshes the mtime every ``update`` seconds and cou
 lock as compromised if the mtime changed under it. Release is ``rmdir``.
 
 Claude Code gives up on a lock after 10 retries (about 655 ms) and then *drops* its
-message, so whoever else holds the lock must hold it only briefly. A waiter of ours tries
-again as soon as something in the lock's directory is removed (its holder's ``rmdir``:
-:mod:`~exomonad.teams.lockwait`), and at the latest when each wait of the back-off ends. Our own writers hold
+message, so whoever else holds the lock must hold it only briefly. Our own writers hold
 it for a read-modify-write of one JSON file (well under a millisecond for small files).
+A waiter of ours tries again as soon as something in the lock's directory is removed
+(its holder's ``rmdir``: :mod:`~exomonad.teams.lockwait`), and at the latest when each
+wait of the back-off ends.
 
 We never remove a fresh lock we do not own: before ``rmdir`` on release we check that
 the directory's mtime is still the one we set; if not, we leave it and raise

@@ -11,9 +11,10 @@ back-off stays the longest it sleeps without news, so a stale lock is still look
 the same schedule, and where inotify is not to be had (no instance or watch left, no
 ``/proc``) the waiter sleeps as before.
 
-Each thread keeps one inotify instance for good and adds a watch per wait: closing an
-instance that had watches waits for the kernel's grace period (8 ms measured here), and
-a watch added and removed costs ~14 µs. The events are never parsed: what the
+A wait borrows an inotify instance, adds a watch, and gives the instance back: closing
+an instance that had watches waits for the kernel's grace period (7-8 ms measured here),
+while a watch added and removed costs ~14 µs, so instances are kept, as many as waits
+ever ran at once. The events are never parsed: what the
 instance has queued is read and dropped before each try (:meth:`Release.arm`), and any
 event after that ends the wait.
 """
@@ -48,7 +49,7 @@ def _checked(result: int) -> int:
 
 
 class _Instance:
-    """A thread's inotify instance (non-blocking, close-on-exec) and a poll object on it.
+    """An inotify instance (non-blocking, close-on-exec) and a poll object on it.
 
     The three calls are made through ``ctypes``: ``asyncinotify`` (the server's watcher)
     keeps every watch it adds until it has parsed the event that says it was removed,
@@ -73,16 +74,26 @@ class _Instance:
                 pass
 
 
-class _Local(threading.local):
-    instance: _Instance | None = None
+#: Instances not in use: a wait borrows one and gives it back (none is ever closed).
+_FREE: list[_Instance] = []
+_FREE_LOCK = threading.Lock()
 
 
-_LOCAL = _Local()
+def _borrow() -> _Instance:
+    with _FREE_LOCK:
+        if _FREE:
+            return _FREE.pop()
+    return _Instance()
+
+
+def _give_back(instance: _Instance) -> None:
+    with _FREE_LOCK:
+        _FREE.append(instance)
 
 
 def _forget_in_child() -> None:  # a forked child must not read its parent's events
-    global _LOCAL
-    _LOCAL = _Local()
+    global _FREE, _FREE_LOCK
+    _FREE, _FREE_LOCK = [], threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
@@ -114,13 +125,13 @@ class Release:
     def watch(cls, d: SafeDir) -> Release | None:
         """Start watching ``d`` (None: no inotify to be had)."""
         try:
-            instance = _LOCAL.instance or _Instance()
+            instance = _borrow()
         except OSError:  # out of inotify instances
             return None
-        _LOCAL.instance = instance
         try:  # the directory held open, by its descriptor: not a path swapped meanwhile
             wd = instance.add_watch(f"/proc/self/fd/{d.fd}")
         except OSError:  # no /proc, out of watches
+            _give_back(instance)
             return None
         return cls(instance, wd)
 
@@ -134,10 +145,11 @@ class Release:
         return bool(self._instance.poll.poll(max(0, math.ceil(timeout * 1000))))
 
     def close(self) -> None:
-        """Stop watching (the thread's instance stays, for its next wait)."""
+        """Stop watching (the instance is kept for the next wait)."""
         with contextlib.suppress(OSError):  # gone already: the directory was removed
             self._instance.rm_watch(self._wd)
         self._instance.drain()
+        _give_back(self._instance)
 
     def __enter__(self) -> Release:
         return self
