@@ -37,6 +37,32 @@ class ExpansionReader:
         """Read a ``$( ... )`` body starting at ``start``; return its source text."""
         raise NotImplementedError
 
+    def _joined(self, j: int) -> int:
+        """``j`` past the line continuations (a ``\\`` and a newline) that stand there.
+        Bash removes an unquoted one before it reads a token, so it may split an operator
+        or an expansion: found trying the gate as a worker, ``cd ../.. &\\`` then ``&
+        echo x > a.txt`` (``&&``) wrote the lead's ``a.txt``, allowed as a ``cd`` in the
+        background, and so did ``$\\`` then ``(cmd)`` in a ``${x:-...}``."""
+        while self.s.startswith("\\\n", j):
+            j += 2
+        return j
+
+    def _glued(self, j: int, count: int) -> tuple[str, list[int]]:
+        """Up to ``count`` characters from ``j`` as bash reads them (line continuations
+        between them removed), and the index after each (and the continuations after it).
+
+        >>> from exomonad.policy.shell_lex import _Lexer
+        >>> _Lexer("&\\\\\\n&\\\\\\nx")._glued(0, 3)
+        ('&&x', [3, 6, 7])
+        """
+        chars: list[str] = []
+        ends: list[int] = []
+        while len(chars) < count and j < len(self.s):
+            chars.append(self.s[j])
+            j = self._joined(j + 1)
+            ends.append(j)
+        return "".join(chars), ends
+
     def _double_quoted(self, out: list[str], subs: list[str]) -> bool:
         s, n = self.s, len(self.s)
         dynamic = False
@@ -66,45 +92,46 @@ class ExpansionReader:
         are a ``$`` and a quote: bash runs ``echo "$'" ; rm x ; echo "'"`` as three
         commands (found trying the gate as a worker: read as one ``echo``, allowed)."""
         s, i = self.s, self.i
-        nxt = s[i + 1 : i + 2]
+        ahead, ends = self._glued(i, 3)  # what follows the ``$``, as bash reads it
+        nxt = ahead[1:2]
         if nxt in ("'", '"') and (quoted or reads_as_sh()):
             out.append("$")
-            self.i = i + 1
+            self.i = ends[0]
             return False
-        if s.startswith("$((", i):
-            end = self._expansion(i + 3, "(", ")", subs)
+        if ahead == "$((":
+            end = self._expansion(ends[2], "(", ")", subs)
             if not s.startswith(")", end + 1):
                 raise ShellSyntaxError("unterminated $(( ... ))")
             out.append(s[i : end + 2])
             self.i = end + 2
             return True
         if nxt == "(":
-            subs.append(self._paren_sub(i + 2))
+            subs.append(self._paren_sub(ends[1]))
             out.append(f"$({subs[-1]})")
             return True
         if nxt == "{":
-            end = self._expansion(i + 2, "{", "}", subs, quoted)
+            end = self._expansion(ends[1], "{", "}", subs, quoted)
             out.append(s[i : end + 1])
             self.i = end + 1
             return True
         if nxt == "'":  # ANSI-C quoting
-            text, self.i = ansi_c(s, i + 2)
+            text, self.i = ansi_c(s, ends[1])
             out.append(text.partition("\0")[0])  # bash ends the string at a NUL
             return "\0" in text
         if nxt == '"':  # $"..." (locale translation): its value may differ
-            self.i = i + 2
+            self.i = ends[1]
             self._double_quoted(out, subs)
             return True
         if nxt in _NAME_START:
-            j = i + 1
+            j = ends[0]
             while j < len(s) and s[j] in _NAME_CHARS:
                 j += 1
-            out.append(s[i:j])
+            out.append("$" + s[ends[0] : j])
             self.i = j
             return True
         if nxt and nxt in _SPECIAL_PARAMS:
-            out.append(s[i : i + 2])
-            self.i = i + 2
+            out.append("$" + nxt)
+            self.i = ends[1]
             return True
         out.append("$")
         self.i = i + 1
@@ -142,8 +169,8 @@ class ExpansionReader:
                 if quoted and any(ch in s[j + 1 : end] for ch in '{}"\\$`'):
                     raise ShellSyntaxError("a quote in a double-quoted ${...} sh reads apart")
                 j = end
-            elif s.startswith("$(", j) and not s.startswith("$((", j):
-                subs.append(self._paren_sub(j + 2))
+            elif c == "$" and (ahead := self._glued(j, 3))[0][1:2] == "(" and ahead[0] != "$((":
+                subs.append(self._paren_sub(ahead[1][1]))
                 j = self.i
                 continue
             elif c == "`":

@@ -117,18 +117,19 @@ class _Lexer(ExpansionReader):
             elif c == "#":
                 end = s.find("\n", self.i)
                 self.i = n if end < 0 else end
-            elif c in "<>" and s.startswith("(", self.i + 1):
+            elif c in "<>" and self._glued(self.i, 2)[0][1:] == "(":
                 self.tokens.extend(self._words())
             elif self._redir(None):
                 pass
             elif c in ";&|()":
-                op = next(o for o in _OPERATORS if s.startswith(o, self.i))
+                ahead, ends = self._glued(self.i, 3)
+                op = next(o for o in _OPERATORS if ahead.startswith(o))
                 if self.until_paren and op == ")" and self.depth == 0:
                     if self.pending:  # bash reads the body after the ``)``, dash not
                         raise ShellSyntaxError("here-document in $( ... ) without its body")
                     return self.i
                 self.depth += {"(": 1, ")": -1}.get(op, 0)
-                self.i += len(op)
+                self.i = ends[len(op) - 1]
                 self.tokens.append(Op(op))
             else:
                 self.tokens.extend(self._words())
@@ -141,10 +142,11 @@ class _Lexer(ExpansionReader):
 
     def _redir(self, fd: int | None) -> bool:
         s = self.s
-        op = next((r for r in _REDIRS if s.startswith(r, self.i)), None)
+        ahead, ends = self._glued(self.i, 3)
+        op = next((r for r in _REDIRS if ahead.startswith(r)), None)
         if op is None:
             return False
-        self.i += len(op)
+        self.i = ends[len(op) - 1]
         while self.i < len(s) and s[self.i] in " \t":
             self.i += 1
         if self.i >= len(s) or s[self.i] in "\n;&|()<>":
@@ -172,9 +174,7 @@ class _Lexer(ExpansionReader):
         for redir, delim, strip in self.pending:
             lines: list[str] = []
             while self.i < len(s):
-                end = s.find("\n", self.i)
-                line = s[self.i :] if end < 0 else s[self.i : end]
-                self.i = len(s) if end < 0 else end + 1
+                line = self._body_line(joined=not redir.target.quoted)
                 text = line.lstrip("\t") if strip else line
                 if text == delim:
                     break
@@ -185,6 +185,22 @@ class _Lexer(ExpansionReader):
             if not redir.target.quoted:  # an unquoted delimiter: the body is expanded
                 redir.subs = _body_subs(redir.heredoc)
         self.pending = []
+
+    def _body_line(self, *, joined: bool) -> str:
+        """The here-document body's next line, from ``self.i``; in a body that is
+        expanded (``joined``) with its line continuations removed, as bash reads it
+        before it looks for the delimiter: found trying the gate as a worker, a body
+        line ``E\\`` then ``ND`` ended a body delimited by ``END``, and the next line
+        ran as a command (it wrote the lead's ``a.txt``, allowed as the body of a
+        ``cat``)."""
+        s, line = self.s, ""
+        while True:
+            end = s.find("\n", self.i)
+            line += s[self.i :] if end < 0 else s[self.i : end]
+            self.i = len(s) if end < 0 else end + 1
+            if end < 0 or not joined or (len(line) - len(line.rstrip("\\"))) % 2 == 0:
+                return line
+            line = line[:-1]
 
     # -- words -----------------------------------------------------------------------
     def _words(self) -> list[Word]:
@@ -270,7 +286,7 @@ class _Lexer(ExpansionReader):
             else:
                 dynamic |= bare_char(c, out, bare)
                 self.i += 1
-                brace = brace_state(brace, c, s.startswith(".", self.i))
+                brace = brace_state(brace, c, s.startswith(".", self._joined(self.i)))
                 glob |= c in _GLOB or brace == 3
         word = Word("".join(out), dynamic, quoted, tuple(subs), glob)
         if brace != 3:
@@ -287,10 +303,13 @@ class _Lexer(ExpansionReader):
         directory in the worktree)."""
         s, n = self.s, len(self.s)
         if s.startswith("~", self.i):
-            end = self.i
-            while end < n and s[end] not in _META and s[end] not in "/'\"\\$`":
+            end, chars = self.i, []
+            while (
+                (end := self._joined(end)) < n and s[end] not in _META and s[end] not in "/'\"\\$`"
+            ):
+                chars.append(s[end])
                 end += 1
-            prefix = s[self.i : end]
+            prefix = "".join(chars)
             self.i = end
             if _DIR_STACK.fullmatch(prefix[1:]):
                 out.append(_dir_stack(prefix[1:]))
@@ -306,15 +325,17 @@ class _Lexer(ExpansionReader):
     ) -> str:
         """A metacharacter inside a word: ``stop`` it, a ``redir`` (``2>``), or ``sub``."""
         s = self.s
-        if c in "<>" and s.startswith("(", self.i + 1):  # process substitution
-            subs.append(self._paren_sub(self.i + 2))
+        ahead, ends = self._glued(self.i, 2)
+        if c in "<>" and ahead[1:] == "(":  # process substitution
+            subs.append(self._paren_sub(ends[1]))
             out.append("<process substitution>")
             return "sub"
         if c == "(" and out and "".join(out).endswith("=") and not quoted:
             subs.append(self._paren_sub(self.i + 1))  # arr=(...) array assignment
             return "sub"
-        if c in "<>" and self.i > start and is_number(s[start : self.i]):
-            self._redir(int(s[start : self.i]))
+        number = s[start : self.i].replace("\\\n", "")  # ``2\\`` then ``>x``: ``2>x``
+        if c in "<>" and self.i > start and is_number(number):
+            self._redir(int(number))
             return "redir"
         return "stop"
 
