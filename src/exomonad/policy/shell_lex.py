@@ -24,12 +24,15 @@ from exomonad.policy.shell_brace import bare_char, brace_state, expand
 from exomonad.policy.shell_expansions import ExpansionReader
 from exomonad.util.digits import is_number
 
-__all__ = ["Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
+__all__ = ["ARITH_CLOSE", "ARITH_OPEN", "Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
 
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", ">", "<")
 _META = set(" \t\n;&|()<>")
 _GLOB = set("*?[")
+#: The words an arithmetic command ``(( ... ))`` is lexed into around its expression
+#: (unquoted, only the lexer makes them).
+ARITH_OPEN, ARITH_CLOSE = "((", "))"
 #: A word that assigns a variable (``NAME=``, ``NAME+=``, ``NAME[i]=``).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 #: The part after ``~`` that names the directory stack: ``+``, ``-``, ``N``, ``+N``, ``-N``.
@@ -119,7 +122,7 @@ class _Lexer(ExpansionReader):
                 self.i = n if end < 0 else end
             elif c in "<>" and self._glued(self.i, 2)[0][1:] == "(":
                 self.tokens.extend(self._words())
-            elif self._redir(None):
+            elif self._redir(None) or (c == "(" and self._arithmetic()):
                 pass
             elif c in ";&|()":
                 ahead, ends = self._glued(self.i, 3)
@@ -139,6 +142,55 @@ class _Lexer(ExpansionReader):
             for redir, _, _ in self.pending:
                 redir.heredoc = ""
         return n
+
+    def _arithmetic(self) -> bool:
+        """At ``((``: bash's arithmetic command when a ``))`` closes it (its parens
+        balanced, quotes and expansions read as bash reads them), lexed as three words
+        :data:`ARITH_OPEN`, the expression (text, its substitutions kept) and
+        :data:`ARITH_CLOSE`; else False, nothing read (``((cd x; ls) )``: two
+        subshells). Its ``<``, ``>``, ``&``, ``|`` and ``;`` are arithmetic, no
+        operators: found trying the gate as a worker, ``(( x = 1 << 2 ))`` was read as
+        a here-document ``<< 2`` whose body hid the lines after it (a ``grep`` there
+        printed the lead's token, allowed), and ``for ((i=0; i<3; i++))`` was asked."""
+        ahead, ends = self._glued(self.i, 2)
+        if ahead != "((":
+            return False
+        s, start, j, depth = self.s, self.i, ends[1], 0
+        subs: list[str] = []
+        while j < len(s):
+            c = s[j]
+            if c == "\\":
+                j += 2
+            elif c == "'":  # a quote only to find the end: bash evaluates its text
+                end = s.find("'", j + 1)
+                j = len(s) if end < 0 else end + 1
+            elif c in '"$`':
+                self.i = j + (c == '"')
+                if c == '"':
+                    self._double_quoted([], subs)
+                elif c == "$":
+                    self._dollar([], subs, quoted=True)
+                else:
+                    subs.append(self._backquote())
+                j = self.i
+            elif c in "()":
+                depth += 1 if c == "(" else -1
+                if depth < 0:
+                    break
+                j += 1
+            else:
+                j += 1
+        close = self._joined(j + 1)
+        if depth >= 0 or not s.startswith(")", close):
+            self.i = start
+            return False
+        expr = s[ends[1] : j]
+        if self.pending and "\n" in expr:
+            raise ShellSyntaxError("a here-document's body inside (( ))")
+        dynamic = bool(subs) or any(ch in expr for ch in "$`")
+        self.tokens += [Word(ARITH_OPEN), Word(expr, dynamic, True, tuple(subs)), Word(ARITH_CLOSE)]
+        self.i = close + 1
+        return True
 
     def _redir(self, fd: int | None) -> bool:
         s = self.s

@@ -32,7 +32,7 @@ from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.shell_env import ShellEnv, is_within
 from exomonad.policy.shell_files import file_operands
 from exomonad.policy.shell_find import find_names
-from exomonad.policy.shell_lex import ShellSyntaxError, Word
+from exomonad.policy.shell_lex import ARITH_OPEN, ShellSyntaxError, Word
 from exomonad.policy.shell_parse import SimpleCommand, parse
 from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_stdin import passes_on
@@ -43,7 +43,7 @@ __all__ = ["line_reads", "loop_words", "made_names", "note_reader", "reads_made_
 _PRINTERS = frozenset(
     {"echo", "printf", "pwd", "date", "mktemp", "basename", "dirname", "seq", "true", "false",
      "whoami", "id", "uname", "hostname", "nproc", "cd", "pushd", "popd", "test", "[", "[[",
-     ":", "read", "mapfile", "readarray", "export", "local", "declare", "sleep"}
+     ":", "read", "mapfile", "readarray", "export", "local", "declare", "sleep", ARITH_OPEN}
 )  # fmt: skip
 #: Programs that print where the names they are given lead (a link's target).
 _RESOLVERS = frozenset({"readlink", "realpath"})

@@ -27,7 +27,15 @@ from exomonad.policy.shell_cd import (
     move,
 )
 from exomonad.policy.shell_command import SimpleCommand, is_assignment
-from exomonad.policy.shell_lex import Op, Redir, ShellSyntaxError, Word, lex
+from exomonad.policy.shell_lex import (
+    ARITH_CLOSE,
+    ARITH_OPEN,
+    Op,
+    Redir,
+    ShellSyntaxError,
+    Word,
+    lex,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -214,6 +222,11 @@ class _Walker:
         return final
 
     def _word(self, word: Word) -> None:
+        if word.text in (ARITH_OPEN, ARITH_CLOSE) and not word.quoted:
+            self._arithmetic(word)
+            return
+        if self.words and self.words[-1].text == ARITH_CLOSE and not self.words[-1].quoted:
+            raise ShellSyntaxError(f"a word after (( )): {word.text!r}")
         if self.case_pattern:
             if word.text == "esac" and not word.quoted:
                 self.case_pattern = False
@@ -242,6 +255,27 @@ class _Walker:
         if head.text == "case" and not head.quoted and len(self.words) == 3 and word.text == "in":
             self._subs(self.words[1].subs)
             self.words, self.case_pattern = [], True
+
+    def _arithmetic(self, word: Word) -> None:
+        """An arithmetic command's ``((`` or ``))`` (:meth:`~.shell_lex._Lexer._arithmetic`):
+        a command of its own where a command may start (after ``time``, or a function
+        header too), a ``for`` loop's header after ``for`` (``for ((i=0; i<3; i++))``:
+        the command ``(( i=0; i<3; i++ ))``, the body after it judged as a loop's);
+        elsewhere (``echo ((1))``, a case pattern) bash's syntax error."""
+        if word.text == ARITH_CLOSE:
+            self.words.append(word)
+            if _is_for(self.words[0]):  # its body follows: ``do``, ``{``, ``;``
+                self.words = self.words[1:]
+                self._finish(piped_out=False)
+            return
+        if _timed(self.words):
+            self.words = []
+        if self.case_pattern or (
+            self.words and not (len(self.words) == 1 and _is_for(self.words[0]))
+        ):
+            raise ShellSyntaxError("(( where no command starts")
+        self.function = False
+        self.words.append(word)
 
     def _subs(self, subs: tuple[str, ...], captured: bool = False) -> None:
         for sub in subs:
@@ -319,6 +353,10 @@ class _Walker:
                 self.dirs, self.if_failed = new, join(self.if_failed, self.dirs)
         found = changer(argv)
         return found is None or found[0] not in ("cd", "pushd", "popd") or bool(cmd.redirs)
+
+
+def _is_for(word: Word) -> bool:
+    return word.text == "for" and not word.quoted
 
 
 def _timed(words: list[Word]) -> bool:

@@ -13,7 +13,7 @@ argument names a path outside it that is not a system directory (``/usr``, ``/tm
 Programs that write nothing of their own (``ls``, ``echo``, ``pwd``...) keep running
 anywhere.
 
->>> from exomonad.policy.shell_lex import Word
+>>> from exomonad.policy.shell_lex import ARITH_OPEN, Word
 >>> def judge(argv, cwd="/p/.worktrees/w1"):
 ...     words = [Word(w) for w in argv]
 ...     return type(runs(argv[0], words[1:], tuple(argv), cwd, "/p/.worktrees/w1")[-1]).__name__
@@ -30,7 +30,7 @@ import re
 from exomonad.policy.actions import Action, Shell, Unknown
 from exomonad.policy.shell_containers import escapes, host_side
 from exomonad.policy.shell_env import in_a_row, is_within
-from exomonad.policy.shell_lex import Word
+from exomonad.policy.shell_lex import ARITH_OPEN, Word
 from exomonad.policy.shell_network import named_hosts
 from exomonad.policy.shell_parse import is_assignment
 from exomonad.policy.shell_paths import resolve_path
@@ -47,7 +47,7 @@ QUIET = frozenset(
      "declare", "typeset", "readonly", "let", "shift", "break", "continue", "getopts",
      "nproc", "tty", "env", "printenv", "groups", "logname", "locale", "seq", "yes",
      "expr", "bc", "factor", "cal", "uptime", "free", "ps", "pgrep", "lsof", "lsattr",
-     "getfacl", "getfattr", "whereis", "man", "help", "tr"}
+     "getfacl", "getfattr", "whereis", "man", "help", "tr", ARITH_OPEN}
 )  # fmt: skip
 #: Directories a program is given as an argument without writing ExoMonad's concern:
 #: the system's (headers, libraries, interpreters), devices, and scratch space.
