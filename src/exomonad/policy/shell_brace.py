@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-__all__ = ["MAX_WORDS", "bare_char", "brace_state", "expand"]
+__all__ = ["MAX_WORDS", "Item", "bare_char", "brace_state", "expand", "expand_items"]
 
 #: More words than this from one word, or a word longer than ``_MAX_CHARS`` with a
 #: brace expansion: the lexer marks it unknown instead.
@@ -44,10 +44,17 @@ def expand(items: list[Item]) -> list[str] | None:
     """The words bash's brace expansion makes of ``items`` (the word itself when it
     has none); None when there would be more than :data:`MAX_WORDS`, or the word is
     too long to spell out."""
+    words = expand_items(items)
+    return None if words is None else ["".join(c for c, _ in word) for word in words]
+
+
+def expand_items(items: list[Item]) -> list[list[Item]] | None:
+    """:func:`expand`, each word's characters with whether each is unquoted (what
+    bash's tilde expansion, which comes next, needs: ``{~,x}/f`` is ``$HOME/f``)."""
     if len(items) > _MAX_CHARS:
         return None
     try:
-        return ["".join(c for c, _ in word) for word in _expand(items)]
+        return _expand(items)
     except _TooMany:
         return None
 
@@ -127,11 +134,10 @@ def _range(a: int, b: int, step: int) -> range:
 
 
 def bare_char(c: str, out: list[str], bare: set[int]) -> bool:
-    """Append the unquoted ``c`` to ``out`` (noting where brace syntax is); True if it
-    makes the word unknown: a ``~`` after ``=`` or ``:`` (``a=~/x``, ``P=a:~/b``), which
-    bash expands in an assignment."""
-    if c in BRACE_SYNTAX:
-        bare.add(len(out))
+    """Append the unquoted ``c`` to ``out`` (noting in ``bare`` that it is unquoted:
+    brace syntax, a glob, a ``~``); True if it makes the word unknown: a ``~`` after
+    ``=`` or ``:`` (``a=~/x``, ``P=a:~/b``), which bash expands in an assignment."""
+    bare.add(len(out))
     tilde = c == "~" and bool(out) and out[-1] in ("=", ":")
     out.append(c)
     return tilde

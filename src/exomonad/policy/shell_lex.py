@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError
-from exomonad.policy.shell_brace import bare_char, brace_state, expand
+from exomonad.policy.shell_brace import Item, bare_char, brace_state, expand_items
 from exomonad.policy.shell_expansions import ExpansionReader
 from exomonad.util.digits import is_number
 
@@ -261,12 +261,16 @@ class _Lexer(ExpansionReader):
         word, items = self._scan_word()
         if items is None or (_ASSIGNMENT.match(word.text) and self._in_prefix()):
             return [word]
-        texts = expand(items)
-        if texts is None:  # too many words to spell out: what it names is not known
+        words = expand_items(items)
+        if words is None:  # too many words to spell out: what it names is not known
             return [Word(word.text, True, word.quoted, word.subs, word.glob)]
         star = any(c in _GLOB for c, bare in items if bare)
-        return [Word(t, word.dynamic, word.quoted, word.subs if k == 0 else (), star)
-                for k, t in enumerate(texts)]  # fmt: skip
+        out = []
+        for k, chars in enumerate(words):
+            text, dynamic = _tilde_after_braces(chars)
+            out.append(Word(text, word.dynamic or dynamic, word.quoted,
+                            word.subs if k == 0 else (), star))  # fmt: skip
+        return out
 
     def _word(self) -> Word:
         """One word (a redirection's target): a brace expansion into several words is
@@ -274,10 +278,11 @@ class _Lexer(ExpansionReader):
         word, items = self._scan_word()
         if items is None:
             return word
-        texts = expand(items)
-        if texts is None or len(texts) != 1:
+        words = expand_items(items)
+        if words is None or len(words) != 1:
             return Word(word.text, True, word.quoted, word.subs, word.glob)
-        return Word(texts[0], word.dynamic, word.quoted, word.subs, word.glob)
+        text, dynamic = _tilde_after_braces(words[0])
+        return Word(text, word.dynamic or dynamic, word.quoted, word.subs, word.glob)
 
     def _in_prefix(self) -> bool:
         """Whether the word being read comes before the command's name (only
@@ -362,14 +367,12 @@ class _Lexer(ExpansionReader):
                 chars.append(s[end])
                 end += 1
             prefix = "".join(chars)
+            if "{" in prefix:  # bash expands the braces first: :func:`_tilde_after_braces`
+                return False
             self.i = end
-            if _DIR_STACK.fullmatch(prefix[1:]):
-                out.append(_dir_stack(prefix[1:]))
-                return True
-            if "\0" in prefix:  # ~\0: no such user
-                out.append(prefix)
-                return True
-            out.append(os.path.expanduser(prefix))
+            text, dynamic = _tilde_text(prefix)
+            out.append(text)
+            return dynamic
         return False
 
     def _meta_in_word(
@@ -403,6 +406,33 @@ class _Lexer(ExpansionReader):
         end = sub.run()
         self.i = end + 1
         return self.s[start:end]
+
+
+def _tilde_text(prefix: str) -> tuple[str, bool]:
+    """What bash makes of the tilde-prefix ``prefix`` (``~``, ``~user``, ``~+``...), and
+    whether that is known only at run time (the directory stack, :func:`_dir_stack`)."""
+    if _DIR_STACK.fullmatch(prefix[1:]):
+        return _dir_stack(prefix[1:]), True
+    if "\0" in prefix:  # ~\0: no such user
+        return prefix, True
+    return os.path.expanduser(prefix), False
+
+
+def _tilde_after_braces(chars: list[Item]) -> tuple[str, bool]:
+    """A word brace expansion made (its characters, each with whether it is unquoted)
+    after bash's tilde expansion, which comes next (:func:`_tilde_text` on a prefix up
+    to the first ``/`` that is all unquoted), and whether it is known only at run time.
+    Found trying the gate as a worker: ``grep -r SECRET {~+/../..,.}`` printed the
+    lead's token, allowed as a read of a directory ``~+`` in the worktree, and ``cat
+    {~,x}/.ssh/id_rsa`` and ``tee -a {~,.}/.bash_profile`` were allowed the same way."""
+    text = "".join(c for c, _ in chars)
+    if not chars or chars[0] != ("~", True):
+        return text, False
+    end = text.find("/") if "/" in text else len(text)
+    if not all(bare for _, bare in chars[:end]):
+        return text, False
+    expanded, dynamic = _tilde_text(text[:end])
+    return expanded + text[end:], dynamic
 
 
 def _body_subs(body: str) -> tuple[str, ...]:
