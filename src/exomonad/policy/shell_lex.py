@@ -203,7 +203,10 @@ class _Lexer(ExpansionReader):
             self.i += 1
         if self.i >= len(s) or s[self.i] in "\n;&|()<>":
             raise ShellSyntaxError(f"redirection {op} without a target")
-        target = self._word()
+        # a here-document's delimiter is its word with only the quotes removed:
+        # ``<<~`` ends at ``~`` (found trying the gate as a worker: read as ``$HOME``,
+        # the ``grep`` on the lines between printed the lead's token, allowed)
+        target = self._scan_word(tilde=False)[0] if op in ("<<", "<<-") else self._word()
         redir = Redir(op, target, fd)
         if op in ("<<", "<<-"):
             self.pending.append((redir, target.text, op == "<<-"))
@@ -294,7 +297,7 @@ class _Lexer(ExpansionReader):
                 return False
         return True
 
-    def _scan_word(self) -> tuple[Word, list[tuple[str, bool]] | None]:
+    def _scan_word(self, *, tilde: bool = True) -> tuple[Word, list[tuple[str, bool]] | None]:
         """The word at ``self.i``, and its characters with whether each is unquoted
         when it has a brace expansion to make (else None)."""
         s, n = self.s, len(self.s)
@@ -304,7 +307,7 @@ class _Lexer(ExpansionReader):
         bare: set[int] = set()  # indexes in ``out`` of unquoted "{", "," and "}"
         subs: list[str] = []
         start = self.i
-        dynamic = self._tilde(out)
+        dynamic = tilde and self._tilde(out)
         while self.i < n:
             c = s[self.i]
             if c in _META:
