@@ -12,6 +12,7 @@ command ``((`` (what arithmetic assigns: ``policy/shell_arith.py``), and an arit
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,6 @@ def test_arithmetic_where_no_command_starts_is_unparsable(src: str) -> None:
 @pytest.mark.parametrize("command", [
     "for ((i=0; i<3; i++)); do echo \"$i\"; done",
     "for ((;;)); do break; done",
-    "(( $n > 1 )) && echo big",
     "if (( x > 3 )); then echo y; fi",
     "while (( i < 3 )); do i=$((i+1)); done",
     "(( count++ )) || true",
@@ -97,3 +97,19 @@ def test_ordinary_arithmetic_is_allowed(command: str) -> None:
 ])  # fmt: skip
 def test_what_an_arithmetic_command_holds_is_judged(command: str) -> None:
     assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize("command", [
+    "sh -c '((cd ../..; echo pwned > README.md))'",
+    "((cd ../..; echo pwned > README.md))",
+])  # fmt: skip
+def test_what_dash_runs_in_double_parens_is_judged(tmp_path: Path, command: str) -> None:
+    """Dash (``sh -c``, or Codex given ``/bin/sh``) has no arithmetic command: its ``((``
+    are two subshells, whose commands run (bash's arithmetic does not run them)."""
+    root, wt = _project(tmp_path)
+    sh = command if command.startswith("sh -c") else f"sh -c {shlex.quote(command)}"
+    run_bash(sh, wt)
+    assert (root / "README.md").read_text() == "pwned\n", command  # the real effect
+    verdict = bash(command, root=str(root))
+    assert isinstance(verdict, Escalate), (command, verdict)
+    assert isinstance(bash("(( $n > 1 ))"), Escalate)  # dash runs $n

@@ -19,6 +19,7 @@ show; a shell Codex does not know runs as ``/bin/sh`` too), it overwrote the lea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -31,11 +32,35 @@ __all__ = ["SH_DEPTH", "each_reading", "reading", "reads_as_sh", "sh_differs"]
 #: level doubles the work; deeper, a command dash may read otherwise is unknown.
 SH_DEPTH = 3
 _SH: ContextVar[bool] = ContextVar("exomonad_sh_reading", default=False)
+#: Two open parens in a row (overlapping: ``(((`` holds two).
+_DOUBLE_PAREN = re.compile(r"(?=\(\()")
 
 
 def sh_differs(src: str) -> bool:
-    """Whether dash may read ``src`` otherwise than bash: it holds ``$'`` or ``$"``."""
-    return "$'" in src or '$"' in src
+    """Whether dash may read ``src`` otherwise than bash: it holds ``$'`` or ``$"``, or
+    a ``((`` that is not ``$((``, which bash reads as arithmetic where a command starts
+    and dash as two subshells (``((cd ../..; echo x > a.txt))`` runs both commands in
+    dash). An arithmetic ``for ((`` is a syntax error to dash, which then runs nothing
+    from its line on: what bash's reading judges covers it.
+
+    >>> sh_differs("(( x++ ))"), sh_differs("echo $((1+2)); for ((i=0; i<3; i++)); do :; done")
+    (True, False)
+    """
+    if "$'" in src or '$"' in src:
+        return True
+    return any(
+        not _arithmetic_for_or_expansion(src, m.start()) for m in _DOUBLE_PAREN.finditer(src)
+    )
+
+
+def _arithmetic_for_or_expansion(src: str, at: int) -> bool:
+    """Whether the ``((`` at ``at`` is a ``$((`` or follows the word ``for`` (looked for
+    in the few characters before it: farther, it is taken for one dash reads apart)."""
+    before = src[max(0, at - 64) : at].replace("\\\n", "")
+    if before.endswith("$"):
+        return True
+    before = before.rstrip(" \t")
+    return before.endswith("for") and before[-4:-3] in ("", " ", "\t", "\n", ";", "&", "|", "(")
 
 
 def reads_as_sh() -> bool:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from exomonad.policy.shell_ansi import ShellSyntaxError
 from exomonad.policy.shell_brace import Item, bare_char, brace_state, expand_items
+from exomonad.policy.shell_dialect import reads_as_sh
 from exomonad.policy.shell_expansions import ExpansionReader
 from exomonad.util.digits import is_number
 
@@ -153,7 +154,7 @@ class _Lexer(ExpansionReader):
         a here-document ``<< 2`` whose body hid the lines after it (a ``grep`` there
         printed the lead's token, allowed), and ``for ((i=0; i<3; i++))`` was asked."""
         ahead, ends = self._glued(self.i, 2)
-        if ahead != "((":
+        if ahead != "((" or reads_as_sh():  # dash has no arithmetic command
             return False
         s, start, j, depth = self.s, self.i, ends[1], 0
         subs: list[str] = []
