@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from exomonad.policy.actions import Unknown
 from exomonad.policy.shell_command import in_this_shell
+from exomonad.policy.shell_escape import DECLARERS
 from exomonad.policy.shell_lex import Redir, Word
 
 __all__ = ["sets_at_run_time"]
@@ -128,7 +129,19 @@ def sets_at_run_time(words: list[Word], redirs: Sequence[Redir] = ()) -> Unknown
         names = [w.text for w in rest[1:2]]
     elif head in ("for", "select") and not words[0].quoted:
         names = [w.text for w in rest[:1]]
+    elif head in DECLARERS:  # its assignment words are judged as such (GIT_DIR=...)
+        built = [w.text.split("=", 1)[0] for w in rest if "=" in w.text]
+        names = [name for name in built if _built(name)]
     for name in names:
         if _environmental(name):
             return Unknown(f"sets {name} at run time ({how})")
+        if _built(name):
+            return Unknown(f"sets a variable named at run time ({how}): {name}")
     return None
+
+
+def _built(name: str) -> bool:
+    """Whether the name a setter is given is one the shell builds when it runs: found
+    trying the gate as a worker, ``x=GIT_DIR; export $x=../../.git; git commit`` moved
+    the lead's ``main``, allowed (``$x=...`` is no assignment word to read)."""
+    return any(c in name for c in "$`")
