@@ -1,13 +1,15 @@
-"""``(( ... ))`` where a command starts is bash's arithmetic command, read as one.
+"""``(( ... ))`` where a command starts is bash's arithmetic command, read as one, and
+``$[ ... ]`` bash's old arithmetic expansion.
 
 Bash reads ``((`` there to the ``))`` that closes it (its parens balanced) as one
 expression, whose ``<<``, ``>``, ``&``, ``|`` and ``;`` are arithmetic; only where no
 ``))`` closes it (``((cd x; ls) )``) is it two subshells. Found trying the gate as a
 worker: the lexer read ``(( x = 1 << 2 ))`` as a here-document ``<< 2`` whose body hid
 the lines after it, so each command in ``LEAKS`` printed the lead's token, allowed, and
-``for ((i=0; i<3; i++))`` was unparsable (asked). Now the expression is one word of the
-command ``((`` (what arithmetic assigns: ``policy/shell_arith.py``), and an arithmetic
-``for`` is a loop whose header is that command.
+``for ((i=0; i<3; i++))`` was unparsable (asked); ``$[ 1<<2 ]`` hid the lines after it
+the same way. Now the expression is one word of the command ``((`` (what arithmetic
+assigns: ``policy/shell_arith.py``), an arithmetic ``for`` is a loop whose header is that
+command, and ``$[`` is read to the ``]`` that closes it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ LEAKS = [
     "(( x = 1 << 2 ))\ngrep -r exo_lead ../..\n2",
     "((x<<=1))\ngrep -r exo_lead ../..\n1",
     "if (( 1 << 2 )); then :; fi\ngrep -r exo_lead ../..\n2",
+    "echo $[ 1<<2 ]\ngrep -r exo_lead ../..\n2",
+    "echo $[1<<2]\ngrep -r exo_lead ../..\n2]",
 ]
 
 
@@ -113,3 +117,12 @@ def test_what_dash_runs_in_double_parens_is_judged(tmp_path: Path, command: str)
     verdict = bash(command, root=str(root))
     assert isinstance(verdict, Escalate), (command, verdict)
     assert isinstance(bash("(( $n > 1 ))"), Escalate)  # dash runs $n
+
+
+def test_what_dash_runs_in_old_arithmetic_is_judged(tmp_path: Path) -> None:
+    """``$[`` is bash's old arithmetic, a ``$`` and a glob to dash, which runs the rest."""
+    root, wt = _project(tmp_path)
+    command = "echo $[x; grep -r exo_lead ../.. ]"
+    done = run_bash(f"sh -c {shlex.quote(command)}", wt)
+    assert SECRET in done.stdout, (done.stdout, done.stderr)  # the real effect
+    assert isinstance(bash(command, root=str(root)), Deny)

@@ -37,8 +37,9 @@ _DOUBLE_PAREN = re.compile(r"(?=\(\()")
 
 
 def sh_differs(src: str) -> bool:
-    """Whether dash may read ``src`` otherwise than bash: it holds ``$'`` or ``$"``, or
-    a ``((`` that is not ``$((``, which bash reads as arithmetic where a command starts
+    """Whether dash may read ``src`` otherwise than bash: it holds ``$'``, ``$"`` or
+    ``$[`` (bash's old arithmetic, a ``$`` and a glob to dash), or a ``((`` that is not
+    ``$((``, which bash reads as arithmetic where a command starts
     and dash as two subshells (``((cd ../..; echo x > a.txt))`` runs both commands in
     dash). An arithmetic ``for ((`` is a syntax error to dash, which then runs nothing
     from its line on: what bash's reading judges covers it.
@@ -46,7 +47,7 @@ def sh_differs(src: str) -> bool:
     >>> sh_differs("(( x++ ))"), sh_differs("echo $((1+2)); for ((i=0; i<3; i++)); do :; done")
     (True, False)
     """
-    if "$'" in src or '$"' in src:
+    if "$'" in src or '$"' in src or "$[" in src:
         return True
     return any(
         not _arithmetic_for_or_expansion(src, m.start()) for m in _DOUBLE_PAREN.finditer(src)

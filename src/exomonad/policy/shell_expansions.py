@@ -105,6 +105,11 @@ class ExpansionReader:
             out.append(s[i : end + 2])
             self.i = end + 2
             return True
+        if nxt == "[" and not reads_as_sh():  # bash's old arithmetic: ``$[ 1<<2 ]``
+            end = self._expansion(ends[1], "[", "]", subs, quoted)
+            out.append(s[i : end + 1])
+            self.i = end + 1
+            return True
         if nxt == "(":
             subs.append(self._paren_sub(ends[1]))
             out.append(f"$({subs[-1]})")
@@ -157,7 +162,7 @@ class ExpansionReader:
             if c == "\\":
                 j += 2
                 continue
-            if c == '"' and opener == "{":
+            if c == '"' and opener in "{[":
                 self.i = j + 1
                 self._double_quoted([], subs)
                 j = self.i
@@ -167,11 +172,11 @@ class ExpansionReader:
                 if pair == "$'":  # ANSI-C quoting: ``${x:-$'\''}`` is one word
                     j = ansi_c(s, ends[1])[1]
                     continue
-            if c == "'" and opener == "{":
+            if c == "'" and opener in "{[":
                 end = s.find("'", j + 1)
                 if end < 0:
                     break
-                if quoted and any(ch in s[j + 1 : end] for ch in '{}"\\$`'):
+                if quoted and (opener == "[" or any(ch in s[j + 1 : end] for ch in '{}"\\$`')):
                     raise ShellSyntaxError("a quote in a double-quoted ${...} sh reads apart")
                 j = end
             elif c == "$" and (ahead := self._glued(j, 3))[0][1:2] == "(" and ahead[0] != "$((":
