@@ -31,6 +31,8 @@ _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", ">", "<")
 _META = set(" \t\n;&|()<>")
 _GLOB = set("*?[")
+#: What makes a ``(`` after it part of a pattern where ``shopt -s extglob`` is on.
+_EXTGLOB = frozenset("!@*+?")
 #: The words an arithmetic command ``(( ... ))`` is lexed into around its expression
 #: (unquoted, only the lexer makes them).
 ARITH_OPEN, ARITH_CLOSE = "((", "))"
@@ -389,6 +391,13 @@ class _Lexer(ExpansionReader):
             subs.append(self._paren_sub(ends[1]))
             out.append("<process substitution>")
             return "sub"
+        if c == "(" and out and out[-1] in _EXTGLOB:
+            # with extglob on (a line before, a login shell's profile) a pattern
+            # (``!(x #)``: a word, its ``#`` no comment), else a negated subshell (or,
+            # after a redirection, ``> ?(x #)``, a subshell): found trying the gate as a
+            # worker, ``shopt -s extglob`` then ``!(x #) ; grep -r SECRET ../..`` and
+            # ``)`` ran the grep, allowed as a subshell running ``x``
+            raise ShellSyntaxError(f"'{out[-1]}(' is a pattern where extglob is on")
         if c == "(" and out and "".join(out).endswith("=") and not quoted:
             subs.append(self._paren_sub(self.i + 1))  # arr=(...) array assignment
             return "sub"
