@@ -25,12 +25,27 @@ from exomonad.policy.shell_dialect import reads_as_sh
 from exomonad.policy.shell_expansions import ExpansionReader
 from exomonad.util.digits import is_number
 
-__all__ = ["ARITH_CLOSE", "ARITH_OPEN", "Op", "Redir", "ShellSyntaxError", "Token", "Word", "lex"]
+__all__ = [
+    "ARITH_CLOSE",
+    "ARITH_OPEN",
+    "NAMED_FD",
+    "Op",
+    "Redir",
+    "ShellSyntaxError",
+    "Token",
+    "Word",
+    "lex",
+]
 
 _OPERATORS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _REDIRS = ("&>>", "<<<", "<<-", "&>", ">>", ">&", ">|", "<<", "<&", "<>", ">", "<")
 _META = set(" \t\n;&|()<>")
 _GLOB = set("*?[")
+#: A redirection's ``{NAME}`` (or ``{NAME[i]}``): bash puts the descriptor it opens in NAME.
+_NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\}")
+#: The descriptor such a redirection stands for (bash picks one from 10 on): no
+#: standard stream.
+NAMED_FD = 10
 #: What makes a ``(`` after it part of a pattern where ``shopt -s extglob`` is on.
 _EXTGLOB = frozenset("!@*+?")
 #: The words an arithmetic command ``(( ... ))`` is lexed into around its expression
@@ -404,6 +419,13 @@ class _Lexer(ExpansionReader):
         number = s[start : self.i].replace("\\\n", "")  # ``2\\`` then ``>x``: ``2>x``
         if c in "<>" and self.i > start and is_number(number):
             self._redir(int(number))
+            return "redir"
+        if c in "<>" and _NAMED_FD.fullmatch(number):
+            # ``{fd}>x``: bash opens x on a descriptor it picks (10 on) and sets fd, and
+            # ``{fd}`` is no word: found trying the gate as a worker, ``sort -o
+            # {fd}>/dev/null ../../a.txt p.txt`` wrote the lead's a.txt, allowed as a
+            # ``sort -o {fd}`` (a file in the worktree) reading ``../../a.txt``
+            self._redir(NAMED_FD)
             return "redir"
         return "stop"
 
