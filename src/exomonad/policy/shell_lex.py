@@ -390,6 +390,12 @@ class _Lexer(ExpansionReader):
             prefix = "".join(chars)
             if "{" in prefix:  # bash expands the braces first: :func:`_tilde_after_braces`
                 return False
+            if end < n and s[end] in "'\"\\$`":
+                # quoted, or an expansion, before the first slash: no tilde-prefix to
+                # bash (``~""/..`` is a directory ``~``: found trying the gate as a
+                # worker, ``mkdir '~'; cat ~""/../../../.e*/l*`` printed the lead's token,
+                # allowed as a read of ``/.e*/l*``)
+                return False
             self.i = end
             text, dynamic = _tilde_text(prefix)
             out.append(text)
