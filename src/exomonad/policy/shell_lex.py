@@ -113,13 +113,21 @@ Token = Word | Op | Redir
 
 
 class _Lexer(ExpansionReader):
-    def __init__(self, src: str, start: int = 0, *, until_paren: bool = False) -> None:
+    def __init__(
+        self, src: str, start: int = 0, *, until_paren: bool = False,
+        ends: dict[int, int] | None = None,
+    ) -> None:  # fmt: skip
         self.s = src
         self.i = start
         self.until_paren = until_paren
         self.depth = 0
         self.tokens: list[Token] = []
         self.pending: list[tuple[Redir, str, bool]] = []
+        #: Where the ``(`` at an index of ``src`` is closed, found by an arithmetic
+        #: command's scan or a substitution's lexing (shared with the lexers of the
+        #: substitutions): a ``((`` that is two subshells is read again inside, so each
+        #: region is scanned once, not once for each ``((`` around it.
+        self.ends: dict[int, int] = {} if ends is None else ends
 
     # -- top level -------------------------------------------------------------------
     def run(self) -> int:
@@ -173,8 +181,30 @@ class _Lexer(ExpansionReader):
         ahead, ends = self._glued(self.i, 2)
         if ahead != "((" or reads_as_sh():  # dash has no arithmetic command
             return False
-        s, start, j, depth = self.s, self.i, ends[1], 0
+        s, start, second = self.s, self.i, ends[0]
+        known = self.ends.get(second)
+        if known is not None and not s.startswith(")", self._joined(known + 1)):
+            return False  # a scan around it found where it closes: two subshells
         subs: list[str] = []
+        j = self._closing(ends[1], second, subs)
+        close = self._joined(j + 1)
+        if not s.startswith(")", close):
+            self.i = start
+            return False
+        expr = s[ends[1] : j]
+        if self.pending and "\n" in expr:
+            raise ShellSyntaxError("a here-document's body inside (( ))")
+        dynamic = bool(subs) or any(ch in expr for ch in "$`")
+        self.tokens += [Word(ARITH_OPEN), Word(expr, dynamic, True, tuple(subs)), Word(ARITH_CLOSE)]
+        self.i = close + 1
+        return True
+
+    def _closing(self, j: int, opened: int, subs: list[str]) -> int:
+        """The index of the ``)`` that closes the ``(`` at ``opened``, scanning from
+        ``j`` as bash's ``((`` does (quotes and expansions read, their substitutions
+        added to ``subs``), each ``(`` passed noted in :attr:`ends`; a syntax error
+        where none closes it (bash's too)."""
+        s, stack = self.s, [opened]
         while j < len(s):
             c = s[j]
             if c == "\\":
@@ -191,24 +221,17 @@ class _Lexer(ExpansionReader):
                 else:
                     subs.append(self._backquote())
                 j = self.i
-            elif c in "()":
-                depth += 1 if c == "(" else -1
-                if depth < 0:
-                    break
+            elif c == "(":
+                stack.append(j)
+                j += 1
+            elif c == ")":
+                self.ends[stack.pop()] = j
+                if not stack:
+                    return j
                 j += 1
             else:
                 j += 1
-        close = self._joined(j + 1)
-        if depth >= 0 or not s.startswith(")", close):
-            self.i = start
-            return False
-        expr = s[ends[1] : j]
-        if self.pending and "\n" in expr:
-            raise ShellSyntaxError("a here-document's body inside (( ))")
-        dynamic = bool(subs) or any(ch in expr for ch in "$`")
-        self.tokens += [Word(ARITH_OPEN), Word(expr, dynamic, True, tuple(subs)), Word(ARITH_CLOSE)]
-        self.i = close + 1
-        return True
+        raise ShellSyntaxError("unterminated ((")
 
     def _redir(self, fd: int | None) -> bool:
         s = self.s
@@ -443,8 +466,10 @@ class _Lexer(ExpansionReader):
 
     def _paren_sub(self, start: int) -> str:
         """Lex a ``$( ... )`` body starting at ``start``; return its source text."""
-        sub = _Lexer(self.s, start, until_paren=True)
-        end = sub.run()
+        end = self.ends.get(start - 1)
+        if end is None:
+            end = _Lexer(self.s, start, until_paren=True, ends=self.ends).run()
+            self.ends[start - 1] = end
         self.i = end + 1
         return self.s[start:end]
 
