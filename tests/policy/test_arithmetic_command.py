@@ -32,6 +32,8 @@ LEAKS = [
     "if (( 1 << 2 )); then :; fi\ngrep -r exo_lead ../..\n2",
     "echo $[ 1<<2 ]\ngrep -r exo_lead ../..\n2",
     "echo $[1<<2]\ngrep -r exo_lead ../..\n2]",
+    # found rereading: bash reads a $'...' in (( )) to its end (\' ends nothing)
+    "(( $'\\'' )) ; grep -r exo_lead ../.. #'))",
 ]
 
 

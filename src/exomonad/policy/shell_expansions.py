@@ -167,7 +167,7 @@ class ExpansionReader:
                 self._double_quoted([], subs)
                 j = self.i
                 continue
-            if c == "$" and opener == "{" and not quoted and not reads_as_sh():
+            if c == "$" and opener in "{[" and not quoted and not reads_as_sh():
                 pair, ends = self._glued(j, 2)
                 if pair == "$'":  # ANSI-C quoting: ``${x:-$'\''}`` is one word
                     j = ansi_c(s, ends[1])[1]

@@ -19,7 +19,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from exomonad.policy.shell_ansi import ShellSyntaxError
+from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
 from exomonad.policy.shell_brace import Item, bare_char, brace_state, expand_items
 from exomonad.policy.shell_dialect import reads_as_sh
 from exomonad.policy.shell_expansions import ExpansionReader
@@ -212,6 +212,8 @@ class _Lexer(ExpansionReader):
             elif c == "'":  # a quote only to find the end: bash evaluates its text
                 end = s.find("'", j + 1)
                 j = len(s) if end < 0 else end + 1
+            elif c == "$" and (pair := self._glued(j, 2))[0] == "$'":
+                j = ansi_c(s, pair[1][1])[1]  # ``(( $'\'' ))`` ends at its ``))``
             elif c in '"$`':
                 self.i = j + (c == '"')
                 if c == '"':
