@@ -15,14 +15,13 @@ expansions are read: :mod:`~.shell_expansions`.
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
 
-from exomonad.policy.shell_ansi import ShellSyntaxError, ansi_c
-from exomonad.policy.shell_brace import Item, bare_char, brace_state, expand_items
-from exomonad.policy.shell_dialect import reads_as_sh
-from exomonad.policy.shell_expansions import ExpansionReader
+from exomonad.policy.shell_ansi import ShellSyntaxError
+from exomonad.policy.shell_brace import bare_char, brace_state, expand_items
+from exomonad.policy.shell_dparen import ARITH_CLOSE, ARITH_OPEN, DparenReader
+from exomonad.policy.shell_tilde import tilde_after_braces, tilde_text
+from exomonad.policy.shell_tokens import Op, Redir, Token, Word
 from exomonad.util.digits import is_number
 
 __all__ = [
@@ -48,71 +47,11 @@ _NAMED_FD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\}")
 NAMED_FD = 10
 #: What makes a ``(`` after it part of a pattern where ``shopt -s extglob`` is on.
 _EXTGLOB = frozenset("!@*+?")
-#: The words an arithmetic command ``(( ... ))`` is lexed into around its expression
-#: (unquoted, only the lexer makes them).
-ARITH_OPEN, ARITH_CLOSE = "((", "))"
 #: A word that assigns a variable (``NAME=``, ``NAME+=``, ``NAME[i]=``).
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-#: The part after ``~`` that names the directory stack: ``+``, ``-``, ``N``, ``+N``, ``-N``.
-_DIR_STACK = re.compile(r"[+-]\d*|\d+")
 
 
-def _dir_stack(spec: str) -> str:
-    """The expansion bash makes of ``~SPEC`` (``SPEC`` matching :data:`_DIR_STACK`):
-    ``$PWD`` for ``+`` and ``+0`` (and ``0``), ``$OLDPWD`` for ``-``, else an entry of
-    ``DIRSTACK`` (``~N`` and ``~+N`` count from its top, ``~-N`` from its bottom).
-
-    >>> [_dir_stack(s) for s in ("+", "+0", "-", "1", "+2")]
-    ['$PWD', '$PWD', '$OLDPWD', '${DIRSTACK[1]}', '${DIRSTACK[2]}']
-    >>> _dir_stack("-0"), _dir_stack("-1")
-    ('${DIRSTACK[-1]}', '${DIRSTACK[-2]}')
-    """
-    if spec in ("+", "+0", "0"):
-        return "$PWD"
-    if spec == "-":
-        return "$OLDPWD"
-    if spec.startswith("-"):
-        return f"${{DIRSTACK[-{int(spec[1:]) + 1}]}}"
-    return f"${{DIRSTACK[{int(spec.lstrip('+'))}]}}"
-
-
-@dataclass(frozen=True, slots=True)
-class Word:
-    """A shell word after quote removal. Expansions are left verbatim in ``text``.
-
-    ``glob`` is true when an unquoted ``*``, ``?``, ``[`` or a brace expansion
-    (``{a,b}``, ``{1..3}``) may turn the word into other or several words.
-    """
-
-    text: str
-    dynamic: bool = False
-    quoted: bool = False
-    subs: tuple[str, ...] = ()
-    glob: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Op:
-    """A control operator: ``&&``, ``||``, ``;``, ``&``, ``|``, ``(``, ``)``, ``;;``, newline."""
-
-    text: str
-
-
-@dataclass(slots=True)
-class Redir:
-    """A redirection. ``heredoc`` holds the body of ``<<``/``<<-`` once read."""
-
-    op: str
-    target: Word
-    fd: int | None = None
-    heredoc: str | None = None
-    subs: tuple[str, ...] = field(default=(), repr=False)
-
-
-Token = Word | Op | Redir
-
-
-class _Lexer(ExpansionReader):
+class _Lexer(DparenReader):
     def __init__(
         self, src: str, start: int = 0, *, until_paren: bool = False,
         ends: dict[int, int] | None = None,
@@ -168,72 +107,6 @@ class _Lexer(ExpansionReader):
             for redir, _, _ in self.pending:
                 redir.heredoc = ""
         return n
-
-    def _arithmetic(self) -> bool:
-        """At ``((``: bash's arithmetic command when a ``))`` closes it (its parens
-        balanced, quotes and expansions read as bash reads them), lexed as three words
-        :data:`ARITH_OPEN`, the expression (text, its substitutions kept) and
-        :data:`ARITH_CLOSE`; else False, nothing read (``((cd x; ls) )``: two
-        subshells). Its ``<``, ``>``, ``&``, ``|`` and ``;`` are arithmetic, no
-        operators: found trying the gate as a worker, ``(( x = 1 << 2 ))`` was read as
-        a here-document ``<< 2`` whose body hid the lines after it (a ``grep`` there
-        printed the lead's token, allowed), and ``for ((i=0; i<3; i++))`` was asked."""
-        ahead, ends = self._glued(self.i, 2)
-        if ahead != "((" or reads_as_sh():  # dash has no arithmetic command
-            return False
-        s, start, second = self.s, self.i, ends[0]
-        known = self.ends.get(second)
-        if known is not None and not s.startswith(")", self._joined(known + 1)):
-            return False  # a scan around it found where it closes: two subshells
-        subs: list[str] = []
-        j = self._closing(ends[1], second, subs)
-        close = self._joined(j + 1)
-        if not s.startswith(")", close):
-            self.i = start
-            return False
-        expr = s[ends[1] : j]
-        if self.pending and "\n" in expr:
-            raise ShellSyntaxError("a here-document's body inside (( ))")
-        dynamic = bool(subs) or any(ch in expr for ch in "$`")
-        self.tokens += [Word(ARITH_OPEN), Word(expr, dynamic, True, tuple(subs)), Word(ARITH_CLOSE)]
-        self.i = close + 1
-        return True
-
-    def _closing(self, j: int, opened: int, subs: list[str]) -> int:
-        """The index of the ``)`` that closes the ``(`` at ``opened``, scanning from
-        ``j`` as bash's ``((`` does (quotes and expansions read, their substitutions
-        added to ``subs``), each ``(`` passed noted in :attr:`ends`; a syntax error
-        where none closes it (bash's too)."""
-        s, stack = self.s, [opened]
-        while j < len(s):
-            c = s[j]
-            if c == "\\":
-                j += 2
-            elif c == "'":  # a quote only to find the end: bash evaluates its text
-                end = s.find("'", j + 1)
-                j = len(s) if end < 0 else end + 1
-            elif c == "$" and (pair := self._glued(j, 2))[0] == "$'":
-                j = ansi_c(s, pair[1][1])[1]  # ``(( $'\'' ))`` ends at its ``))``
-            elif c in '"$`':
-                self.i = j + (c == '"')
-                if c == '"':
-                    self._double_quoted([], subs)
-                elif c == "$":
-                    self._dollar([], subs, quoted=True)
-                else:
-                    subs.append(self._backquote())
-                j = self.i
-            elif c == "(":
-                stack.append(j)
-                j += 1
-            elif c == ")":
-                self.ends[stack.pop()] = j
-                if not stack:
-                    return j
-                j += 1
-            else:
-                j += 1
-        raise ShellSyntaxError("unterminated ((")
 
     def _redir(self, fd: int | None) -> bool:
         s = self.s
@@ -313,7 +186,7 @@ class _Lexer(ExpansionReader):
         star = any(c in _GLOB for c, bare in items if bare)
         out = []
         for k, chars in enumerate(words):
-            text, dynamic = _tilde_after_braces(chars)
+            text, dynamic = tilde_after_braces(chars)
             out.append(Word(text, word.dynamic or dynamic, word.quoted,
                             word.subs if k == 0 else (), star))  # fmt: skip
         return out
@@ -327,7 +200,7 @@ class _Lexer(ExpansionReader):
         words = expand_items(items)
         if words is None or len(words) != 1:
             return Word(word.text, True, word.quoted, word.subs, word.glob)
-        text, dynamic = _tilde_after_braces(words[0])
+        text, dynamic = tilde_after_braces(words[0])
         return Word(text, word.dynamic or dynamic, word.quoted, word.subs, word.glob)
 
     def _in_prefix(self) -> bool:
@@ -400,10 +273,10 @@ class _Lexer(ExpansionReader):
         """Expand a leading ``~`` / ``~user`` of a word into ``out``; True (not known
         here) for the directory stack's ``~+``, ``~-``, ``~N``: the shell's cwd, the
         previous one, a ``pushd`` entry, written as the variable bash takes each from
-        (:func:`_dir_stack`), which the rest of the policy knows: ``~+/../..`` is
-        ``$PWD/../..``, the project (found trying the gate as a worker: ``cat
-        ~+/../../.e*/l*n`` printed the lead's token, allowed: ``~+`` was taken for a
-        directory in the worktree)."""
+        (:func:`~exomonad.policy.shell_tilde.tilde_text`), which the rest of the policy
+        knows: ``~+/../..`` is ``$PWD/../..``, the project (found trying the gate as a
+        worker: ``cat ~+/../../.e*/l*n`` printed the lead's token, allowed: ``~+`` was
+        taken for a directory in the worktree)."""
         s, n = self.s, len(self.s)
         if s.startswith("~", self.i):
             end, chars = self.i, []
@@ -413,7 +286,7 @@ class _Lexer(ExpansionReader):
                 chars.append(s[end])
                 end += 1
             prefix = "".join(chars)
-            if "{" in prefix:  # bash expands the braces first: :func:`_tilde_after_braces`
+            if "{" in prefix:  # bash expands the braces first: shell_tilde.tilde_after_braces
                 return False
             if end < n and s[end] in "'\"\\$`":
                 # quoted, or an expansion, before the first slash: no tilde-prefix to
@@ -422,7 +295,7 @@ class _Lexer(ExpansionReader):
                 # allowed as a read of ``/.e*/l*``)
                 return False
             self.i = end
-            text, dynamic = _tilde_text(prefix)
+            text, dynamic = tilde_text(prefix)
             out.append(text)
             return dynamic
         return False
@@ -474,33 +347,6 @@ class _Lexer(ExpansionReader):
             self.ends[start - 1] = end
         self.i = end + 1
         return self.s[start:end]
-
-
-def _tilde_text(prefix: str) -> tuple[str, bool]:
-    """What bash makes of the tilde-prefix ``prefix`` (``~``, ``~user``, ``~+``...), and
-    whether that is known only at run time (the directory stack, :func:`_dir_stack`)."""
-    if _DIR_STACK.fullmatch(prefix[1:]):
-        return _dir_stack(prefix[1:]), True
-    if "\0" in prefix:  # ~\0: no such user
-        return prefix, True
-    return os.path.expanduser(prefix), False
-
-
-def _tilde_after_braces(chars: list[Item]) -> tuple[str, bool]:
-    """A word brace expansion made (its characters, each with whether it is unquoted)
-    after bash's tilde expansion, which comes next (:func:`_tilde_text` on a prefix up
-    to the first ``/`` that is all unquoted), and whether it is known only at run time.
-    Found trying the gate as a worker: ``grep -r SECRET {~+/../..,.}`` printed the
-    lead's token, allowed as a read of a directory ``~+`` in the worktree, and ``cat
-    {~,x}/.ssh/id_rsa`` and ``tee -a {~,.}/.bash_profile`` were allowed the same way."""
-    text = "".join(c for c, _ in chars)
-    if not chars or chars[0] != ("~", True):
-        return text, False
-    end = text.find("/") if "/" in text else len(text)
-    if not all(bare for _, bare in chars[:end]):
-        return text, False
-    expanded, dynamic = _tilde_text(text[:end])
-    return expanded + text[end:], dynamic
 
 
 def _body_subs(body: str) -> tuple[str, ...]:
