@@ -25,7 +25,8 @@ class RecordingSink:
     dead: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
         if pane in self.dead:
             raise PaneError(f"pane {pane} is dead")
         with self.lock:

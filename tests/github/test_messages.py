@@ -11,6 +11,7 @@ from exomonad.github.events import Owner, PrEvent
 from exomonad.github.messages import Messages, tag
 from exomonad.github.model import CheckRun, Commit, IssueComment, PullRequest, Review, ReviewComment
 from exomonad.panes import Spool
+from exomonad.panes.spool import recipient_dir
 
 PR = PullRequest(
     7,
@@ -93,7 +94,7 @@ def test_long_text_goes_to_a_file(messages: Messages, tmp_path: Path) -> None:
         "a.py:2, b.py; the full text is in "
     )
     path = Path(line.split("the full text is in ")[1].split(" (read it)")[0])
-    assert path.parent == tmp_path / "spool"
+    assert path.parent == recipient_dir(tmp_path / "spool", BASE.owner.team, BASE.owner.worker)
     text = path.read_text("utf-8")
     assert "x" * 100 in text
     assert "## a.py:2\n\n" + "y" * 50 in text

@@ -54,7 +54,8 @@ class Live:
              cwd: Path) -> dict[str, Any]:  # fmt: skip
         """The hook client's whole answer for a tool call as ``runtime`` sends it."""
         event = "before-tool" if runtime == "gemini" else "pre-tool-use"
-        payload = {"session_id": "w1", "tool_name": name, "cwd": str(cwd), "tool_input": data}
+        payload = {"session_id": f"s-{token[-8:]}", "tool_name": name, "cwd": str(cwd),
+                   "tool_input": data}  # fmt: skip
         done = subprocess.run(
             [sys.executable, "-m", "exomonad", "hook", event, "--runtime", runtime],
             input=json.dumps(payload), env={**self.env, "EXOMONAD_TOKEN": token},
@@ -71,10 +72,11 @@ QUICK_ESCALATIONS = "[policy]\napproval_timeout = 1\npopup = false\n"
 
 @contextmanager
 def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "",
-           home: Path | None = None) -> Iterator[Live]:  # fmt: skip
+           home: Path | None = None, spool: Path | None = None) -> Iterator[Live]:  # fmt: skip
     """A real ``exomonad serve`` on a scratch project whose lead made team ``proj``;
     ``config``: more of ``.exomonad/config.toml`` (after ``[workers]``); ``home``: the
-    ``$HOME`` of the server and the hook client (else the user's)."""
+    ``$HOME`` of the server and the hook client (else the user's); ``spool``: its spool
+    directory (else one in the state dir)."""
     root, state = tmp_path / "claude", tmp_path / "proj" / ".exomonad"
     make_repo(tmp_path / "proj")
     state.mkdir()
@@ -86,7 +88,7 @@ def served(tmp_path: Path, tmux_server: TmuxServer, config: str = "",
     env = {k: v for k, v in os.environ.items() if k not in ("EXOMONAD_TOKEN", "TMUX")}
     env.update(CLAUDE_CONFIG_DIR=str(root), EXOMONAD_DIR=str(state),
                EXOMONAD_LOCK_DIR=str(state / "locks"),
-               EXOMONAD_SPOOL_DIR=str(state / "spool"))  # fmt: skip
+               EXOMONAD_SPOOL_DIR=str(spool or state / "spool"))  # fmt: skip
     if home is not None:
         env["HOME"] = str(home)
     proc = subprocess.Popen(

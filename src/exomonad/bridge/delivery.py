@@ -126,7 +126,8 @@ class Deliverer:
                 result.consumed += 1
                 continue
             try:
-                self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]))
+                self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]),
+                                  to=(self.team, member))  # fmt: skip
             except PaneError as exc:
                 self._undeliverable(member, todo[position:], str(exc))
                 result.pending, result.error = len(todo) - position, str(exc)

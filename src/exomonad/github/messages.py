@@ -143,7 +143,8 @@ class Messages:
         multiline = any("\n" in b for b in [*bodies, *(c.body.strip() for c in e.comments)])
         if not multiline and len(inline) <= self.inline_limit:
             return inline
-        path = self.spool.write(self._full(e), sender=f"github-pr-{e.pr.number}")
+        path = self.spool.write(self._full(e), sender=f"github-pr-{e.pr.number}",
+                                to=(e.owner.team, e.owner.worker))  # fmt: skip
         where = f" on {', '.join(c.where for c in e.comments)}" if e.comments else ""
         counted = f", {_plural(len(e.comments), 'comment')}{where}" if e.comments else ""
         return f"{counted}; the full text is in {path} (read it)"

@@ -256,13 +256,16 @@ class KeystrokeBackend(ABC):
             self._prepare_input(canonical)
             yield canonical
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
         """Deliver one message: type it (or a spool pointer), press Enter, confirm.
 
         Args:
             pane: the pane id (``%3``, ``terminal_3``, ...).
             text: the message; it is sanitised, never interpreted as keys.
             sender: who the message is from, named in the spool pointer line.
+            to: the recipient's team and name, whose spool directory a long message
+                goes to (:func:`~exomonad.panes.spool.recipient_dir`).
 
         Raises:
             PaneError: the pane is missing, dead, refuses input, or stays locked.
@@ -270,7 +273,7 @@ class KeystrokeBackend(ABC):
         """
         started_at = time.time()
         with self._ready(pane) as canonical:
-            outgoing = self.spool.prepare(text, sender=sender)
+            outgoing = self.spool.prepare(text, sender=sender, to=to)
             unread = self._snapshot(canonical) if self.echo_timeout > 0 else None
             head, mark, rest = outgoing.line.partition("?")
             if mark and head and unread is not None:

@@ -73,8 +73,12 @@ class TextSink(Protocol):
     :class:`~exomonad.errors.PaneError`.
     """
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
-        """Deliver ``text`` to ``pane`` and submit it, once; say what was done."""
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
+        """Deliver ``text`` to ``pane`` and submit it, once; say what was done. ``to``:
+        the recipient's team and name, when the pane is a member's (a message too long
+        to type is parked in its own spool directory: :func:`~exomonad.panes.spool.
+        recipient_dir`)."""
         ...
 
     def submit(self, pane: str) -> None:

@@ -190,9 +190,10 @@ class FakePaneBackend(KeystrokeBackend):
 
     # -- the rest of the contract --------------------------------------------------------
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
         """As :meth:`KeystrokeBackend.deliver`, also recording the receipt on the pane."""
-        receipt = super().deliver(pane, text, sender=sender)
+        receipt = super().deliver(pane, text, sender=sender, to=to)
         state = self.pane(receipt.pane)
         with self._state:
             state.deliveries.append(receipt)

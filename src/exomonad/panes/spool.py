@@ -10,7 +10,9 @@ one-line pointer instead::
 
 The spool directory is, in order: the ``directory`` argument, ``$EXOMONAD_SPOOL_DIR``,
 ``$XDG_RUNTIME_DIR/exomonad/spool``, ``/tmp/exomonad-<uid>/spool``. Agents that may only
-read inside their workspace should be given a spool directory there.
+read inside their workspace should be given a spool directory there. A message for a
+member of a team goes to that member's own directory below it (:func:`recipient_dir`),
+the only part of the spool the policy lets an agent other than the lead read.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from exomonad.panes.locking import private_dir, runtime_dir
 from exomonad.panes.sanitize import sanitize
@@ -32,6 +35,7 @@ __all__ = [
     "Outgoing",
     "Spool",
     "default_spool_dir",
+    "recipient_dir",
 ]
 
 SPOOL_DIR_ENV = "EXOMONAD_SPOOL_DIR"
@@ -47,6 +51,19 @@ def default_spool_dir() -> Path:
     """``$EXOMONAD_SPOOL_DIR``, else ``<runtime dir>/spool``."""
     env = os.environ.get(SPOOL_DIR_ENV)
     return Path(env) if env else runtime_dir() / "spool"
+
+
+def recipient_dir(root: str | os.PathLike[str], team: str, member: str) -> Path:
+    """Where messages for ``member`` of ``team`` are spooled: a directory of its own below
+    the spool ``root``, each name percent-encoded (no two names share one, none climbs).
+
+    >>> str(recipient_dir("/s", "my team", "w.1"))
+    '/s/my%20team/w.1'
+    """
+    parts = [quote(name, safe="") for name in (team, member)]
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"no spool directory for team {team!r}, member {member!r}")
+    return Path(root, *parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +107,10 @@ class Spool:
         if self.threshold < 1:
             raise ValueError("spool threshold must be at least 1 character")
 
-    def prepare(self, text: str, *, sender: str | None = None) -> Outgoing:
+    def prepare(self, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> Outgoing:  # fmt: skip
         """Sanitise ``text``; return it as one line, or spool it and return a pointer.
+        ``to``: the recipient's team and name, when known (see :meth:`write`).
 
         Leading and trailing line ends are dropped first, so ``"hi\\n"`` is typed as ``hi``.
 
@@ -103,16 +122,20 @@ class Spool:
             raise ValueError("message is empty after sanitising; nothing to deliver")
         if "\n" not in body and len(body) <= self.threshold:
             return Outgoing(line=body)
-        path = self.write(text, sender=sender)
+        path = self.write(text, sender=sender, to=to)
         return Outgoing(line=self.pointer(path, sender=sender), spool_path=path)
 
-    def write(self, text: str, *, sender: str | None = None) -> Path:
+    def write(self, text: str, *, sender: str | None = None,
+              to: tuple[str, str] | None = None) -> Path:  # fmt: skip
         """Write ``text`` to a new spool file (atomically) and return its path.
 
         The file holds the message with control/escape sequences removed but line ends
-        and tabs kept: it is read, never typed.
+        and tabs kept: it is read, never typed. ``to`` (team, member): the file goes to
+        that recipient's directory (:func:`recipient_dir`), the one the policy lets it
+        read; without it, to the spool directory itself, which only the lead reads.
         """
-        directory = private_dir(self.directory)
+        base = recipient_dir(self.directory, *to) if to is not None else self.directory
+        directory = private_dir(base)
         who = _SLUG.sub("-", sender or "message").strip("-")[:40] or "message"
         name = f"{time.strftime('%Y%m%dT%H%M%S')}-{who}-{uuid.uuid4().hex[:8]}.md"
         path = directory / name

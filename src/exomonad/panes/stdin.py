@@ -116,10 +116,11 @@ class StdinBackend:
             except (OSError, ValueError) as exc:  # BrokenPipeError; ValueError: closed
                 raise PaneError(f"process {pane} no longer reads its stdin: {exc}") from exc
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
         """Send ``text`` as one encoded line; submitted once the pipe accepted all of it.
 
-        ``sender`` is unused: nothing is spooled, so no pointer names it.
+        ``sender`` and ``to`` are unused: nothing is spooled, so no pointer names it.
         """
         started_at = time.time()
         self.write(pane, self.encode(text))

@@ -55,6 +55,7 @@ from exomonad.policy.predicates import (
     own_branch,
     protected_branch,
     reads_others_mail,
+    reads_others_spool,
     reads_state_dir,
     reads_state_tree,
     secret_path,
@@ -109,6 +110,12 @@ FORBID: tuple[ForbidBase, ...] = (
         reads_others_mail,
         reason="only the lead reads Claude Code's inboxes (the team's messages and "
         "pending permission requests): a worker's messages come to it",
+    ),
+    Forbid(
+        ReadFile,
+        reads_others_spool,
+        reason="only the lead reads messages spooled for others: an agent reads the "
+        "files its own pointers name",
     ),
     Forbid(
         WriteFile,

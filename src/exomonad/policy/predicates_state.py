@@ -15,6 +15,7 @@ import os
 import posixpath
 from typing import Protocol
 
+from exomonad.panes.spool import default_spool_dir, recipient_dir
 from exomonad.policy.actions import ReadFile, Shell
 from exomonad.policy.control_files import (
     CONTROL_DIRS,
@@ -48,6 +49,7 @@ __all__ = [
     "HasPath",
     "command_words",
     "reads_others_mail",
+    "reads_others_spool",
     "reads_state_dir",
     "reads_state_tree",
     "shell_touches_control_files",
@@ -184,7 +186,9 @@ def reads_others_mail(action: ReadFile, ctx: Context) -> bool:
     """An agent other than the lead reads Claude Code's inboxes (a file in a team's
     ``inboxes/`` but its own, or a recursive read of a directory holding them): every message the
     team sends, pending permission requests and their ids (found probing: a worker
-    read the lead's inbox, which ``/events`` and ``/status`` keep from workers)."""
+    read the lead's inbox, which ``/events`` and ``/status`` keep from workers). A glob
+    that could name anything below ``teams/`` counts (:func:`_reaches`: ``cat
+    ~/.claude/team[s]/T/inboxes/w2.json`` printed another worker's inbox, allowed)."""
     if ctx.role == "tl" or action.path is None:
         return False
     teams, _ = _team_dirs(ctx)
@@ -196,7 +200,44 @@ def reads_others_mail(action: ReadFile, ctx: Context) -> bool:
             return True
         if action.recursive and not action.include and is_within(teams, path):
             return True
+        if is_glob(path) and _reaches(path, teams, recursive=action.recursive):
+            return True
     return False
+
+
+def reads_others_spool(action: ReadFile, ctx: Context) -> bool:
+    """An agent other than the lead reads messages parked for someone else: a path in the
+    spool directory (where a message too long to type into a pane is written, and a
+    pointer to it typed: :mod:`exomonad.panes.spool`) outside its own recipient
+    directory, or a recursive read of a directory holding the spool. Found probing: a
+    worker's ``cat /tmp/exomonad-<uid>/spool/*.md``, allowed, printed the lead's task
+    for another worker, whose inbox it may not read (:func:`reads_others_mail`)."""
+    if ctx.role == "tl" or action.path is None:
+        return False
+    root = str(default_spool_dir())
+    try:
+        own = str(recipient_dir(root, ctx.team, ctx.agent)) if ctx.team else None
+    except ValueError:
+        own = None
+    real = real_path(action.path)
+    for path in {action.path, posixpath.normpath(action.path), real} - {None}:
+        assert path is not None
+        if not is_within(path, own) and _reaches(path, root, recursive=action.recursive):
+            return True
+    return False
+
+
+def _reaches(path: str, root: str, *, recursive: bool) -> bool:
+    """``path`` is ``root`` or below it, or (``recursive``) above it; a glob when, in any
+    case (``nocaseglob``), it could name such a path."""
+    if is_within(path, root) or (recursive and is_within(root, path)):
+        return True
+    if not is_glob(path):
+        return False
+    pattern, target = path.lower(), root.lower()
+    return glob_could_name(target, pattern, below=True) or (
+        recursive and glob_could_name(target, pattern, below=False)
+    )
 
 
 def shell_touches_state(action: Shell, ctx: Context) -> bool:
