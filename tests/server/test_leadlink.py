@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
+from exomonad.bridge.delivery import Deliverer
 from exomonad.panes import FakePaneBackend
+from exomonad.panes.spool import recipient_dir
 from exomonad.server.hooks import handle_hook
 from exomonad.server.identity import Identity
 from exomonad.server.services import Services
@@ -93,3 +95,23 @@ def test_a_lead_that_quit_gets_nothing_typed_into_its_old_pane(
     svc.lead._fallback("proj", "team-lead", mid, "x; rm -rf ~")
     assert fake.submitted("%5") == []
     assert len(svc.mailbox("proj").read_raw("team-lead")) == 1  # kept for the next lead
+
+
+def test_a_moved_workers_long_messages_are_spooled_where_it_may_read_them(
+    svc: Services, lead: Identity, fake: FakePaneBackend
+) -> None:
+    """A worker moved to the restarted lead's team keeps its token's team, the one whose
+    spool directory the policy lets it read: its long messages go there."""
+    svc.tokens.issue(Identity(name="gemini-1", role="worker", team="proj"))
+    pane = fake.add_pane()
+    register_synthetic(svc.paths("proj"), "gemini-1", pane=pane)
+    create_team(TeamPaths("session-bbbbbbbb", svc.root), lead_session_id="bbbbbbbb-x")
+    handle_hook(svc, lead, "session-start", "claude", {"session_id": "bbbbbbbb-x"})
+    new = svc.mailbox("session-bbbbbbbb")
+    new.send("gemini-1", sender="team-lead", text="a task\nin two lines")
+    assert svc.spool_box("session-bbbbbbbb", "gemini-1") == ("proj", "gemini-1")
+    assert svc.spool_box("session-bbbbbbbb", "someone") == ("session-bbbbbbbb", "someone")
+    Deliverer(new, svc.ledger, fake, spool_box=svc.spool_box).run_pass("gemini-1", pane)
+    (receipt,) = fake.deliveries(pane)
+    assert receipt.spool_path is not None
+    assert receipt.spool_path.parent == recipient_dir(fake.spool.directory, "proj", "gemini-1")

@@ -27,9 +27,13 @@ from exomonad.panes.contract import TextSink
 from exomonad.teams.mailbox import Mailbox
 from exomonad.teams.models import message_identity
 
-__all__ = ["Deliverer", "PassResult"]
+__all__ = ["Deliverer", "PassResult", "SpoolBox"]
 
 log = logging.getLogger("exomonad.bridge")
+
+#: Whose spool directory a long message for ``(team, member)`` goes to, as ``(team,
+#: member)`` (:func:`~exomonad.panes.spool.recipient_dir`): by default its own.
+SpoolBox = Callable[[str, str], tuple[str, str]]
 
 
 @dataclass
@@ -54,7 +58,8 @@ class Deliverer:
 
     ``intercept`` sees each new entry first; when it returns True the entry counts as
     delivered without being typed (the server resolves ``permission_response`` entries
-    this way).
+    this way). ``spool_box`` names the recipient of a message too long to type (its
+    spool directory, the one the policy lets it read); by default the member itself.
     """
 
     def __init__(
@@ -68,8 +73,10 @@ class Deliverer:
         intercept: Callable[[dict[str, Any]], bool] | None = None,
         mark_read_every: float = 5.0,
         mark_read_batch: int = 32,
+        spool_box: SpoolBox | None = None,
     ) -> None:
         self.intercept = intercept
+        self.spool_box = spool_box
         self.mark_read_every = mark_read_every
         self.mark_read_batch = mark_read_batch
         self._unmarked: dict[str, list[str]] = {}
@@ -126,8 +133,8 @@ class Deliverer:
                 result.consumed += 1
                 continue
             try:
-                self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]),
-                                  to=(self.team, member))  # fmt: skip
+                box = self.spool_box(self.team, member) if self.spool_box else (self.team, member)
+                self.sink.deliver(pane, self.renderer(entry), sender=str(entry["from"]), to=box)
             except PaneError as exc:
                 self._undeliverable(member, todo[position:], str(exc))
                 result.pending, result.error = len(todo) - position, str(exc)

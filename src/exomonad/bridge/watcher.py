@@ -31,7 +31,7 @@ from typing import Any
 
 from asyncinotify import Event, Inotify, Mask
 
-from exomonad.bridge.delivery import Deliverer, PassResult
+from exomonad.bridge.delivery import Deliverer, PassResult, SpoolBox
 from exomonad.bridge.ledger import Ledger
 from exomonad.bridge.render import render
 from exomonad.errors import ExomonadError, SymlinkedDirectoryError
@@ -110,6 +110,8 @@ class InboxWatcher:
         serves the lead's own inbox with these.
     intercept:
         Sees each new entry first; True consumes it (see :class:`Deliverer`).
+    spool_box:
+        Whose spool directory a member's long messages go to (see :class:`Deliverer`).
     on_config:
         Called with every team config read (new team, members changed): the server
         finds the lead's session team this way.
@@ -139,8 +141,10 @@ class InboxWatcher:
         intercept: Callable[[dict[str, Any]], bool] | None = None,
         on_config: Callable[[TeamConfig], None] | None = None,
         on_pass: PassObserver | None = None,
+        spool_box: SpoolBox | None = None,
     ) -> None:
         self.ledger = ledger
+        self.spool_box = spool_box
         self.sink = sink
         self.root = config_root(root)
         self.only = set(teams) if teams is not None else None
@@ -306,7 +310,7 @@ class InboxWatcher:
             mailbox = Mailbox(paths, dialect=self.dialect, durable=self.durable)
             deliverer = Deliverer(
                 mailbox, self.ledger, self.sink, mark_read=self.mark_read,
-                renderer=self.renderer, intercept=self.intercept,
+                renderer=self.renderer, intercept=self.intercept, spool_box=self.spool_box,
             )  # fmt: skip
             team = self._teams[key] = _Team(paths, deliverer)
             if paths.team_dir != config_dir:

@@ -94,7 +94,7 @@ class Services:
         self.watcher = self.services.register(InboxWatcher(
             self.ledger, self.backend, root=self.root, dialect=self.dialect,
             intercept=self.gatekeeper.intercept, on_config=self.lead.on_config,
-            on_pass=self.feeds.on_pass,
+            on_pass=self.feeds.on_pass, spool_box=self.spool_box,
         ))  # fmt: skip
         self.counters: Counter[str] = Counter()
         self.github = self.services.register_blocking(github_service(self))
@@ -144,6 +144,15 @@ class Services:
             log.debug("a hook from pid %d is not the lead's: %s", peer, why)
         self.counters["lead_claim_declined"] += 1
         return self.identify(None)
+
+    def spool_box(self, team: str, member: str) -> tuple[str, str]:
+        """Whose spool directory a long message for ``member`` of ``team`` goes to: the
+        team its token names, the one the policy lets it read. A worker the lead's
+        restart moved to its new team (``[lead] follow = "move"``) keeps its first."""
+        who = self.tokens.find(member, team) or next(
+            (i for i in self.tokens.identities() if i.name == member and i.team), None
+        )
+        return (who.team if who is not None and who.team else team), member
 
     def team_of(self, who: Identity) -> str:
         """The team ``who`` works in: its own, else the project's current team."""
