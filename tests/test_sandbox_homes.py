@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from exomonad.errors import InvalidNameError, SandboxError
+from exomonad.panes.spool import Spool
 from exomonad.sandbox import SandboxSpec, bwrap_argv, require_bwrap, worker_argv
 from exomonad.sandbox_homes import HOMES_DIR, Mount, private_homes
 from tests.support.git import GIT_ENV, git, make_repo
@@ -41,11 +42,13 @@ class Homes:
     worktree: Path
     state: Path
 
-    def run(self, script: str, name: str = "w1") -> subprocess.CompletedProcess[str]:
-        """``bash -c script`` as sandboxed worker ``name`` runs, output captured."""
+    def run(self, script: str, name: str = "w1",
+            team: str | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+        """``bash -c script`` as sandboxed worker ``name`` (of ``team``) runs, output
+        captured."""
         argv = worker_argv(["bash", "-c", script], sandbox="bwrap",
                            worktree=str(self.worktree), state_dir=self.state,
-                           name=name)  # fmt: skip
+                           name=name, team=team)  # fmt: skip
         return subprocess.run(argv, env={**os.environ, **GIT_ENV}, capture_output=True,
                               text=True, timeout=60, check=False)  # fmt: skip
 
@@ -77,6 +80,16 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
     state = repo / ".exomonad"
     state.mkdir()
     return Homes(home, worktree, state)
+
+
+def test_a_worker_sees_its_own_spooled_messages_only(homes: Homes, tmp_path: Path) -> None:
+    """Found probing: with the whole spool dir bound, a worker's code read the lead's long
+    messages to every other worker (``cat <spool>/*/*/*.md``, which the policy refuses,
+    run from a script). Only its own recipient directory is bound now."""
+    mine = Spool().write("for w1\n", sender="team-lead", to=("proj", "w1"))
+    theirs = Spool().write("for w2: hunter2\n", sender="team-lead", to=("proj", "w2"))
+    out = homes.run(f"cat {mine} {theirs} {tmp_path}/spool/*/*/*.md", team="proj")
+    assert out.stdout == "for w1\n" * 2, out.stderr  # by its name, and by the glob
 
 
 def test_a_worker_cannot_write_the_users_agent_config(homes: Homes) -> None:

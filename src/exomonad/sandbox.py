@@ -350,12 +350,16 @@ def require_bwrap() -> str:
 
 
 def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
-                state_dir: Path, name: str, branch: str | None = None) -> list[str]:  # fmt: skip
+                state_dir: Path, name: str, branch: str | None = None,
+                team: str | None = None) -> list[str]:  # fmt: skip
     """A worker's command as ExoMonad runs it: unchanged, or under bwrap (``[workers]
-    sandbox = "bwrap"``) with its worktree writable, the spool dir readable and private
-    copies of the agents' config homes (``~/.gemini``, ``~/.codex``) in place of the
-    user's, made afresh for worker ``name`` (:mod:`exomonad.sandbox_homes`); ``branch``,
-    the one ExoMonad gave it, is the only branch its git may write.
+    sandbox = "bwrap"``) with its worktree writable, its own spool directory (worker
+    ``name`` of ``team``: :func:`~exomonad.panes.spool.recipient_dir`; without a team,
+    the whole spool dir) readable and private copies of the agents' config homes
+    (``~/.gemini``, ``~/.codex``) in place of the user's, made afresh for worker
+    ``name`` (:mod:`exomonad.sandbox_homes`); ``branch``, the one ExoMonad gave it, is
+    the only branch its git may write. Found probing: with the whole spool dir bound, a
+    worker's code read the lead's long messages to every other worker.
 
     Raises
     ------
@@ -370,10 +374,12 @@ def worker_argv(command: Sequence[str], *, sandbox: str, worktree: str | None,
     if worktree is None:
         raise SandboxError('sandbox = "bwrap" needs [workers] worktree = true')
     require_bwrap()
-    from exomonad.panes.spool import default_spool_dir
+    from exomonad.panes.spool import default_spool_dir, recipient_dir
 
     spool = default_spool_dir()
-    spool.mkdir(parents=True, exist_ok=True)
+    if team is not None:
+        spool = recipient_dir(spool, team, name)
+    spool.mkdir(mode=0o700, parents=True, exist_ok=True)
     state = state_dir.resolve()
     homes = private_homes(state / SANDBOX_INFO_DIR, name)
     wt = Path(worktree)

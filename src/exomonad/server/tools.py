@@ -205,7 +205,7 @@ def spawn_workers(svc: Services, who: Identity, a: SpawnWorkersArgs) -> dict[str
         try:
             command = w.command or cfg.command_for(runtime)
             argv = worker_argv(shlex.split(command), sandbox=cfg.sandbox, worktree=worker.cwd,
-                               state_dir=svc.state_dir, name=w.name,
+                               state_dir=svc.state_dir, name=w.name, team=team,
                                branch=worker.identity.branch)  # fmt: skip
             pane = svc.backend.spawn(argv, cwd=worker.cwd or str(svc.state_dir.parent),
                                      env=env, name=w.name, target=cfg.tmux_session)  # fmt: skip

@@ -245,6 +245,7 @@ def run_teammate(argv: Sequence[str], *, state: Path, root: Path | None = None) 
         state_dir=state,
         name=args.name,
         branch=worker["branch"] if isinstance(worker.get("branch"), str) else None,
+        team=args.team,
     )
     backend = PtyBackend(mirror=True)  # the pane shows the agent; its user can type too
     pane = backend.spawn(command, env=_worker_env(state, args, worker), cwd=cwd or os.getcwd())
