@@ -23,9 +23,10 @@ class RecordingSink:
         self.receipts: list[DeliveryReceipt] = []
         self._cond = threading.Condition()
 
-    def deliver(self, pane: str, text: str, *, sender: str | None = None) -> DeliveryReceipt:
+    def deliver(self, pane: str, text: str, *, sender: str | None = None,
+                to: tuple[str, str] | None = None) -> DeliveryReceipt:  # fmt: skip
         """Deliver through the real backend, then record the receipt."""
-        receipt = self.backend.deliver(pane, text, sender=sender)
+        receipt = self.backend.deliver(pane, text, sender=sender, to=to)
         with self._cond:
             self.receipts.append(receipt)
             self._cond.notify_all()
