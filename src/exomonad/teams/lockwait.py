@@ -14,9 +14,9 @@ the same schedule, and where inotify is not to be had (no instance or watch left
 A wait borrows an inotify instance, adds a watch, and gives the instance back: closing
 an instance that had watches waits for the kernel's grace period (7-8 ms measured here),
 while a watch added and removed costs ~14 µs, so instances are kept, as many as waits
-ever ran at once. The events are never parsed: what the
-instance has queued is read and dropped before each try (:meth:`Release.arm`), and any
-event after that ends the wait.
+ever ran at once. The events are never parsed: what the instance has queued is read
+and dropped before each try (:meth:`Release.arm`), and any event after that ends the
+wait.
 """
 
 from __future__ import annotations
