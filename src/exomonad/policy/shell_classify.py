@@ -56,6 +56,7 @@ from exomonad.policy.shell_secrets import (
 from exomonad.policy.shell_setvars import sets_at_run_time
 from exomonad.policy.shell_shells import nested, run_shell, runner, source, stdin_file
 from exomonad.policy.shell_stdin import SHELLS, note_exec, stdin_as_words
+from exomonad.policy.shell_stdin_data import program_on_unseen_stdin
 from exomonad.policy.shell_tools import handle, modelled, redirect_target
 from exomonad.policy.shell_variables import risky_assignment, written_by
 from exomonad.policy.shell_where import points_outside, runs, scratch
@@ -187,6 +188,8 @@ def _argv(
         return done
     name, args = posixpath.basename(words[0].text), words[1:]
     ran = run_file(name, args, cwd)  # python3 x: x read
+    if program_on_unseen_stdin(cmd, name, env.stdin_redirected, env.links_made):
+        ran.append(Unknown(f"{name} runs the program it reads on stdin"))
     return [*ran, *editor_script(cmd, name, args, env.stdin_redirected), *done]
 
 

@@ -52,6 +52,17 @@ _COMPRESSOR_OUTS = ("-o", "--output", "--output-dir-flat", "--output-dir-mirror"
 _FILE_LISTS = ("--filelist", "--files", "--files0")
 _EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs", "sponge"})
 _EDITOR_ARGS = frozenset({"-S", "--suffix", "-c", "-u"})
+#: patch's options that take a value; those naming its reject file; those naming its
+#: backups by a prefix or suffix, where a ``/`` puts them elsewhere (found probing:
+#: ``patch -b -B ../../ f p.diff`` wrote the lead's ``f``, ``-r ../../x`` wrote ``x``
+#: there, ``--suffix=../../../x`` beside a directory ``f..`` wrote ``x`` above).
+_PATCH_ARGS = option_set(
+    "-B -D -F -V -Y -d -g -i -o -p -r -z --prefix --ifdef --fuzz --version-control "
+    "--basename-prefix --directory --get --input --output --strip --reject-file --suffix "
+    "--quoting-style --reject-format --read-only"
+)
+_PATCH_REJECTS = ("-r", "--reject-file")
+_PATCH_BACKUPS = ("-B", "--prefix", "-Y", "--basename-prefix", "-z", "--suffix")
 #: uniq's options that take a value.
 _UNIQ_ARGS = frozenset({"-f", "-s", "-w", "--skip-fields", "--skip-chars", "--check-chars"})
 #: Options taking a value among split/csplit/patch's.
@@ -208,14 +219,26 @@ def outputs(name: str, args: list[Word], cwd: str | None) -> list[Action]:
         positionals, _ = scan_options(args, _UNIQ_ARGS)
         return [at(positionals[1])] if len(positionals) > 1 else []
     if name == "patch":
-        target = opts.get("-o") or opts.get("--output") or (positionals[:1] or None)
-        where = opts.get("-d") or opts.get("--directory")
-        return [at(w) for w in target] if target else [at(where[0] if where else Word("."))]
+        positionals, own = scan_options(args, _PATCH_ARGS)
+        backups = [w for k in _PATCH_BACKUPS for w in own.get(k, [])]
+        if any(w is None or w.dynamic or "/" in w.text for w in backups):
+            return [Unknown("patch names its backups in another directory")]
+        rejects = [at(w) for k in _PATCH_REJECTS for w in own.get(k, [])
+                   if w is None or w.text != "-"]  # fmt: skip
+        target = own.get("-o") or own.get("--output") or (positionals[:1] or None)
+        where = own.get("-d") or own.get("--directory")
+        written = [at(w) for w in target] if target else [at(where[0] if where else Word("."))]
+        return [*written, *rejects]
     if name in _COMPRESSORS or name in _EDITORS:
         with_arg = _EDITOR_ARGS if name in _EDITORS else _COMPRESSOR_ARGS
         positionals, opts = scan_options(args, with_arg)
     if name in _COMPRESSORS:  # what it is given it reads (gzip -c ~/.aws/credentials)
         read = operand_reads(positionals, cwd)
+        suffixes = [w for k in ("-S", "--suffix") for w in opts.get(k, [])]
+        if any(w is None or w.dynamic or "/" in w.text for w in suffixes):
+            # FILE + SUFFIX is elsewhere (found probing: ``gzip -S ../../../../x f``
+            # beside a directory ``f..`` wrote the lead's ``x``)
+            return [*read, Unknown(f"{name}'s suffix names another directory")]
         if _TO_STDOUT & set(opts) or any(
             k[:1] == "-" and k[1:2] != "-" and set(k[1:]) & {"c", "l", "t"} for k in opts
         ):

@@ -6,7 +6,8 @@ Found as a worker: ``perl -pi -e 's/a/b/' ../../README.md`` and ``ruby -i -pe ..
 ``awk '{print > "../../x"}' f`` wrote it and ``awk 'BEGIN{system("...")}'`` ran a command
 while looking like a reader of ``f``. Now:
 
-* an in-place edit (``-i``) writes its files, judged like ``sed -i``'s; a one-liner that
+* an in-place edit (``-i``) writes its files, judged like ``sed -i``'s (a backup suffix
+  with a ``/``, ``-i../../../x``, is Unknown: it names a file elsewhere); a one-liner that
   reads its operands (``-n``/``-p``) reads them, judged like ``cat``'s. A ``-C``/``-x``
   directory change with ``-i`` is Unknown (the files are not where they look).
 * an awk program (the first operand, ``-e``/``--source``) that redirects its output,
@@ -96,6 +97,7 @@ def perl_ruby(name: str, args: list[Word], cwd: str | None) -> list[Action] | No
     ``-p``); None when it names none."""
     rest, next_word, chdir, code = _SWITCHES[name]
     letters: set[str] = set()
+    suffix = ""  # -i's backup suffix
     i = 0
     while i < len(args):
         text = args[i].text
@@ -116,11 +118,16 @@ def perl_ruby(name: str, args: list[Word], cwd: str | None) -> list[Action] | No
                 number = _NUMBER.match(text, j)
                 j = number.end() if number else j
             elif c in rest:
+                if c == "i":
+                    suffix = "/" if args[i - 1].dynamic else text[j:]
                 if j == len(text) and c in next_word:
                     i += 1  # its value is the next word
                 break
     operands = args[i:] if letters & code else args[i + 1 :]  # else: a script file first
     if "i" in letters:
+        if "/" in suffix:  # FILE + SUFFIX (``*``: the file's name) is a file elsewhere
+            return [Unknown(f"{name} -i backs its files up in another directory: "
+                            + " ".join(w.text for w in args))]  # fmt: skip
         if letters & chdir:
             return [Unknown(f"{name} edits files in place in another directory: "
                             + " ".join(w.text for w in args))]  # fmt: skip

@@ -12,6 +12,12 @@ is Unknown too.
 (False, True, True)
 >>> escapes("/err/w out.txt"), escapes("$r ~/.ssh/id_rsa"), escapes("a hello; e")
 (True, True, False)
+
+A label ends at a blank as at ``;`` (GNU sed 4.9): found probing, ``sed ':x w ../../f'``
+wrote ``../../f``, the ``w`` taken for part of the label.
+
+>>> escapes(":x w ../../f"), escapes("b end; p"), escapes(": a\\nb a")
+(True, False, False)
 """
 
 from __future__ import annotations
@@ -95,9 +101,15 @@ def escapes(script: str) -> bool:
             if c == "s" and set(script[j:k]) & {"e", "w"}:
                 return True
             i = k
-        elif c in _TEXT or c in _LABEL:
-            while i < n and script[i] != "\n" and (c in _TEXT or script[i] not in ";}"):
+        elif c in _TEXT:
+            while i < n and script[i] != "\n":
                 i += 2 if script[i] == "\\" else 1
+        elif c in _LABEL:  # blanks before the label, then the label up to a blank or ;
+            i += 1
+            while i < n and script[i] in " \t":
+                i += 1
+            while i < n and script[i] not in " \t\n;}":
+                i += 1
         elif c in _PLAIN:
             i += 1
             while i < n and is_number(script[i]):

@@ -34,13 +34,19 @@ from __future__ import annotations
 import os
 import posixpath
 
-from exomonad.policy.actions import Action, ReadFile, Shell
+from exomonad.policy.actions import Action, ReadFile, Shell, Unknown
 from exomonad.policy.credentials import named_secrets
 from exomonad.policy.shell_env import ShellEnv
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_parse import SimpleCommand
 from exomonad.policy.shell_paths import resolve_path
-from exomonad.policy.shell_stdin_data import PROCESS_SUB, STDIN_NAMES, data_only, plainly_a_file
+from exomonad.policy.shell_stdin_data import (
+    PROCESS_SUB,
+    STDIN_NAMES,
+    data_only,
+    plainly_a_file,
+    stdin_program_escapes,
+)
 
 __all__ = [
     "OUT_OPS",
@@ -102,8 +108,11 @@ def stdin_as_words(
     # ../../.e*/l*n; cat $f` printed the token)
     stored = [ReadFile(resolve_path(cwd, t)) for t in body.split()
               if any(c in t for c in "*?[")] if name in _INTO_VARIABLES else []  # fmt: skip
+    # sed's or awk's program from stdin is judged as the same program on the line is
+    runs = stdin_program_escapes(cmd, name, links)
     return [
         *stored,
+        *([Unknown(f"{name} program on stdin writes, reads or runs something")] if runs else []),
         Shell((name or _COMPOUND, f"<<{body.translate(_NOT_GLOBS)}"), cwd),
         *(ReadFile(p) for p in named_secrets(body, home, run_time=True)),
     ]

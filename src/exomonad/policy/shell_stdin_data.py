@@ -29,7 +29,15 @@ from exomonad.policy.shell_paths import path_readings
 from exomonad.policy.shell_scripts import awk_escapes
 from exomonad.policy.shell_sed import escapes as sed_escapes
 
-__all__ = ["DATA_STDIN", "PROCESS_SUB", "STDIN_NAMES", "data_only", "plainly_a_file"]
+__all__ = [
+    "DATA_STDIN",
+    "PROCESS_SUB",
+    "STDIN_NAMES",
+    "data_only",
+    "plainly_a_file",
+    "program_on_unseen_stdin",
+    "stdin_program_escapes",
+]
 
 #: Programs that read stdin only as data (text to print, store, filter, hash or send as
 #: a message), never as instructions or arguments.
@@ -57,6 +65,9 @@ _SCRIPT_FILE: dict[str, tuple[str, tuple[str, ...]]] = {
     **dict.fromkeys(("jq", "gojq", "yq"), ("f", ("from-file",))),
 }
 _OPERANDS_TOO = frozenset({"jq", "gojq", "yq"})
+#: Redirections of a command's stdin, and those of them that give the line's own text.
+_STDIN_OPS = frozenset({"<", "<<", "<<-", "<<<", "<&", "<>"})
+_HERE_OPS = frozenset({"<<", "<<-", "<<<"})
 #: The git and gh commands whose stdin is data (a message, a patch, object names);
 #: another (an alias: ``git -c alias.x='!xargs cat' x``, ``gh x``) may run a command
 #: that reads it, and git's ``fast-import`` reads a file its stream names.
@@ -110,6 +121,49 @@ def data_only(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool
     if _runs_programs(cmd, name):
         return False
     return not _program_file(cmd, name, links) and not _names_on_stdin(cmd)
+
+
+def stdin_program_escapes(cmd: SimpleCommand, name: str | None, links: bool = False) -> bool:
+    """Whether sed or awk told to run a file that may be its stdin (:func:`_program_file`)
+    has a here-document or here-string that, as its program, runs, writes or reads
+    something besides its stream. Found probing: ``awk -f - f <<< 'BEGIN{print 1 >
+    "../../x"}'`` and ``sed -f /dev/stdin f <<< 'w ../../x'`` wrote ``../../x``,
+    allowed: the body was judged only for the paths it names, as an argument's words.
+
+    >>> from exomonad.policy.shell_parse import parse
+    >>> [stdin_program_escapes(c, c.words[0].text) for c in parse(
+    ...     "sed -f - f <<< 'w x'; sed -f - f <<< 's/a/b/'; sed p - <<< 'w x'", "/")]
+    [True, False, False]
+    """
+    body = cmd.stdin_script
+    if body is None or name not in _SCRIPT_OPERAND or not _program_file(cmd, name, links):
+        return False
+    return awk_escapes(body) if name in _AWKS else sed_escapes(body)
+
+
+def program_on_unseen_stdin(
+    cmd: SimpleCommand, name: str | None, stdin_redirected: bool = False, links: bool = False
+) -> bool:
+    """Whether sed or awk told to run a file that may be its stdin (:func:`_program_file`)
+    gets a stdin the line does not show: a pipe (``echo 'w ../../x' | sed -f - f`` wrote
+    ``../../x``, allowed, found probing), a file, a group's or loop's, an earlier ``exec
+    <``; not a here-document or here-string (:func:`stdin_program_escapes` judges it),
+    ``/dev/null`` or the terminal.
+
+    >>> from exomonad.policy.shell_parse import parse
+    >>> [program_on_unseen_stdin(c, c.words[0].text) for c in parse(
+    ...     "echo x | sed -f - f; echo x | sed -n p; sed -f - f; sed -f - f < /dev/null", "/")]
+    [False, True, False, False, False, False]
+    """
+    if name not in _SCRIPT_OPERAND or not _program_file(cmd, name, links):
+        return False
+    reads = [r for r in cmd.redirs if r.fd in (None, 0) and r.op in _STDIN_OPS]
+    if reads:
+        last = reads[-1]
+        if last.op in _HERE_OPS:
+            return False
+        return not (last.op == "<" and last.target.text == "/dev/null" and not last.target.dynamic)
+    return cmd.stdin_script is None and (cmd.piped_in or cmd.grouped or stdin_redirected)
 
 
 def _runs_programs(cmd: SimpleCommand, name: str | None) -> bool:

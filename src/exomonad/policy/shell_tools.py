@@ -263,10 +263,38 @@ def _sed(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
     )
     if not in_place:
         return None
+    if any("/" in suffix for suffix in _in_place_suffixes(args)):
+        return [Unknown("sed -i backs its files up in another directory: "
+                        + " ".join(w.text for w in args))]  # fmt: skip
     files = (
         positionals if ("-e" in opts or "--expression" in opts or "-f" in opts) else positionals[1:]
     )
     return [WriteFile(resolve_path(cwd, w)) for w in files] or None
+
+
+def _in_place_suffixes(args: list[Word]) -> list[str]:
+    """The backup suffixes of sed's ``-iSUF``/``--in-place=SUF`` (any prefix: ``--in=``).
+    One with a ``/`` names a file elsewhere (``FILE + SUF``, ``*`` the file's name):
+    found probing, ``sed -i../../../../x 's/a/b/' f`` beside a directory ``f..`` moved
+    ``f`` to the project's root, allowed.
+
+    >>> _in_place_suffixes([Word(w) for w in ("-ni.bak", "-es/i/j/", "--in=/x/*", "f")])
+    ['.bak', '/x/*']
+    """
+    suffixes: list[str] = []
+    for word in args:
+        text = word.text
+        if text == "--":
+            break
+        if text.startswith("--in") and "=" in text:
+            suffixes.append("/" if word.dynamic else text.partition("=")[2])
+        elif text[:1] == "-" != text[1:2]:
+            for j, c in enumerate(text[1:], 1):
+                if c == "i":
+                    suffixes.append("/" if word.dynamic else text[j + 1 :])
+                if c in "iefl":  # the rest of the word is its value
+                    break
+    return suffixes
 
 
 def _dd(name: str, args: list[Word], cwd: str | None) -> list[Action] | None:
