@@ -19,6 +19,8 @@ True
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections.abc import Callable, Sequence
 
 from exomonad.policy.actions import Action, DeleteFile, WriteFile
@@ -62,13 +64,20 @@ _WORKTREE_FINDS = frozenset({"lock", "unlock", "move", "remove"})
 
 
 def writes_of(
-    sub: str, rest: list[Word], named: str | None, base: str | None, *, elsewhere: bool = True
+    sub: str,
+    rest: list[Word],
+    named: str | None,
+    base: str | None,
+    *,
+    elsewhere: bool = True,
+    ran_before: bool = False,
 ) -> list[Action]:
     """What ``git SUB REST`` writes besides its own checkout: the repository it was sent to
     (``git -C ../../../remote.git update-ref ...``, ``--work-tree=../..``, a ``cd``
     elsewhere), files its options name (``--output``, ``archive -o``) and the paths it
     creates (``clone SRC DEST``, ``worktree add PATH``, ``bundle create FILE``).
-    ``elsewhere``: the repository ``named`` is not the agent's own checkout."""
+    ``elsewhere``: the repository ``named`` is not the agent's own checkout;
+    ``ran_before``: a command ran before it in the line (it may have written a template)."""
     out: list[Action] = [] if sub in GIT_READS or not elsewhere else [WriteFile(named)]
     for k, w in enumerate(rest):
         text = w.text
@@ -102,7 +111,30 @@ def writes_of(
             creates = bool(positionals) and positionals[0].text == "create"
             positionals = positionals[:2] if creates else []
         out += [WriteFile(resolve_path(base, w)) for w in positionals[at:]]
+    if sub == "init":
+        out += _template_config(rest, base, ran_before)
     return [*out, *_verb_writes(sub, rest, base), *plumbing_io(sub, rest, base)]
+
+
+def _template_config(rest: list[Word], base: str | None, ran_before: bool) -> list[Action]:
+    """``git init --template=DIR [PATH]`` copies ``DIR/config`` into the new repository:
+    a write of its config when DIR holds one, is known only at run time, or an earlier
+    command of the line (``ran_before``) may have written it. Found probing: a template
+    whose config named ``remote.origin.url`` on another host made the new nested
+    repository's ``git fetch origin`` (a configured remote's name, allowed) connect
+    there, as ``cp tpl/config sub/.git/config`` (asked) would."""
+    for k, w in enumerate(rest):
+        if long_option(w.text, ("--template",)) is None:
+            continue
+        _, eq, value = w.text.partition("=")
+        after = rest[k + 1] if k + 1 < len(rest) else None
+        given = Word(value, w.dynamic, w.quoted) if eq else after
+        template = resolve_path(base, given) if given is not None else None
+        if template is None or ran_before or os.path.lexists(posixpath.join(template, "config")):
+            positionals = operands("init", rest)
+            target = resolve_path(base, positionals[0]) if positionals else base
+            return [WriteFile(None if target is None else posixpath.join(target, ".git", "config"))]
+    return []
 
 
 def _verb_writes(sub: str, rest: list[Word], base: str | None) -> list[Action]:

