@@ -137,3 +137,32 @@ def test_a_tar_archive_on_a_host_is_network_access(tmp_path: Path) -> None:
     assert (wt / "a:b").exists()
     for command in (local, "tar -cf ./a:b x.txt", "tar czf out.tgz x.txt"):
         assert isinstance(bash(command, root=str(root)), Allow), command
+
+
+def test_an_ssh_command_for_git_changes_no_host_file_or_program(tmp_path: Path) -> None:
+    """``GIT_SSH_COMMAND='ssh -E ../../log'`` wrote ssh's log in the lead's checkout,
+    ``'ssh -J HOST'`` connected to HOST first (found probing, both allowed); a plain
+    ``ssh`` with a key, port or user, or ``-v``, stays ordinary."""
+    if not shutil.which("ssh"):
+        pytest.skip("ssh is needed")
+    root, wt, _, _ = _project(tmp_path)
+    git(root, "remote", "set-url", "origin", "ssh://git@127.0.0.1:1/x.git")  # refused at once
+    command = "GIT_SSH_COMMAND='ssh -E ../../sshlog' git push origin exo/w1"
+    _run(command, wt)
+    assert "127.0.0.1" in (root / "sshlog").read_text()  # written in the lead's checkout
+    for spelled in (
+        command,
+        "GIT_SSH_COMMAND='ssh -J evil.example' git fetch origin",
+        "GIT_SSH_COMMAND='ssh -Jevil.example' git fetch origin",
+        "GIT_SSH_COMMAND='ssh -R 9999:localhost:22' git push origin exo/w1",
+        "GIT_SSH_COMMAND='ssh -S ../../ctl' git fetch origin",
+        "GIT_SSH_COMMAND='sshx' git fetch origin",
+        "GIT_SSH_COMMAND='ssh-agent cat' git fetch origin",
+    ):
+        _not_allowed(spelled, root)
+    for ordinary in (
+        "GIT_SSH_COMMAND=ssh git fetch origin",
+        "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key -p 2222' git push origin exo/w1",
+        "GIT_SSH_COMMAND='ssh -vT' git fetch origin",
+    ):
+        assert isinstance(bash(ordinary, root=str(root)), Allow), ordinary

@@ -18,6 +18,8 @@ write of that file (:func:`written_by`).
 
 from __future__ import annotations
 
+import re
+
 from exomonad.ancestry import AGENT_ENV
 from exomonad.policy.shell_lex import Word
 from exomonad.policy.shell_loose import loose
@@ -163,16 +165,46 @@ def risky_assignment(word: Word) -> bool:
     if name in _PROGRAM_VARS:
         return word.dynamic or value not in _PLAIN_PROGRAMS
     if name == "GIT_SSH_COMMAND":
-        return (
-            word.dynamic
-            or not value.startswith("ssh")
-            or any(s in value for s in ("-o", "-F", "Command", ";", "|", "&", "$", "`", "<", ">"))
-        )
+        return word.dynamic or not _plain_ssh(value)
     if name == "PATH":
         return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
     # command text the shell does not expand here, stored to run later (``x='$(id)'``);
     # not an arithmetic expansion (``n=$((n+1))``)
     return any(word.text.startswith(("$(", "`"), spot) for spot in loose(word))
+
+
+#: ssh's options that change no host, file or program (``-v``, ``-T``, ``-4``...), and
+#: those taking the key, port or user: all ``GIT_SSH_COMMAND`` may add to ``ssh``.
+_SSH_FLAGS = frozenset("46aAkKqTtvxC")
+_SSH_VALUED = frozenset({"-i", "-p", "-l"})
+#: What may spell such a command with no shell syntax in it (git runs it with ``sh -c``).
+_SSH_CHARS = re.compile(r"[A-Za-z0-9_./~@:+,%= -]*")
+
+
+def _plain_ssh(value: str) -> bool:
+    """Whether ``value`` is ``ssh`` with only :data:`_SSH_FLAGS` and a key, port or
+    user: found probing, ``GIT_SSH_COMMAND='ssh -J HOST' git fetch`` connected to HOST
+    and ``'ssh -E ../../log' git push`` wrote the log in the lead's checkout, allowed
+    (``-L``/``-R`` forward ports, ``-S`` names a socket, ``-I`` loads a library).
+
+    >>> [_plain_ssh(v) for v in ("ssh -i ~/.ssh/k -p 2222", "ssh -vT", "ssh -J h", "sshx")]
+    [True, True, False, False]
+    """
+    words = value.split()
+    if not _SSH_CHARS.fullmatch(value) or not words or words[0] not in ("ssh", "/usr/bin/ssh"):
+        return False
+    i = 1
+    while i < len(words):
+        text = words[i]
+        if text in _SSH_VALUED:
+            i += 2
+        elif text[:2] in _SSH_VALUED or (
+            text[:1] == "-" and len(text) > 1 and all(c in _SSH_FLAGS for c in text[1:])
+        ):
+            i += 1
+        else:
+            return False
+    return len(words) >= i
 
 
 #: Variables naming a file a program appends to: git's traces (``GIT_TRACE``,
