@@ -15,9 +15,13 @@ environment, each run for real in a scratch project first, each allowed before):
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import pytest
@@ -166,3 +170,54 @@ def test_an_ssh_command_for_git_changes_no_host_file_or_program(tmp_path: Path) 
         "GIT_SSH_COMMAND='ssh -vT' git fetch origin",
     ):
         assert isinstance(bash(ordinary, root=str(root)), Allow), ordinary
+
+
+class _AsksForAPassword(BaseHTTPRequestHandler):
+    """A git host that wants Basic authentication (git then asks its credential helper)."""
+
+    def do_GET(self) -> None:
+        self.send_response(404 if self.headers.get("Authorization") else 401)
+        self.send_header("WWW-Authenticate", 'Basic realm="x"')
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@pytest.fixture
+def git_host() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), _AsksForAPassword)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_git_traces_print_no_credential(tmp_path: Path, git_host: str) -> None:
+    """``GIT_TRACE_REDACT=0 GIT_TRACE_CURL=1 git fetch origin`` printed the password the
+    user's credential helper gave git (base64 in its ``Authorization`` header), as ``git
+    credential fill`` (refused) would; with git's default redaction it does not."""
+    root, wt, _, _ = _project(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[credential]\n\thelper = store\n")
+    (home / ".git-credentials").write_text(f"http://u:SECRET_31337@{git_host}\n")
+    git(root, "remote", "set-url", "origin", f"http://{git_host}/x.git")
+    secret = base64.b64encode(b"u:SECRET_31337").decode()
+    env = {k: v for k, v in {**os.environ, **GIT_ENV}.items() if k != "GIT_CONFIG_GLOBAL"}
+    env["HOME"] = str(home)
+
+    def stderr(command: str) -> str:
+        return subprocess.run(["bash", "-c", command], cwd=wt, env=env, capture_output=True,
+                              text=True, check=False, timeout=30).stderr  # fmt: skip
+
+    command = "GIT_TRACE_REDACT=0 GIT_TRACE_CURL=1 git fetch origin"
+    assert secret in stderr(command)  # the credential, printed
+    assert secret not in stderr("GIT_TRACE_CURL=1 git fetch origin")  # redacted
+    for spelled in (
+        command,
+        "export GIT_TRACE_REDACT=false; GIT_CURL_VERBOSE=1 git fetch origin",
+        "GIT_TRACE_REDACT= GIT_TRACE_CURL=1 git fetch origin",
+    ):
+        _not_allowed(spelled, root)
+    assert isinstance(bash("GIT_TRACE_CURL=1 git fetch origin", root=str(root)), Allow)

@@ -155,6 +155,10 @@ def risky_assignment(word: Word) -> bool:
     (False, False)
     >>> risky_assignment(Word("RIPGREP_CONFIG_PATH=c")), risky_assignment(Word("TAR_OPTIONS="))
     (True, False)
+
+    ``GIT_TRACE_REDACT=0`` (found probing: ``GIT_TRACE_REDACT=0 GIT_TRACE_CURL=1 git
+    fetch origin`` printed the credential helper's password, base64 in an
+    ``Authorization`` header, allowed) is risky too.
     """
     name, _, value = word.text.partition("=")
     name = name.rstrip("+").split("[", 1)[0]
@@ -166,6 +170,8 @@ def risky_assignment(word: Word) -> bool:
         return word.dynamic or value not in _PLAIN_PROGRAMS
     if name == "GIT_SSH_COMMAND":
         return word.dynamic or not _plain_ssh(value)
+    if name == "GIT_TRACE_REDACT":  # off, git's traces print the Authorization it sends
+        return word.dynamic or value.lower() not in ("1", "true", "yes", "on")
     if name == "PATH":
         return any(p == "" or not p.startswith(("/", "$", "~")) for p in value.split(":"))
     # command text the shell does not expand here, stored to run later (``x='$(id)'``);
