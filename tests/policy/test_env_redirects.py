@@ -221,3 +221,32 @@ def test_git_traces_print_no_credential(tmp_path: Path, git_host: str) -> None:
     ):
         _not_allowed(spelled, root)
     assert isinstance(bash("GIT_TRACE_CURL=1 git fetch origin", root=str(root)), Allow)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "NODE_OPTIONS='--cpu-prof --cpu-prof-dir=../..' node x.js",
+        "GOFLAGS='-mod=mod -o=../../bin' go build .",
+        "export SOME_TOOL_OPTS='-v --out ../../x'; some-tool",
+    ],
+)
+def test_a_value_of_options_naming_a_path_outside_is_asked(command: str) -> None:
+    """Found with ``BZIP2='-k ../../README.md'``: a variable of several words is read as
+    options, each path among them judged as a single value's is."""
+    assert not isinstance(bash(command), Allow), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "CFLAGS='-O2 -g' make",
+        "LDFLAGS='-L/usr/lib -lm' make",
+        "PYTEST_ADDOPTS='-x -q' pytest",
+        "NODE_OPTIONS='--max-old-space-size=4096' npm test",
+        "MAKEFLAGS='-j4 -k' make",
+        "XZ_OPT='-9 -T0' tar -cJf a.tar.xz src",
+    ],
+)
+def test_ordinary_option_variables_stay_allowed(command: str) -> None:
+    assert isinstance(bash(command), Allow), command

@@ -95,12 +95,17 @@ def points_outside(words: list[Word], cwd: str | None, worktree: str | None) -> 
     fourth round: ``TMPDIR=../.. mktemp`` made its file in the lead's checkout, ``HOME=
     ../.. pip install --user``, ``XDG_CACHE_HOME=``, ``CARGO_TARGET_DIR=``, ``make
     DESTDIR=../.. install``; ``PYTHONPATH=../../src`` makes Python write its caches
-    there). ``PATH`` and the other search lists only choose what runs.
+    there). ``PATH`` and the other search lists only choose what runs. A value of several
+    words is read as options too (found probing: ``BZIP2='-k ../../README.md' bzip2 x``
+    wrote ``README.md.bz2`` in the lead's checkout; ``NODE_OPTIONS``, ``*_OPTS`` and the
+    like name files the same way).
 
     >>> wt = "/p/.worktrees/w1"
     >>> points_outside([Word("TMPDIR=../..")], wt, wt).raw
     'sets TMPDIR=../.. (names /p, outside the worktree)'
     >>> points_outside([Word("TMPDIR=/tmp"), Word("PATH=/opt/x:/root/bin")], wt, wt)
+    >>> points_outside([Word("X_OPTS=-v --out=../../o")], wt, wt).raw
+    'sets X_OPTS=-v --out=../../o (names /p/o, outside the worktree)'
     """
     if worktree is None:
         return None
@@ -108,7 +113,11 @@ def points_outside(words: list[Word], cwd: str | None, worktree: str | None) -> 
         name = word.text.partition("=")[0].rstrip("+")
         if not is_assignment(word) or name in _SEARCH_LISTS:
             continue
-        outside = _outside([word], cwd, worktree)
+        value = word.text.partition("=")[2]
+        options = (
+            [Word(t, word.dynamic, word.quoted) for t in value.split()] if " " in value else []
+        )
+        outside = _outside([word, *options], cwd, worktree)
         if outside:
             return Unknown(f"sets {word.text} (names {outside[0]}, outside the worktree)")
     return None
