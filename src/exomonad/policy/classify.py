@@ -65,11 +65,61 @@ def _strs(data: Mapping[str, Any], *keys: str) -> list[str]:
     return list(dict.fromkeys(v for k in keys if isinstance(v := data.get(k), str) and v))
 
 
-def _paths(req: ToolRequest, *keys: str, default_cwd: bool = False) -> list[str | None]:
+def _paths(req: ToolRequest, *keys: str, default_cwd: bool = False,
+           at: bool = False) -> list[str | None]:  # fmt: skip
     values = _strs(req.tool_input, *keys)
+    if at:
+        values = list(dict.fromkeys(v for value in values for v in _unat(value)))
     if not values:
         return [req.cwd] if default_cwd else []
     return [p for v in values for p in tool_paths(req.cwd, v)]
+
+
+def _unat(value: str) -> list[str]:
+    """``value`` and, led by ``@``, what Gemini CLI 0.61 reads when no such path exists
+    (``resolveDefensiveToolPath``: the ``@`` and the slashes after it taken off). Found
+    probing: ``write_file @.gemini/settings.json`` was allowed as a write of a file
+    named so, and wrote the worker's hook settings.
+
+    >>> _unat("@.gemini/settings.json"), _unat("@/a"), _unat("a"), _unat("@/")
+    (['@.gemini/settings.json', '.gemini/settings.json'], ['@/a', 'a'], ['a'], ['@/'])
+    """
+    rest = value[1:].lstrip("/\\") if value.startswith("@") else ""
+    return [value, rest] if rest else [value]
+
+
+#: The directories :func:`_found` walks at most; a larger tree is an unknown path.
+_FOUND_DIRS = 2000
+
+
+def _found(base: str | None, value: str) -> list[str | None]:
+    """The files below ``base`` (its tree, links to directories not followed) that Gemini
+    CLI's ``replace`` may edit for the relative ``value`` naming nothing there
+    (``correctPath``: a file of the same name whose path ends with ``value``). Found
+    probing: ``replace gemini/settings.json`` edited ``.gemini/settings.json``, the
+    worker's hook settings, allowed as an edit of ``gemini/settings.json``."""
+    if base is None or os.path.isabs(value) or value.startswith("~"):
+        return []
+    if os.path.lexists(os.path.join(base, value)):
+        return []
+    name, tail = os.path.basename(value), value.replace("\\", "/")
+    found: list[str | None] = []
+    queue, seen = [base], 0
+    while queue:
+        if seen >= _FOUND_DIRS:
+            return [None]
+        here, seen = queue.pop(0), seen + 1
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                queue.append(entry.path)
+            elif entry.name == name and entry.is_file(follow_symlinks=False) \
+                    and entry.path.endswith(tail):  # fmt: skip
+                found.append(entry.path)
+    return found
 
 
 def tool_paths(cwd: str | None, value: str) -> list[str | None]:
@@ -106,11 +156,18 @@ def _shell(*keys: str) -> Handler:
     return handler
 
 
-def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False) -> Handler:
+def _one(kind: Callable[[str | None], Action], *keys: str, default_cwd: bool = False,
+         at: bool = False, edit: bool = False) -> Handler:  # fmt: skip
+    """A tool on the path of each of ``keys``; ``at``: a leading ``@`` may be taken off
+    (:func:`_unat`); ``edit``: a relative path naming nothing is looked for (:func:`_found`)."""
+
     def handler(req: ToolRequest, env: ShellEnv) -> list[Action] | None:
         del env
-        paths = _paths(req, *keys, default_cwd=default_cwd)
-        return [kind(path) for path in paths] or None
+        paths = _paths(req, *keys, default_cwd=default_cwd, at=at)
+        if edit:
+            values = [v for value in _strs(req.tool_input, *keys) for v in _unat(value)]
+            paths += [p for v in dict.fromkeys(values) for p in _found(req.cwd, v)]
+        return [kind(path) for path in dict.fromkeys(paths)] or None
 
     return handler
 
@@ -233,6 +290,9 @@ _KINDS: dict[str, Callable[[tuple[str, ...]], Handler]] = {
     "shell": lambda keys: _shell(*keys),
     "read": lambda keys: _one(ReadFile, *keys),
     "write": lambda keys: _one(WriteFile, *keys),
+    "read_at": lambda keys: _one(ReadFile, *keys, at=True),
+    "write_at": lambda keys: _one(WriteFile, *keys, at=True),
+    "edit_at": lambda keys: _one(WriteFile, *keys, at=True, edit=True),
     "list": lambda keys: _one(ReadFile, *keys, default_cwd=True),
     "grep": lambda keys: _grep(False, *keys),
     "grep_all": lambda keys: _grep(True, *keys),

@@ -38,6 +38,10 @@ TOOL_KINDS = frozenset({
                    # "cwd" = its cwd, each one given judged)
     "read",        # reads the file at the path
     "write",       # writes the file at the path
+    "read_at",     # as "read", and a leading "@" may be taken off (Gemini CLI)
+    "write_at",    # as "write", and a leading "@" may be taken off (Gemini CLI)
+    "edit_at",     # as "write_at", and a relative path naming nothing is looked for below
+                   # the cwd: any file of its name whose path ends so (Gemini's replace)
     "list",        # reads a directory (no path: the cwd)
     "glob",        # lists names matching a pattern (the first key) below a directory (no
                    # path: the cwd), and below where an absolute, ~ or .. pattern points

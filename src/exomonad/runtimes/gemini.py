@@ -79,11 +79,11 @@ class GeminiCli(Runtime):
     }
     tools: ClassVar[Mapping[str, tuple[str, ...]]] = {
         "run_shell_command": ("shell", "command"),
-        "read_file": ("read", "absolute_path", "file_path", "path"),
+        "read_file": ("read_at", "absolute_path", "file_path", "path"),
         "read_many_files": ("read_many", "include", "paths"),
-        "write_file": ("write", *_PATH),
-        "replace": ("write", *_PATH),
-        "edit": ("write", *_PATH),
+        "write_file": ("write_at", *_PATH),
+        "replace": ("edit_at", *_PATH),
+        "edit": ("edit_at", *_PATH),
         "list_directory": ("list", "path", "dir_path", "absolute_path"),
         "glob": ("glob", "pattern", *_DIR),
         "search_file_content": ("grep_all", "include", *_DIR),
