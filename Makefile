@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 NODE_DIRS := tests/interop tests/e2e tests/e2e/claude tests/e2e/codex
 # /usr/bin/time by its path: `command -v time` finds the shell's keyword.
-APT_TOOLS := tmux node npm curl wget http aria2c bwrap chromium nc.openbsd zip unzip sqlite3 xxd rg /usr/bin/time git-lfs gpg gpg-agent hub gh ssh-agent strace openssl slogin lwp-request ed vim.basic
+APT_TOOLS := tmux node npm curl wget http aria2c bwrap chromium nc.openbsd zip unzip bzip2 sqlite3 xxd rg /usr/bin/time git-lfs gpg gpg-agent hub gh ssh-agent strace openssl slogin lwp-request ed vim.basic
 
 .PHONY: all setup sysdeps venv node demo test lint unit bench soak clean
 

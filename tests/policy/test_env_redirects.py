@@ -30,8 +30,6 @@ from exomonad.policy.decisions import Allow
 from tests.policy.worker import bash, scratch_worktree
 from tests.support.git import GIT_ENV, git
 
-pytestmark = pytest.mark.skipif(not shutil.which("git"), reason="git is needed")
-
 
 def _project(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     """The lead's checkout with a bare ``origin``, worker w1's worktree, and another
@@ -115,8 +113,7 @@ def test_a_templates_config_becomes_the_nested_repositorys(tmp_path: Path) -> No
 def test_a_variable_that_hands_a_program_files(
     tmp_path: Path, command: str, program: str, harm: str
 ) -> None:
-    if not shutil.which(program):
-        pytest.skip(f"{program} is needed")
+    assert shutil.which(program), f"{program} is missing: `make setup` installs it"
     root, wt, _, _ = _project(tmp_path)
     (wt / "x.txt").write_text("x\n")
     done = _run(command, wt)
@@ -147,8 +144,7 @@ def test_an_ssh_command_for_git_changes_no_host_file_or_program(tmp_path: Path) 
     """``GIT_SSH_COMMAND='ssh -E ../../log'`` wrote ssh's log in the lead's checkout,
     ``'ssh -J HOST'`` connected to HOST first (found probing, both allowed); a plain
     ``ssh`` with a key, port or user, or ``-v``, stays ordinary."""
-    if not shutil.which("ssh"):
-        pytest.skip("ssh is needed")
+    assert shutil.which("ssh"), "ssh is missing: `make setup` installs it"
     root, wt, _, _ = _project(tmp_path)
     git(root, "remote", "set-url", "origin", "ssh://git@127.0.0.1:1/x.git")  # refused at once
     command = "GIT_SSH_COMMAND='ssh -E ../../sshlog' git push origin exo/w1"

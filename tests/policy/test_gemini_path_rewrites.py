@@ -48,8 +48,8 @@ def _gemini_target(wt: Path, tool: str, file_path: str) -> str:
     node = shutil.which("node")
     chunk = next((f for f in sorted(BUNDLE.glob("*.js"))
                   if "function correctPath(" in f.read_text(errors="replace")), None)  # fmt: skip
-    if node is None or chunk is None:
-        pytest.skip("node or the pinned Gemini CLI bundle is missing")
+    assert node is not None, "node is missing: `make setup` installs it"
+    assert chunk is not None, f"the pinned Gemini CLI bundle is missing in {BUNDLE}: `make setup`"
     text = chunk.read_text()
     code = ['const fs3 = require("fs"), fs35 = fs3, fsSync = fs3, path = require("path"),'
             " path32 = path, path33 = path; const debugLogger = {warn() {}, debug() {}},"
