@@ -9,41 +9,26 @@ names written out).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from exomonad.policy.decisions import Allow, Escalate
-from tests.policy.worker import bash, run_bash
-
-_COMMIT = "git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x"
+from exomonad.policy.decisions import Allow
+from tests.policy.test_setters_behind_prefixes import COMMIT, moves_main_and_is_asked
+from tests.policy.worker import bash
 
 MOVES = [
-    f"x=GIT_DIR; export $x=../../.git; {_COMMIT}",
-    f"x=GIT; export ${{x}}_DIR=../../.git; {_COMMIT}",
-    f'x=GIT_DIR; declare -x "$x=../../.git"; {_COMMIT}',
-    f'v=GIT_DIR; printf -v "$v" ../../.git; export GIT_DIR; {_COMMIT}',
-    f'v=GIT_DIR; read "$v" <<< ../../.git; export GIT_DIR; {_COMMIT}',
+    f"x=GIT_DIR; export $x=../../.git; {COMMIT}",
+    f"x=GIT; export ${{x}}_DIR=../../.git; {COMMIT}",
+    f'x=GIT_DIR; declare -x "$x=../../.git"; {COMMIT}',
+    f'v=GIT_DIR; printf -v "$v" ../../.git; export GIT_DIR; {COMMIT}',
+    f'v=GIT_DIR; read "$v" <<< ../../.git; export GIT_DIR; {COMMIT}',
 ]
-
-
-def _main(root: Path) -> str:
-    return subprocess.run(["git", "-C", str(root), "rev-parse", "main"], capture_output=True,
-                          text=True, check=True).stdout  # fmt: skip
 
 
 @pytest.mark.parametrize("command", MOVES)
 def test_a_setter_of_a_built_name_is_asked(tmp_path: Path, command: str) -> None:
-    root = tmp_path / "p"
-    root.mkdir()
-    run_bash(f"git init -q -b main && {_COMMIT} && git worktree add -q -b exo/w1 .worktrees/w1",
-             root)  # fmt: skip
-    before = _main(root)
-    run_bash(command, root / ".worktrees" / "w1")
-    assert _main(root) != before, command  # the real effect: the lead's main moved
-    verdict = bash(command, root=str(root))
-    assert isinstance(verdict, Escalate), (command, verdict)
+    moves_main_and_is_asked(tmp_path, command)
 
 
 @pytest.mark.parametrize("command", [

@@ -16,17 +16,17 @@ import pytest
 from exomonad.policy.decisions import Allow, Escalate
 from tests.policy.worker import bash, run_bash
 
-_COMMIT = "git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x"
+COMMIT = "git -c user.email=a@b -c user.name=a commit -q --allow-empty -m x"
 
 MOVES = [
-    f"IFS= read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
-    f"builtin printf -v GIT_DIR ../../.git; export GIT_DIR; {_COMMIT}",
-    f"command read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
-    f"command -p read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
-    f"time read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
+    f"IFS= read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
+    f"builtin printf -v GIT_DIR ../../.git; export GIT_DIR; {COMMIT}",
+    f"command read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
+    f"command -p read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
+    f"time read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
     # found rereading: the setter check and the cd check each knew their own wrappers
-    f"command -pp read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
-    f"time -p X=1 read GIT_DIR <<< ../../.git; export GIT_DIR; {_COMMIT}",
+    f"command -pp read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
+    f"time -p X=1 read GIT_DIR <<< ../../.git; export GIT_DIR; {COMMIT}",
 ]
 
 
@@ -35,17 +35,23 @@ def _main(root: Path) -> str:
                           text=True, check=True).stdout  # fmt: skip
 
 
-@pytest.mark.parametrize("command", MOVES)
-def test_a_setter_behind_a_prefix_is_asked(tmp_path: Path, command: str) -> None:
+def moves_main_and_is_asked(tmp_path: Path, command: str) -> None:
+    """``command``, run in a worker's worktree, moves the lead's ``main`` (the real
+    effect), and the policy asks about it."""
     root = tmp_path / "p"
     root.mkdir()
-    run_bash(f"git init -q -b main && {_COMMIT} && git worktree add -q -b exo/w1 .worktrees/w1",
+    run_bash(f"git init -q -b main && {COMMIT} && git worktree add -q -b exo/w1 .worktrees/w1",
              root)  # fmt: skip
     before = _main(root)
     run_bash(command, root / ".worktrees" / "w1")
     assert _main(root) != before, command  # the real effect: the lead's main moved
     verdict = bash(command, root=str(root))
     assert isinstance(verdict, Escalate), (command, verdict)
+
+
+@pytest.mark.parametrize("command", MOVES)
+def test_a_setter_behind_a_prefix_is_asked(tmp_path: Path, command: str) -> None:
+    moves_main_and_is_asked(tmp_path, command)
 
 
 @pytest.mark.parametrize("command", [

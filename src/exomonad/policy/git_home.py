@@ -139,8 +139,7 @@ def local_branch(home: str, name: str, kind: str = "heads") -> bool:
     >>> local_branch("/nonexistent/w", "main")
     False
     """
-    real_home = real_path(home)
-    own = _own_git_dir(real_home) if real_home is not None else None
+    own = _worktree_git_dir(home)
     if own is None or not name or name.startswith("-") or ".." in name:
         return False
     common, ref = posixpath.dirname(posixpath.dirname(own)), f"refs/{kind}/{name}"
@@ -164,8 +163,7 @@ def checked_out(home: str | None, branch: str | None) -> bool:
     >>> checked_out("/nonexistent/w", "exo/w1")
     True
     """
-    real_home = real_path(home) if home is not None else None
-    own = _own_git_dir(real_home) if real_home is not None else None
+    own = _worktree_git_dir(home)
     if own is None or branch is None:
         return True
     head = (_read(posixpath.join(own, "HEAD")) or "").strip()
@@ -184,8 +182,7 @@ def tracks_another(home: str | None, branch: str | None) -> bool:
     >>> tracks_another("/nonexistent/w", "exo/w1")
     False
     """
-    real_home = real_path(home) if home is not None else None
-    own = _own_git_dir(real_home) if real_home is not None else None
+    own = _worktree_git_dir(home)
     if own is None or branch is None:
         return False
     common = posixpath.dirname(posixpath.dirname(own))
@@ -286,6 +283,12 @@ def _gitfile(dotgit: str) -> str | None:
         return None
     target = text[len("gitdir: ") :].strip()
     return real_path(posixpath.join(posixpath.dirname(dotgit), target)) if target else None
+
+
+def _worktree_git_dir(home: str | None) -> str | None:
+    """:func:`_own_git_dir` of ``home`` with its links followed (None: no ``home``)."""
+    real_home = real_path(home) if home is not None else None
+    return _own_git_dir(real_home) if real_home is not None else None
 
 
 def _own_git_dir(real_home: str) -> str | None:
